@@ -1,0 +1,156 @@
+package corral
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/supervisor"
+)
+
+// Client is the application's one handle on NATS: a supervision tree that
+// keeps a connection alive (to the embedded server or the configured ones)
+// and the single interface the application calls.
+//
+// A Client is a suture.Service, so it can run under an application's own
+// tree; Run is the same for a main function. Its methods are safe for
+// concurrent use.
+type Client struct {
+	cfg    Config
+	events *supervisor.Events
+	tree   *supervisor.Tree
+	server *connection.Server
+	conn   *connection.Supervisor
+}
+
+// New validates cfg, reporting every problem at once (an error wrapping
+// ErrInvalidConfig), and builds the tree. Nothing connects until Run.
+func New(cfg Config, opts ...Option) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if cfg.Name == "" {
+		cfg.Name = "corral"
+	}
+	events := supervisor.NewEvents(o.logger, o.hook, o.now)
+	c := &Client{cfg: cfg, events: events, tree: supervisor.NewTree(cfg.Name, events)}
+
+	// Children stop in reverse order of adding: the connection drains
+	// before the embedded server stops.
+	if len(cfg.Connection.Servers) == 0 {
+		sc := cfg.Server
+		sc.Events = events
+		srv, err := connection.NewServer(sc)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.tree.Add(srv.String(), srv, sc.Restart.Inherit(cfg.Restart)); err != nil {
+			return nil, err
+		}
+		c.server = srv
+	}
+	cc := cfg.Connection
+	if cc.Name == "" {
+		cc.Name = cfg.Name
+	}
+	cc.Events, cc.Embedded = events, c.server
+	cc.Options = append(append([]nats.Option(nil), cc.Options...), o.nats...)
+	conn, err := connection.New(cc)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.tree.Add(conn.String(), conn, cc.Restart.Inherit(cfg.Restart)); err != nil {
+		return nil, err
+	}
+	c.conn = conn
+	return c, nil
+}
+
+// String is the Client's name, as suture shows it.
+func (c *Client) String() string { return c.cfg.Name }
+
+// Serve runs the tree until ctx ends, then stops it in order: dependents
+// first, the connection drained last, each child within its shutdown
+// timeout. It returns ctx.Err() after a clean stop (the suture.Service
+// contract), or an error wrapping ErrShutdownIncomplete.
+func (c *Client) Serve(ctx context.Context) error {
+	return c.tree.Serve(ctx)
+}
+
+// Run is Serve for a main function: it returns nil when ctx ended and
+// everything stopped in time.
+func (c *Client) Run(ctx context.Context) error {
+	err := c.Serve(ctx)
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) && !errors.Is(err, ErrShutdownIncomplete) {
+		return nil
+	}
+	return err
+}
+
+// Conn returns the live connection, waiting until it is connected or ctx
+// ends. It is the escape hatch to everything nats.go does; the Client
+// replaces the connection if it closes for good, so do not keep it across
+// such a replacement: ask again, or use Connection().Conn, which says when.
+func (c *Client) Conn(ctx context.Context) (*nats.Conn, error) {
+	nc, _, err := c.conn.Conn(ctx)
+	return nc, err
+}
+
+// Connection is the connection supervisor, for dependents that follow the
+// connection across replacements.
+func (c *Client) Connection() *connection.Supervisor { return c.conn }
+
+// Status is a snapshot of a Client.
+type Status struct {
+	Name string
+	// Children is every child of the tree, in start order.
+	Children []supervisor.ChildStatus
+	// Connection is the connection's state.
+	Connection connection.Status
+	// Unstopped names children that did not stop in time at the last
+	// shutdown.
+	Unstopped []string
+}
+
+// Status returns a snapshot of the tree and the connection.
+func (c *Client) Status() Status {
+	return Status{
+		Name:       c.cfg.Name,
+		Children:   c.tree.Status(),
+		Connection: c.conn.Status(),
+		Unstopped:  c.tree.Unstopped(),
+	}
+}
+
+// String draws the tree, one child a line.
+func (s Status) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", s.Name)
+	for i, ch := range s.Children {
+		branch := "├──"
+		if i == len(s.Children)-1 {
+			branch = "└──"
+		}
+		fmt.Fprintf(&b, "%s %-12s %-11s restarts=%d since=%s", branch, ch.Name, ch.State, ch.Restarts, ch.Since.Format(time.TimeOnly))
+		if ch.Name == "connection" {
+			fmt.Fprintf(&b, " conn=%s", s.Connection.State)
+			if s.Connection.URL != "" {
+				fmt.Fprintf(&b, " url=%s", s.Connection.URL)
+			}
+		}
+		if ch.LastError != "" {
+			fmt.Fprintf(&b, " last_error=%q", ch.LastError)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

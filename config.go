@@ -1,0 +1,88 @@
+package corral
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/supervisor"
+)
+
+// EnvPrefix starts the name of every environment override: the field
+// tagged "servers" in the section tagged "connection" is overridden by
+// CORRAL_CONNECTION_SERVERS.
+const EnvPrefix = "CORRAL"
+
+// ByteSize is a size in bytes, written in YAML as an integer or with a unit
+// (B, KB, MB, GB, KiB, MiB, GiB), e.g. "64MiB".
+type ByteSize = conf.ByteSize
+
+// Config is the whole configuration of a Client. Its zero value is valid:
+// an embedded nats-server with JetStream and the defaults of every
+// section. Load it from YAML with LoadConfig, or build it in code.
+type Config struct {
+	// Name names the Client in logs and status, and is the default
+	// connection name. Default "corral".
+	Name string `yaml:"name"`
+	// Connection configures the NATS connection. With no servers, the
+	// Client runs the embedded server and connects to it.
+	Connection connection.Config `yaml:"connection"`
+	// Server configures the embedded server; it is ignored when
+	// connection.servers is set.
+	Server connection.ServerConfig `yaml:"server"`
+	// Restart is the restart policy every child inherits; each section's
+	// own restart field overrides it field by field.
+	Restart supervisor.Policy `yaml:"restart"`
+}
+
+// LoadConfig reads the YAML file at path (none if path is empty), rejecting
+// unknown keys, then applies CORRAL_* environment overrides, which win over
+// the file. It does not validate: New does, reporting every problem at
+// once.
+func LoadConfig(path string) (Config, error) {
+	var cfg Config
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return Config{}, fmt.Errorf("%w: %w", ErrConfigFile, err)
+		}
+		if cfg, err = ParseConfig(data); err != nil {
+			return Config{}, fmt.Errorf("%w %s: %w", ErrConfigFile, path, err)
+		}
+	}
+	if err := cfg.ApplyEnv(os.LookupEnv); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// ParseConfig decodes YAML, rejecting keys that match no field. Durations
+// read like "2s", sizes like "64MiB".
+func ParseConfig(data []byte) (Config, error) {
+	var cfg Config
+	if err := conf.DecodeYAML(data, &cfg); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// ApplyEnv overrides fields from environment variables named EnvPrefix
+// and the path of yaml tags to the field (CORRAL_CONNECTION_PING_INTERVAL);
+// lists are comma-separated. lookup is os.LookupEnv in production. Every bad
+// value is reported, wrapping ErrInvalidConfig.
+func (c *Config) ApplyEnv(lookup func(string) (string, bool)) error {
+	return conf.ApplyEnv(c, EnvPrefix, lookup)
+}
+
+// Validate reports every problem at once, each naming its field, in an
+// error that wraps ErrInvalidConfig (a *ValidationError).
+func (c Config) Validate() error {
+	p := conf.NewProblems("")
+	p.Merge("connection", c.Connection.Validate())
+	if len(c.Connection.Servers) == 0 {
+		p.Merge("server", c.Server.Validate())
+	}
+	p.Merge("restart", c.Restart.Validate())
+	return p.Err()
+}

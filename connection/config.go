@@ -1,0 +1,242 @@
+package connection
+
+import (
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/supervisor"
+)
+
+// Config configures the connection supervisor. The zero value connects to
+// the embedded server (see ServerConfig) with the defaults below.
+type Config struct {
+	// Servers are the URLs to connect to (nats://, tls://, ws://, wss://).
+	// Empty: the embedded server. Credentials in URLs are never logged.
+	Servers []string `yaml:"servers"`
+	// Name is the connection name the server shows. Default "corral".
+	Name string `yaml:"name"`
+	// ReconnectWait is the wait after every server in the list failed
+	// once; it doubles after each further round, up to MaxReconnectWait.
+	// Default 250ms.
+	ReconnectWait time.Duration `yaml:"reconnect_wait"`
+	// MaxReconnectWait caps ReconnectWait's growth. Default 4s.
+	MaxReconnectWait time.Duration `yaml:"max_reconnect_wait"`
+	// ReconnectJitter is the random time, up to this, added to each wait so
+	// that clients do not reconnect in step. Default 250ms.
+	ReconnectJitter time.Duration `yaml:"reconnect_jitter"`
+	// MaxReconnects is how many times each server is retried before
+	// nats.go gives up and closes the connection (the supervisor then
+	// makes a new one). 0 or negative: never give up. Default 0.
+	MaxReconnects int `yaml:"max_reconnects"`
+	// ReconnectBufSize bounds what is published while disconnected and
+	// held until the connection is back. -1 disables the buffer: publishing
+	// while disconnected then fails at once. Default 8MiB.
+	ReconnectBufSize conf.ByteSize `yaml:"reconnect_buf_size"`
+	// PingInterval is how often the client pings the server. With
+	// MaxPingsOutstanding it bounds how long a dead path (half-open TCP)
+	// goes unnoticed: PingInterval × (MaxPingsOutstanding+1). Default 5s.
+	PingInterval time.Duration `yaml:"ping_interval"`
+	// MaxPingsOutstanding is how many pings may go unanswered before the
+	// connection is declared stale and reconnected. Default 2.
+	MaxPingsOutstanding int `yaml:"max_pings_outstanding"`
+	// ConnectTimeout bounds each dial and handshake. Default 2s.
+	ConnectTimeout time.Duration `yaml:"connect_timeout"`
+	// RetryOnFailedConnect keeps trying when no server is up at start,
+	// instead of failing. Default true.
+	RetryOnFailedConnect *bool `yaml:"retry_on_failed_connect"`
+	// NoRandomize tries Servers in order instead of shuffled.
+	NoRandomize bool `yaml:"no_randomize"`
+	// DrainTimeout bounds the drain at shutdown. Default 10s.
+	DrainTimeout time.Duration `yaml:"drain_timeout"`
+	// TLS configures TLS; a tls:// URL or a CA or certificate here turns
+	// it on.
+	TLS TLSConfig `yaml:"tls"`
+	// Auth holds at most one way to authenticate.
+	Auth AuthConfig `yaml:"auth"`
+	// Restart is the restart policy of the connection supervisor in a
+	// tree; zero fields inherit the tree's policy.
+	Restart supervisor.Policy `yaml:"restart"`
+
+	// Events receives the connection's events and logs (nil: discarded).
+	// corral.New sets it.
+	Events *supervisor.Events `yaml:"-"`
+	// Options are extra nats.go options, applied after Corral's own.
+	Options []nats.Option `yaml:"-"`
+	// Embedded is the server to connect to when Servers is empty.
+	// corral.New sets it.
+	Embedded *Server `yaml:"-"`
+}
+
+// TLSConfig configures TLS to the servers.
+type TLSConfig struct {
+	// CAFile is a PEM file of the CAs that sign the servers' certificates.
+	CAFile string `yaml:"ca_file"`
+	// CertFile and KeyFile are the client's certificate and key (PEM),
+	// for servers that verify clients.
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+	// ServerName overrides the name checked against the server's
+	// certificate.
+	ServerName string `yaml:"server_name"`
+}
+
+// AuthConfig holds one way to authenticate. Secrets are never logged.
+type AuthConfig struct {
+	Token    string `yaml:"token"`
+	User     string `yaml:"user"`
+	Password string `yaml:"password"`
+	// NKeySeedFile is a file holding an NKey user seed.
+	NKeySeedFile string `yaml:"nkey_seed_file"`
+	// CredsFile is a decentralized-auth credentials file (JWT and seed).
+	CredsFile string `yaml:"creds_file"`
+}
+
+func (t TLSConfig) enabled() bool {
+	return t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" || t.ServerName != ""
+}
+
+// withDefaults returns c with zero fields set to their defaults.
+func (c Config) withDefaults() Config {
+	if c.Name == "" {
+		c.Name = "corral"
+	}
+	if c.ReconnectWait == 0 {
+		c.ReconnectWait = 250 * time.Millisecond
+	}
+	if c.MaxReconnectWait == 0 {
+		c.MaxReconnectWait = max(4*time.Second, c.ReconnectWait)
+	}
+	if c.ReconnectJitter == 0 {
+		c.ReconnectJitter = 250 * time.Millisecond
+	}
+	if c.ReconnectBufSize == 0 {
+		c.ReconnectBufSize = 8 << 20
+	}
+	if c.PingInterval == 0 {
+		c.PingInterval = 5 * time.Second
+	}
+	if c.MaxPingsOutstanding == 0 {
+		c.MaxPingsOutstanding = 2
+	}
+	if c.ConnectTimeout == 0 {
+		c.ConnectTimeout = 2 * time.Second
+	}
+	if c.RetryOnFailedConnect == nil {
+		t := true
+		c.RetryOnFailedConnect = &t
+	}
+	if c.DrainTimeout == 0 {
+		c.DrainTimeout = 10 * time.Second
+	}
+	if c.Events == nil {
+		c.Events = supervisor.NewEvents(nil, nil, nil)
+	}
+	return c
+}
+
+// Validate reports every invalid field at once, wrapping ErrInvalidConfig.
+// Files named by TLS and Auth must be readable.
+func (c Config) Validate() error {
+	p := conf.NewProblems("")
+	for i, s := range c.Servers {
+		validateURL(p.Under("servers"), i, s)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"reconnect_wait", c.ReconnectWait}, {"max_reconnect_wait", c.MaxReconnectWait},
+		{"reconnect_jitter", c.ReconnectJitter}, {"ping_interval", c.PingInterval},
+		{"connect_timeout", c.ConnectTimeout}, {"drain_timeout", c.DrainTimeout},
+	} {
+		if d.v < 0 {
+			p.Addf(d.name, "must not be negative, got %v", d.v)
+		}
+	}
+	if c.ReconnectWait > 0 && c.MaxReconnectWait > 0 && c.MaxReconnectWait < c.ReconnectWait {
+		p.Addf("max_reconnect_wait", "%v is shorter than reconnect_wait %v", c.MaxReconnectWait, c.ReconnectWait)
+	}
+	if c.PingInterval > 0 && c.PingInterval < 10*time.Millisecond {
+		p.Addf("ping_interval", "must be at least 10ms, got %v", c.PingInterval)
+	}
+	if c.MaxPingsOutstanding < 0 {
+		p.Addf("max_pings_outstanding", "must not be negative, got %d", c.MaxPingsOutstanding)
+	}
+	if c.ReconnectBufSize < -1 {
+		p.Addf("reconnect_buf_size", "must be -1 (disabled), 0 (default) or positive, got %d", c.ReconnectBufSize)
+	}
+	validateTLS(p.Under("tls"), c.TLS)
+	validateAuth(p.Under("auth"), c.Auth)
+	p.Merge("restart", c.Restart.Validate())
+	return p.Err()
+}
+
+func validateURL(p conf.Problems, i int, s string) {
+	field := "[" + strconv.Itoa(i) + "]"
+	u, err := url.Parse(s)
+	if err != nil {
+		// url.Parse quotes its input, which may hold a password.
+		p.Addf(field, "not a URL: %s", Redact(s))
+		return
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "nats", "tls", "ws", "wss":
+	default:
+		p.Addf(field, "%s: scheme must be nats, tls, ws or wss", Redact(s))
+		return
+	}
+	if u.Hostname() == "" {
+		p.Addf(field, "%s: no host", Redact(s))
+	}
+}
+
+func validateTLS(p conf.Problems, t TLSConfig) {
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		p.Addf("", "cert_file and key_file must be set together")
+	}
+	readable(p, "ca_file", t.CAFile)
+	readable(p, "cert_file", t.CertFile)
+	readable(p, "key_file", t.KeyFile)
+}
+
+func validateAuth(p conf.Problems, a AuthConfig) {
+	var methods []string
+	if a.Token != "" {
+		methods = append(methods, "token")
+	}
+	if a.User != "" || a.Password != "" {
+		methods = append(methods, "user/password")
+	}
+	if a.NKeySeedFile != "" {
+		methods = append(methods, "nkey_seed_file")
+	}
+	if a.CredsFile != "" {
+		methods = append(methods, "creds_file")
+	}
+	if len(methods) > 1 {
+		p.Addf("", "set only one of token, user/password, nkey_seed_file, creds_file; got %s", strings.Join(methods, ", "))
+	}
+	if a.Password != "" && a.User == "" {
+		p.Addf("user", "required with password")
+	}
+	readable(p, "nkey_seed_file", a.NKeySeedFile)
+	readable(p, "creds_file", a.CredsFile)
+}
+
+func readable(p conf.Problems, field, path string) {
+	if path == "" {
+		return
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		p.Addf(field, "%v", err)
+		return
+	}
+	_ = f.Close()
+}

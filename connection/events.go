@@ -1,0 +1,222 @@
+package connection
+
+import (
+	"go.uber.org/zap/zapcore"
+
+	"github.com/corral-go/corral/supervisor"
+)
+
+// Connected: a connection was established for the first time. Generation
+// counts the connections the supervisor has made; it is 1 for the first
+// and increases each time a closed connection is replaced.
+type Connected struct {
+	supervisor.EventTime
+	URL        string // redacted
+	ServerID   string
+	ServerName string
+	Generation uint64
+}
+
+// Disconnected: the connection to URL was lost; nats.go reconnects by
+// itself unless Closing says the connection is being closed.
+type Disconnected struct {
+	supervisor.EventTime
+	URL        string
+	Err        error
+	Closing    bool
+	Generation uint64
+}
+
+// Reconnected: the connection is back, to URL.
+type Reconnected struct {
+	supervisor.EventTime
+	URL        string
+	ServerID   string
+	ServerName string
+	Generation uint64
+	Reconnects uint64
+}
+
+// ReconnectFailed: one attempt to reconnect failed. Logged at debug level:
+// an outage produces one per attempt.
+type ReconnectFailed struct {
+	supervisor.EventTime
+	Err        error
+	Generation uint64
+}
+
+// Closed: the connection closed for good. When the supervisor did not ask
+// for it, the supervisor is restarted and makes a new connection.
+type Closed struct {
+	supervisor.EventTime
+	Err        error
+	Generation uint64
+}
+
+// DiscoveredServers: the server announced cluster members not in the
+// configured list.
+type DiscoveredServers struct {
+	supervisor.EventTime
+	URLs       []string // redacted
+	Generation uint64
+}
+
+// LameDuck: the server is shutting down gracefully and asks clients to
+// move; nats.go reconnects elsewhere when it closes.
+type LameDuck struct {
+	supervisor.EventTime
+	URL        string
+	Generation uint64
+}
+
+// SlowConsumer: nats.go dropped messages for a subscription whose pending
+// buffer was full. nats.go reports once per episode.
+type SlowConsumer struct {
+	supervisor.EventTime
+	Subject    string
+	Queue      string
+	Dropped    int
+	Generation uint64
+}
+
+// AsyncError: nats.go reported an error that belongs to no call, such as a
+// permissions violation.
+type AsyncError struct {
+	supervisor.EventTime
+	Subject    string
+	Err        error
+	Generation uint64
+}
+
+// ServerReady: the embedded server accepts connections at URL.
+type ServerReady struct {
+	supervisor.EventTime
+	URL      string
+	StoreDir string
+}
+
+// ServerStopped: the embedded server shut down.
+type ServerStopped struct {
+	supervisor.EventTime
+	URL string
+}
+
+func (Connected) Kind() string         { return "connection.connected" }
+func (Disconnected) Kind() string      { return "connection.disconnected" }
+func (Reconnected) Kind() string       { return "connection.reconnected" }
+func (ReconnectFailed) Kind() string   { return "connection.reconnect_failed" }
+func (Closed) Kind() string            { return "connection.closed" }
+func (DiscoveredServers) Kind() string { return "connection.discovered_servers" }
+func (LameDuck) Kind() string          { return "connection.lame_duck" }
+func (SlowConsumer) Kind() string      { return "connection.slow_consumer" }
+func (AsyncError) Kind() string        { return "connection.async_error" }
+func (ServerReady) Kind() string       { return "connection.server_ready" }
+func (ServerStopped) Kind() string     { return "connection.server_stopped" }
+
+func (Connected) Level() zapcore.Level       { return zapcore.InfoLevel }
+func (e Disconnected) Level() zapcore.Level {
+	if e.Closing {
+		return zapcore.InfoLevel
+	}
+	return zapcore.WarnLevel
+}
+func (Reconnected) Level() zapcore.Level     { return zapcore.InfoLevel }
+func (ReconnectFailed) Level() zapcore.Level { return zapcore.DebugLevel }
+func (e Closed) Level() zapcore.Level {
+	if e.Err != nil {
+		return zapcore.ErrorLevel
+	}
+	return zapcore.InfoLevel
+}
+func (DiscoveredServers) Level() zapcore.Level { return zapcore.InfoLevel }
+func (LameDuck) Level() zapcore.Level          { return zapcore.WarnLevel }
+func (SlowConsumer) Level() zapcore.Level      { return zapcore.WarnLevel }
+func (AsyncError) Level() zapcore.Level        { return zapcore.ErrorLevel }
+func (ServerReady) Level() zapcore.Level       { return zapcore.InfoLevel }
+func (ServerStopped) Level() zapcore.Level     { return zapcore.InfoLevel }
+
+func (e Connected) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("url", e.URL)
+	enc.AddString("server_id", e.ServerID)
+	enc.AddString("server_name", e.ServerName)
+	enc.AddUint64("generation", e.Generation)
+	return nil
+}
+
+func (e Disconnected) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("url", e.URL)
+	supervisor.AddError(enc, e.Err)
+	if e.Closing {
+		enc.AddBool("closing", true)
+	}
+	enc.AddUint64("generation", e.Generation)
+	return nil
+}
+
+func (e Reconnected) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("url", e.URL)
+	enc.AddString("server_id", e.ServerID)
+	enc.AddString("server_name", e.ServerName)
+	enc.AddUint64("generation", e.Generation)
+	enc.AddUint64("reconnects", e.Reconnects)
+	return nil
+}
+
+func (e ReconnectFailed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	supervisor.AddError(enc, e.Err)
+	enc.AddUint64("generation", e.Generation)
+	return nil
+}
+
+func (e Closed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	supervisor.AddError(enc, e.Err)
+	enc.AddUint64("generation", e.Generation)
+	return nil
+}
+
+func (e DiscoveredServers) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	_ = enc.AddArray("urls", zapcore.ArrayMarshalerFunc(func(a zapcore.ArrayEncoder) error {
+		for _, u := range e.URLs {
+			a.AppendString(u)
+		}
+		return nil
+	}))
+	enc.AddUint64("generation", e.Generation)
+	return nil
+}
+
+func (e LameDuck) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("url", e.URL)
+	enc.AddUint64("generation", e.Generation)
+	return nil
+}
+
+func (e SlowConsumer) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("subject", e.Subject)
+	if e.Queue != "" {
+		enc.AddString("queue", e.Queue)
+	}
+	enc.AddInt("dropped", e.Dropped)
+	enc.AddUint64("generation", e.Generation)
+	return nil
+}
+
+func (e AsyncError) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	if e.Subject != "" {
+		enc.AddString("subject", e.Subject)
+	}
+	supervisor.AddError(enc, e.Err)
+	enc.AddUint64("generation", e.Generation)
+	return nil
+}
+
+func (e ServerReady) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("url", e.URL)
+	enc.AddString("store_dir", e.StoreDir)
+	return nil
+}
+
+func (e ServerStopped) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("url", e.URL)
+	return nil
+}

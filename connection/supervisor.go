@@ -1,0 +1,385 @@
+package connection
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/corral-go/corral/supervisor"
+)
+
+// State is where the supervised connection is.
+type State string
+
+const (
+	// StateConnecting: a connection is being made and has not yet connected.
+	StateConnecting State = "connecting"
+	// StateConnected: the connection is up.
+	StateConnected State = "connected"
+	// StateReconnecting: the connection dropped; nats.go is reconnecting.
+	StateReconnecting State = "reconnecting"
+	// StateDraining: the supervisor is stopping and drains the connection.
+	StateDraining State = "draining"
+	// StateClosed: the connection closed for good; a new one follows.
+	StateClosed State = "closed"
+	// StateStopped: the supervisor is not running.
+	StateStopped State = "stopped"
+)
+
+// Status is a snapshot of the supervised connection.
+type Status struct {
+	State State
+	// Since is when the connection entered State.
+	Since time.Time
+	// URL is the server connected to, or last connected to (redacted).
+	URL        string
+	ServerID   string
+	ServerName string
+	// Generation counts the connections made; it increases each time a
+	// closed connection is replaced.
+	Generation uint64
+	// LastError is the error the last connection closed or dropped with.
+	LastError string
+	// Stats are nats.go's counters for the current connection.
+	Stats nats.Statistics
+}
+
+// Supervisor owns the application's *nats.Conn: it connects, lets nats.go
+// reconnect across ordinary outages, turns every state change into an
+// event, and when the connection closes for good its Serve returns an error
+// so that the tree restarts it and a new connection is made. Dependents
+// obtain the connection with Conn, which also tells them when it is
+// replaced.
+//
+// A Supervisor is a suture.Service; all its methods are safe for
+// concurrent use.
+type Supervisor struct {
+	cfg    Config
+	events *supervisor.Events
+
+	mu      sync.Mutex
+	cur     *live // the connection being made or in use; nil between
+	gen     uint64
+	status  Status
+	changed chan struct{} // closed and replaced at every change of cur or status
+}
+
+// live is one *nats.Conn and the signal that it closed for good.
+type live struct {
+	nc     *nats.Conn
+	gen    uint64
+	closed chan struct{}
+	once   sync.Once
+}
+
+// New validates cfg and returns a supervisor that connects when served.
+func New(cfg Config) (*Supervisor, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	s := &Supervisor{cfg: cfg, events: cfg.Events, changed: make(chan struct{})}
+	s.status = Status{State: StateStopped, Since: s.events.Now().At}
+	return s, nil
+}
+
+// String names the service in the tree.
+func (s *Supervisor) String() string { return "connection" }
+
+// Serve connects and supervises the connection until ctx ends, then drains
+// it (bounded by DrainTimeout) and returns ctx.Err(). If the connection
+// closes for good first (reconnects exhausted, authorization revoked), it
+// returns an error saying why; the tree restarts it, which connects anew.
+func (s *Supervisor) Serve(ctx context.Context) error {
+	urls, err := s.urls(ctx)
+	if err != nil {
+		return err
+	}
+	l := &live{closed: make(chan struct{})}
+	s.mu.Lock()
+	s.gen++
+	l.gen = s.gen
+	s.cur = l
+	s.setStatusLocked(StateConnecting, nil)
+	s.mu.Unlock()
+
+	nc, err := nats.Connect(strings.Join(urls, ","), s.options(l)...)
+	if err != nil {
+		s.release(l, StateClosed, err)
+		return fmt.Errorf("connection: connect to %s: %w", strings.Join(RedactAll(urls), ","), err)
+	}
+	s.mu.Lock()
+	l.nc = nc
+	s.mu.Unlock()
+
+	select {
+	case <-ctx.Done():
+		s.drain(l)
+		s.release(l, StateStopped, nil)
+		return ctx.Err()
+	case <-l.closed:
+		cause := nc.LastError()
+		s.release(l, StateClosed, cause)
+		if cause == nil {
+			return ErrClosed
+		}
+		return fmt.Errorf("%w: %w", ErrClosed, cause)
+	}
+}
+
+// urls returns the configured servers, or waits for the embedded server.
+func (s *Supervisor) urls(ctx context.Context) ([]string, error) {
+	if len(s.cfg.Servers) > 0 {
+		return s.cfg.Servers, nil
+	}
+	if s.cfg.Embedded == nil {
+		return []string{nats.DefaultURL}, nil
+	}
+	u, err := s.cfg.Embedded.ClientURL(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return []string{u}, nil
+}
+
+func (s *Supervisor) drain(l *live) {
+	s.mu.Lock()
+	s.setStatusLocked(StateDraining, nil)
+	s.mu.Unlock()
+	if err := l.nc.Drain(); err != nil {
+		// Not connected (reconnecting or already closing): nothing can be
+		// flushed, so close at once.
+		l.nc.Close()
+	}
+	t := time.NewTimer(s.cfg.DrainTimeout + time.Second)
+	defer t.Stop()
+	select {
+	case <-l.closed:
+	case <-t.C:
+		// nats.go bounds the drain by DrainTimeout itself; this guards the
+		// wait for its closed callback.
+		l.nc.Close()
+		<-l.closed
+	}
+}
+
+// release records that l is gone and wakes everything waiting on it.
+func (s *Supervisor) release(l *live, st State, cause error) {
+	l.once.Do(func() { close(l.closed) })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == l {
+		s.cur = nil
+		s.setStatusLocked(st, cause)
+	}
+}
+
+// Conn returns the current connection once it is connected, blocking until
+// then or until ctx ends. The returned channel is closed when that
+// connection has closed for good; a dependent then calls Conn again for
+// its replacement. Across ordinary reconnects the same *nats.Conn stays in
+// use (nats.go re-subscribes and buffers publishes by itself).
+func (s *Supervisor) Conn(ctx context.Context) (*nats.Conn, <-chan struct{}, error) {
+	for {
+		s.mu.Lock()
+		l, st, changed := s.cur, s.status.State, s.changed
+		s.mu.Unlock()
+		if l != nil && l.nc != nil && st == StateConnected {
+			return l.nc, l.closed, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-changed:
+		}
+	}
+}
+
+// Watch returns the current status and a channel closed at its next change.
+func (s *Supervisor) Watch() (Status, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.snapshotLocked(), s.changed
+}
+
+// Status returns a snapshot of the connection.
+func (s *Supervisor) Status() Status {
+	st, _ := s.Watch()
+	return st
+}
+
+func (s *Supervisor) snapshotLocked() Status {
+	st := s.status
+	if s.cur != nil && s.cur.nc != nil {
+		st.Stats = s.cur.nc.Stats()
+	}
+	return st
+}
+
+func (s *Supervisor) setStatusLocked(st State, cause error) {
+	if cause != nil {
+		s.status.LastError = cause.Error()
+	}
+	if s.status.State != st {
+		s.status.State = st
+		s.status.Since = s.events.Now().At
+	}
+	s.status.Generation = s.gen
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// update applies a callback's state change if l is still current.
+func (s *Supervisor) update(l *live, nc *nats.Conn, st State, cause error) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur != l {
+		return false
+	}
+	if l.nc == nil {
+		l.nc = nc
+	}
+	if st == StateConnected {
+		s.status.URL = Redact(nc.ConnectedUrl())
+		s.status.ServerID = nc.ConnectedServerId()
+		s.status.ServerName = nc.ConnectedServerName()
+	}
+	s.setStatusLocked(st, cause)
+	return true
+}
+
+func (s *Supervisor) lastURL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.status.URL
+}
+
+// options builds the nats.go options for connection l: the configuration,
+// then a callback for every state change, then the caller's extra options.
+func (s *Supervisor) options(l *live) []nats.Option {
+	c := s.cfg
+	maxReconnects := c.MaxReconnects
+	if maxReconnects <= 0 {
+		maxReconnects = -1
+	}
+	opts := []nats.Option{
+		nats.Name(c.Name),
+		nats.MaxReconnects(maxReconnects),
+		nats.ReconnectWait(c.ReconnectWait),
+		nats.CustomReconnectDelay(reconnectDelay(c.ReconnectWait, c.MaxReconnectWait, c.ReconnectJitter)),
+		nats.ReconnectBufSize(int(c.ReconnectBufSize)),
+		nats.PingInterval(c.PingInterval),
+		nats.MaxPingsOutstanding(c.MaxPingsOutstanding),
+		nats.Timeout(c.ConnectTimeout),
+		nats.RetryOnFailedConnect(*c.RetryOnFailedConnect),
+		nats.DrainTimeout(c.DrainTimeout),
+	}
+	if c.NoRandomize {
+		opts = append(opts, nats.DontRandomize())
+	}
+	opts = append(opts, tlsOptions(c.TLS)...)
+	opts = append(opts, authOptions(c.Auth)...)
+	opts = append(opts, c.Options...)
+	// Ours come last so that they are installed; they call any the
+	// caller's options set.
+	var theirs nats.Options
+	for _, o := range c.Options {
+		_ = o(&theirs)
+	}
+	return append(opts, s.callbacks(l, &theirs)...)
+}
+
+// reconnectDelay grows the wait exponentially per full round of the
+// server list, with jitter so that many clients spread out.
+func reconnectDelay(wait, maxWait, jitter time.Duration) func(int) time.Duration {
+	return func(attempts int) time.Duration {
+		d := wait << min(max(attempts-1, 0), 30)
+		if d <= 0 || d > maxWait {
+			d = maxWait
+		}
+		if jitter > 0 {
+			d += rand.N(jitter)
+		}
+		return d
+	}
+}
+
+// callbacks turns every state change of connection l into status and an
+// event, then calls the caller's own callback, if any.
+func (s *Supervisor) callbacks(l *live, theirs *nats.Options) []nats.Option {
+	ev := s.events
+	return []nats.Option{
+		nats.ConnectHandler(func(nc *nats.Conn) {
+			if s.update(l, nc, StateConnected, nil) {
+				ev.Emit(Connected{EventTime: ev.Now(), URL: Redact(nc.ConnectedUrl()),
+					ServerID: nc.ConnectedServerId(), ServerName: nc.ConnectedServerName(), Generation: l.gen})
+			}
+			callConn(theirs.ConnectedCB, nc)
+		}),
+		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			closing := nc.IsClosed() || nc.IsDraining()
+			if !closing {
+				s.update(l, nc, StateReconnecting, err)
+			}
+			ev.Emit(Disconnected{EventTime: ev.Now(), URL: s.lastURL(), Err: err, Closing: closing, Generation: l.gen})
+			callConnErr(theirs.DisconnectedErrCB, nc, err)
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			s.update(l, nc, StateConnected, nil)
+			ev.Emit(Reconnected{EventTime: ev.Now(), URL: Redact(nc.ConnectedUrl()),
+				ServerID: nc.ConnectedServerId(), ServerName: nc.ConnectedServerName(),
+				Generation: l.gen, Reconnects: nc.Stats().Reconnects})
+			callConn(theirs.ReconnectedCB, nc)
+		}),
+		nats.ReconnectErrHandler(func(nc *nats.Conn, err error) {
+			ev.Emit(ReconnectFailed{EventTime: ev.Now(), Err: err, Generation: l.gen})
+			callConnErr(theirs.ReconnectErrCB, nc, err)
+		}),
+		nats.ClosedHandler(func(nc *nats.Conn) {
+			ev.Emit(Closed{EventTime: ev.Now(), Err: nc.LastError(), Generation: l.gen})
+			callConn(theirs.ClosedCB, nc)
+			l.once.Do(func() { close(l.closed) })
+		}),
+		nats.DiscoveredServersHandler(func(nc *nats.Conn) {
+			ev.Emit(DiscoveredServers{EventTime: ev.Now(), URLs: RedactAll(nc.DiscoveredServers()), Generation: l.gen})
+			callConn(theirs.DiscoveredServersCB, nc)
+		}),
+		nats.LameDuckModeHandler(func(nc *nats.Conn) {
+			ev.Emit(LameDuck{EventTime: ev.Now(), URL: Redact(nc.ConnectedUrl()), Generation: l.gen})
+			callConn(theirs.LameDuckModeHandler, nc)
+		}),
+		nats.ErrorHandler(func(nc *nats.Conn, sub *nats.Subscription, err error) {
+			var subject, queue string
+			if sub != nil {
+				subject, queue = sub.Subject, sub.Queue
+			}
+			if errors.Is(err, nats.ErrSlowConsumer) && sub != nil {
+				dropped, _ := sub.Dropped()
+				ev.Emit(SlowConsumer{EventTime: ev.Now(), Subject: subject, Queue: queue, Dropped: dropped, Generation: l.gen})
+			} else {
+				ev.Emit(AsyncError{EventTime: ev.Now(), Subject: subject, Err: err, Generation: l.gen})
+			}
+			if theirs.AsyncErrorCB != nil {
+				theirs.AsyncErrorCB(nc, sub, err)
+			}
+		}),
+	}
+}
+
+func callConn(cb nats.ConnHandler, nc *nats.Conn) {
+	if cb != nil {
+		cb(nc)
+	}
+}
+
+func callConnErr(cb nats.ConnErrHandler, nc *nats.Conn, err error) {
+	if cb != nil {
+		cb(nc, err)
+	}
+}

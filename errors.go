@@ -1,0 +1,29 @@
+package corral
+
+import (
+	"errors"
+
+	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/supervisor"
+)
+
+var (
+	// ErrInvalidConfig is wrapped by every configuration error, from this
+	// package and every subpackage.
+	ErrInvalidConfig = conf.ErrInvalid
+
+	// ErrRunning is returned by Run or Serve on a Client that is already
+	// running.
+	ErrRunning = supervisor.ErrRunning
+
+	// ErrShutdownIncomplete is returned by Run when a child did not stop
+	// within its shutdown timeout.
+	ErrShutdownIncomplete = supervisor.ErrShutdownIncomplete
+
+	// ErrConfigFile wraps errors reading or parsing a configuration file.
+	ErrConfigFile = errors.New("corral: config file")
+)
+
+// ValidationError lists every problem Validate found; it matches
+// ErrInvalidConfig with errors.Is.
+type ValidationError = conf.ValidationError

@@ -1,0 +1,106 @@
+// Package conf holds what the configuration of every Corral package shares:
+// the invalid-config sentinel, a collector that reports every problem at once,
+// sizes written as "64MiB", and environment overrides keyed by yaml tags.
+package conf
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrInvalid is wrapped by every validation error of every package.
+var ErrInvalid = errors.New("invalid config")
+
+// Problem is one invalid field.
+type Problem struct {
+	Field  string // yaml path, e.g. "connection.servers[0]"
+	Reason string
+}
+
+func (p Problem) String() string {
+	if p.Field == "" {
+		return p.Reason
+	}
+	return p.Field + ": " + p.Reason
+}
+
+// ValidationError lists every problem found in a configuration.
+type ValidationError struct {
+	Problems []Problem
+}
+
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	b.WriteString(ErrInvalid.Error())
+	for i, p := range e.Problems {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+// Is lets errors.Is match ErrInvalid.
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+
+// Problems collects validation problems under a field prefix.
+type Problems struct {
+	prefix string
+	list   *[]Problem
+}
+
+// NewProblems returns an empty collector whose fields are relative to prefix.
+func NewProblems(prefix string) Problems {
+	return Problems{prefix: prefix, list: new([]Problem)}
+}
+
+// Under returns a collector that records into p with field names below name.
+func (p Problems) Under(name string) Problems {
+	return Problems{prefix: join(p.prefix, name), list: p.list}
+}
+
+// Addf records a problem with field (relative to the prefix).
+func (p Problems) Addf(field, format string, args ...any) {
+	*p.list = append(*p.list, Problem{Field: join(p.prefix, field), Reason: fmt.Sprintf(format, args...)})
+}
+
+// Merge records the problems of err, a *ValidationError from a nested
+// Validate, below field. Any other non-nil error is recorded as it is.
+func (p Problems) Merge(field string, err error) {
+	if err == nil {
+		return
+	}
+	var ve *ValidationError
+	if errors.As(err, &ve) {
+		for _, q := range ve.Problems {
+			*p.list = append(*p.list, Problem{Field: join(join(p.prefix, field), q.Field), Reason: q.Reason})
+		}
+		return
+	}
+	p.Addf(field, "%v", err)
+}
+
+// Err returns nil when nothing was recorded, or a *ValidationError.
+func (p Problems) Err() error {
+	if len(*p.list) == 0 {
+		return nil
+	}
+	return &ValidationError{Problems: append([]Problem(nil), *p.list...)}
+}
+
+func join(prefix, name string) string {
+	switch {
+	case prefix == "":
+		return name
+	case name == "":
+		return prefix
+	case strings.HasPrefix(name, "["):
+		return prefix + name
+	default:
+		return prefix + "." + name
+	}
+}

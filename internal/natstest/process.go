@@ -1,0 +1,265 @@
+package natstest
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const serverModule = "github.com/nats-io/nats-server/v2"
+
+var (
+	buildOnce sync.Once
+	buildPath string
+	buildErr  error
+)
+
+// ServerBinary returns the path of a nats-server binary built from the
+// module version this module requires. It is built once into the user's
+// cache directory and reused by later test runs.
+func ServerBinary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() { buildPath, buildErr = buildServer() })
+	if buildErr != nil {
+		t.Fatalf("natstest: build nats-server: %v", buildErr)
+	}
+	return buildPath
+}
+
+func buildServer() (string, error) {
+	version := "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == serverModule {
+				version = d.Version
+			}
+		}
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "corral-natstest")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, fmt.Sprintf("nats-server-%s-%s-%s", version, runtime.GOOS, runtime.GOARCH))
+	if version != "unknown" {
+		if _, err := os.Stat(path); err == nil {
+			return path, nil
+		}
+	}
+	// Build beside the target and rename, so that concurrent test
+	// processes never run a half-written binary.
+	tmp, err := os.CreateTemp(dir, "build-*")
+	if err != nil {
+		return "", err
+	}
+	_ = tmp.Close()
+	cmd := exec.Command("go", "build", "-o", tmp.Name(), serverModule)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		_ = os.Remove(tmp.Name())
+		return "", fmt.Errorf("%v: %s", err, out)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// Process is a nats-server running as a child process, with JetStream, on
+// a loopback port that stays the same across restarts.
+type Process struct {
+	t       testing.TB
+	bin     string
+	dir     string
+	mu      sync.Mutex
+	port    int
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	logs    *bytes.Buffer
+}
+
+// StartProcess starts a child-process server and kills it when the test
+// ends.
+func StartProcess(t testing.TB) *Process {
+	t.Helper()
+	p := &Process{t: t, bin: ServerBinary(t), dir: t.TempDir()}
+	p.Start()
+	t.Cleanup(p.Kill)
+	return p
+}
+
+// Start starts the server (again), on the port of its first start.
+func (p *Process) Start() {
+	p.t.Helper()
+	p.mu.Lock()
+	if p.cmd != nil {
+		p.mu.Unlock()
+		p.t.Fatalf("natstest: process already running")
+	}
+	port := p.port
+	p.mu.Unlock()
+	portsDir := filepath.Join(p.dir, "ports")
+	_ = os.RemoveAll(portsDir)
+	if err := os.MkdirAll(portsDir, 0o755); err != nil {
+		p.t.Fatalf("natstest: %v", err)
+	}
+	listen := "127.0.0.1:-1"
+	if port != 0 {
+		listen = "127.0.0.1:" + strconv.Itoa(port)
+	}
+	cfg := fmt.Sprintf("listen: %q\nserver_name: natstest-process\nports_file_dir: %q\njetstream { store_dir: %q }\n",
+		listen, portsDir, filepath.Join(p.dir, "store"))
+	cfgPath := filepath.Join(p.dir, "server.conf")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		p.t.Fatalf("natstest: %v", err)
+	}
+	logs := &bytes.Buffer{}
+	cmd := exec.Command(p.bin, "-c", cfgPath)
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		p.t.Fatalf("natstest: start nats-server: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	p.mu.Lock()
+	p.cmd, p.exited, p.logs = cmd, exited, logs
+	p.mu.Unlock()
+
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if port == 0 {
+			port = readPortsFile(portsDir)
+		}
+		if port != 0 && ready(port) {
+			break
+		}
+		select {
+		case <-exited:
+			p.t.Fatalf("natstest: nats-server exited at start: %s", logs)
+		default:
+		}
+		if time.Now().After(deadline) {
+			p.Kill()
+			p.t.Fatalf("natstest: nats-server not ready after 15s: %s", logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.mu.Lock()
+	p.port = port
+	p.mu.Unlock()
+}
+
+func readPortsFile(dir string) int {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		// {"nats":["nats://127.0.0.1:PORT"],...}
+		s := string(data)
+		i := strings.Index(s, "nats://")
+		if i < 0 {
+			continue
+		}
+		rest := s[i+len("nats://"):]
+		if j := strings.IndexAny(rest, `"]`); j >= 0 {
+			rest = rest[:j]
+		}
+		if _, port, err := net.SplitHostPort(rest); err == nil {
+			n, _ := strconv.Atoi(port)
+			return n
+		}
+	}
+	return 0
+}
+
+// ready reports whether a server answers with INFO on port.
+func ready(port int) bool {
+	c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	_ = c.SetReadDeadline(time.Now().Add(time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	return err == nil && strings.HasPrefix(line, "INFO")
+}
+
+// URL is the client URL, stable across restarts.
+func (p *Process) URL() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return "nats://127.0.0.1:" + strconv.Itoa(p.port)
+}
+
+// Kill sends SIGKILL and waits for the process to exit. A no-op when it is
+// not running.
+func (p *Process) Kill() { p.signalAndWait(syscall.SIGKILL) }
+
+// Terminate asks the server to shut down gracefully (SIGTERM) and waits.
+func (p *Process) Terminate() { p.signalAndWait(syscall.SIGTERM) }
+
+// LameDuck puts the server in lame-duck mode (SIGUSR2): it stops accepting
+// clients and closes the existing ones over its lame-duck duration, then
+// exits. Wait returns when it has.
+func (p *Process) LameDuck() { p.signal(syscall.SIGUSR2) }
+
+// Pause stops the process (SIGSTOP): its sockets stay open but nothing is
+// read or answered.
+func (p *Process) Pause() { p.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused process (SIGCONT).
+func (p *Process) Resume() { p.signal(syscall.SIGCONT) }
+
+// Wait waits until the process has exited.
+func (p *Process) Wait() {
+	p.mu.Lock()
+	exited := p.exited
+	p.mu.Unlock()
+	if exited != nil {
+		<-exited
+	}
+	p.mu.Lock()
+	p.cmd = nil
+	p.mu.Unlock()
+}
+
+func (p *Process) signal(sig syscall.Signal) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd != nil {
+		_ = p.cmd.Process.Signal(sig)
+	}
+}
+
+func (p *Process) signalAndWait(sig syscall.Signal) {
+	p.mu.Lock()
+	cmd := p.cmd
+	p.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	if sig != syscall.SIGKILL {
+		_ = cmd.Process.Signal(syscall.SIGCONT) // a paused process cannot act on SIGTERM
+	}
+	_ = cmd.Process.Signal(sig)
+	p.Wait()
+}

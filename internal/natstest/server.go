@@ -1,0 +1,151 @@
+// Package natstest runs real nats-servers for tests: in process (one
+// server or a three-node cluster), or as a child process for kill -9 and
+// SIGSTOP; and a loopback TCP proxy that cuts or blackholes the path
+// between a client and a server. Everything listens on 127.0.0.1 and is
+// torn down by t.Cleanup.
+package natstest
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// Server is an in-process nats-server with JetStream on a random loopback
+// port and a temporary store directory.
+type Server struct {
+	t    testing.TB
+	mu   sync.Mutex
+	opts server.Options // as last started, with the port fixed
+	srv  *server.Server
+}
+
+// Option changes the options of a server before it starts.
+type Option func(*server.Options)
+
+// RunServer starts a server and stops it when the test ends.
+func RunServer(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	o := server.Options{
+		ServerName: "natstest",
+		Host:       "127.0.0.1",
+		Port:       server.RANDOM_PORT,
+		JetStream:  true,
+		StoreDir:   t.TempDir(),
+		NoLog:      true,
+		NoSigs:     true,
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	s := &Server{t: t, opts: o}
+	s.start()
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+func (s *Server) start() {
+	s.t.Helper()
+	o := s.opts
+	srv, err := server.NewServer(&o)
+	if err != nil {
+		s.t.Fatalf("natstest: new server: %v", err)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		srv.Shutdown()
+		s.t.Fatalf("natstest: server not ready")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.srv = srv
+	s.opts.Port = srv.Addr().(*net.TCPAddr).Port
+	if s.opts.Cluster.Port == server.RANDOM_PORT && srv.ClusterAddr() != nil {
+		s.opts.Cluster.Port = srv.ClusterAddr().Port
+	}
+}
+
+// URL is the client URL, stable across restarts.
+func (s *Server) URL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return "nats://" + net.JoinHostPort(s.opts.Host, strconv.Itoa(s.opts.Port))
+}
+
+// Port is the client port, stable across restarts.
+func (s *Server) Port() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.opts.Port
+}
+
+// Raw is the running server, nil while it is shut down.
+func (s *Server) Raw() *server.Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.srv
+}
+
+// Shutdown stops the server and waits until it has stopped. It is a no-op
+// on a stopped server.
+func (s *Server) Shutdown() {
+	s.mu.Lock()
+	srv := s.srv
+	s.srv = nil
+	s.mu.Unlock()
+	if srv != nil {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+	}
+}
+
+// Start starts a stopped server on the same port and store.
+func (s *Server) Start() {
+	s.t.Helper()
+	if s.Raw() != nil {
+		s.t.Fatalf("natstest: server already running")
+	}
+	s.start()
+}
+
+// Restart stops the server and starts it again on the same port and store.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Shutdown()
+	s.start()
+}
+
+// WithUser requires a user and password.
+func WithUser(user, password string) Option {
+	return func(o *server.Options) {
+		o.Username, o.Password = user, password
+	}
+}
+
+// WithoutJetStream starts a core-only server.
+func WithoutJetStream() Option {
+	return func(o *server.Options) { o.JetStream = false }
+}
+
+// WithPort starts the server on a given port (0: random).
+func WithPort(port int) Option {
+	return func(o *server.Options) {
+		if port == 0 {
+			port = server.RANDOM_PORT
+		}
+		o.Port = port
+	}
+}
+
+// WithName sets the server name.
+func WithName(name string) Option {
+	return func(o *server.Options) { o.ServerName = name }
+}
+
+// String describes the server for test logs.
+func (s *Server) String() string { return fmt.Sprintf("natstest server %s", s.URL()) }

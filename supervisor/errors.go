@@ -1,0 +1,37 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/corral-go/corral/internal/conf"
+)
+
+var (
+	// ErrInvalidConfig is wrapped by every configuration error. It is the
+	// same value in every Corral package, so errors.Is matches it anywhere.
+	ErrInvalidConfig = conf.ErrInvalid
+
+	// ErrRunning is returned by Add on a tree that is serving, and by Serve
+	// on a tree that is already serving.
+	ErrRunning = errors.New("supervisor: tree is running")
+
+	// ErrDuplicateChild is returned by Add for a name already in the tree.
+	ErrDuplicateChild = errors.New("supervisor: duplicate child name")
+
+	// ErrReturned is the failure recorded when a permanent child's Serve
+	// returns nil while its context is live.
+	ErrReturned = errors.New("supervisor: permanent child returned without error")
+
+	// ErrShutdownIncomplete is returned by Serve when a child did not stop
+	// within its shutdown timeout.
+	ErrShutdownIncomplete = errors.New("supervisor: children did not stop in time")
+)
+
+// PanicError is the failure recorded for a child whose Serve panicked.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }

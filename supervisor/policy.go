@@ -1,0 +1,166 @@
+package supervisor
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/thejerf/suture/v4"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/corral-go/corral/internal/conf"
+)
+
+// Mode says when a child that stopped is started again (Erlang's restart
+// types).
+type Mode string
+
+const (
+	// Permanent children are always restarted, even after a clean return.
+	Permanent Mode = "permanent"
+	// Transient children are restarted only when they fail (return an
+	// error or panic); a clean return ends them.
+	Transient Mode = "transient"
+	// Temporary children are never restarted.
+	Temporary Mode = "temporary"
+)
+
+// Policy is how a child is restarted and stopped. Zero fields take the
+// value of the policy it inherits from (see Inherit), then the defaults
+// below. In YAML a policy is either a mapping of these fields or just a
+// mode: `restart: transient`.
+type Policy struct {
+	// Mode is permanent, transient or temporary. Default permanent.
+	Mode Mode `yaml:"mode"`
+	// FailureThreshold is how many recent failures (decayed, see
+	// FailureDecay) pause restarts for Backoff. Default 5.
+	FailureThreshold float64 `yaml:"failure_threshold"`
+	// FailureDecay is the half-life of the failure count. Default 30s.
+	FailureDecay time.Duration `yaml:"failure_decay"`
+	// RestartDelay is the wait before the first restart after a failure;
+	// it doubles with each consecutive failure, up to Backoff. A run that
+	// lasts longer than FailureDecay resets it. Default 100ms.
+	RestartDelay time.Duration `yaml:"restart_delay"`
+	// Backoff is the pause once FailureThreshold is passed, and the cap of
+	// RestartDelay. Default 15s.
+	Backoff time.Duration `yaml:"backoff"`
+	// Jitter is the random fraction (0 to 1) added to every delay, so that
+	// many clients do not restart in step. Default 0.5; nil inherits, a
+	// pointer to 0 turns it off.
+	Jitter *float64 `yaml:"jitter"`
+	// ShutdownTimeout bounds how long the child may take to stop.
+	// Default 10s.
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+}
+
+// Defaults is the policy every child inherits from last.
+func Defaults() Policy {
+	j := 0.5
+	return Policy{
+		Mode:             Permanent,
+		FailureThreshold: 5,
+		FailureDecay:     30 * time.Second,
+		RestartDelay:     100 * time.Millisecond,
+		Backoff:          15 * time.Second,
+		Jitter:           &j,
+		ShutdownTimeout:  10 * time.Second,
+	}
+}
+
+// Inherit returns p with every zero field taken from parent.
+func (p Policy) Inherit(parent Policy) Policy {
+	if p.Mode == "" {
+		p.Mode = parent.Mode
+	}
+	if p.FailureThreshold == 0 {
+		p.FailureThreshold = parent.FailureThreshold
+	}
+	if p.FailureDecay == 0 {
+		p.FailureDecay = parent.FailureDecay
+	}
+	if p.RestartDelay == 0 {
+		p.RestartDelay = parent.RestartDelay
+	}
+	if p.Backoff == 0 {
+		p.Backoff = parent.Backoff
+	}
+	if p.Jitter == nil && parent.Jitter != nil {
+		j := *parent.Jitter
+		p.Jitter = &j
+	}
+	if p.ShutdownTimeout == 0 {
+		p.ShutdownTimeout = parent.ShutdownTimeout
+	}
+	return p
+}
+
+// Validate reports every invalid field at once, wrapping ErrInvalidConfig.
+func (p Policy) Validate() error {
+	pr := conf.NewProblems("")
+	switch p.Mode {
+	case "", Permanent, Transient, Temporary:
+	default:
+		pr.Addf("mode", "%q is not one of permanent, transient, temporary", p.Mode)
+	}
+	if p.FailureThreshold < 0 || math.IsNaN(p.FailureThreshold) {
+		pr.Addf("failure_threshold", "must be positive, got %v", p.FailureThreshold)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"failure_decay", p.FailureDecay}, {"restart_delay", p.RestartDelay},
+		{"backoff", p.Backoff}, {"shutdown_timeout", p.ShutdownTimeout},
+	} {
+		if d.v < 0 {
+			pr.Addf(d.name, "must not be negative, got %v", d.v)
+		}
+	}
+	if p.FailureDecay > 0 && p.FailureDecay < time.Second {
+		pr.Addf("failure_decay", "must be at least 1s, got %v", p.FailureDecay)
+	}
+	if p.RestartDelay > 0 && p.Backoff > 0 && p.RestartDelay > p.Backoff {
+		pr.Addf("restart_delay", "%v is longer than backoff %v", p.RestartDelay, p.Backoff)
+	}
+	if p.Jitter != nil && (*p.Jitter < 0 || *p.Jitter > 1 || math.IsNaN(*p.Jitter)) {
+		pr.Addf("jitter", "must be between 0 and 1, got %v", *p.Jitter)
+	}
+	return pr.Err()
+}
+
+// UnmarshalYAML accepts a bare mode (`restart: transient`) or a mapping.
+func (p *Policy) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		*p = Policy{Mode: Mode(n.Value)}
+		return nil
+	}
+	type plain Policy
+	return conf.DecodeNodeStrict(n, (*plain)(p))
+}
+
+// spec turns a resolved policy into the suture Spec of the child's own
+// supervisor. The event hook is set by the root when the child is added.
+func (p Policy) spec(rnd func() float64) suture.Spec {
+	return suture.Spec{
+		FailureThreshold: p.FailureThreshold,
+		FailureDecay:     p.FailureDecay.Seconds(),
+		FailureBackoff:   p.Backoff,
+		BackoffJitter:    jitter{frac: *p.Jitter, rnd: rnd},
+		Timeout:          p.ShutdownTimeout,
+	}
+}
+
+// jitter adds up to frac of a delay at random; it is suture's Jitter too.
+type jitter struct {
+	frac float64
+	rnd  func() float64
+}
+
+func (j jitter) Jitter(d time.Duration) time.Duration {
+	return d + time.Duration(float64(d)*j.frac*j.rnd())
+}
+
+func (p Policy) String() string {
+	return fmt.Sprintf("%s threshold=%g decay=%v delay=%v backoff=%v jitter=%g shutdown=%v",
+		p.Mode, p.FailureThreshold, p.FailureDecay, p.RestartDelay, p.Backoff, *p.Jitter, p.ShutdownTimeout)
+}

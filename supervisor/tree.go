@@ -1,0 +1,223 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/thejerf/suture/v4"
+)
+
+// Tree is a root supervisor whose children each run under their own suture
+// supervisor, so that each has its own restart policy: suture counts
+// failures and pauses restarts per supervisor, and one flapping child must
+// not pause its siblings.
+//
+// Children stop in the reverse order they were added, each within its
+// shutdown timeout, so dependents (added after what they depend on) stop
+// first. suture alone would stop them all at once.
+type Tree struct {
+	name   string
+	events *Events
+	rnd    func() float64
+
+	mu        sync.Mutex
+	children  []*child
+	byName    map[string]*child
+	running   bool
+	unstopped []string
+}
+
+// NewTree returns an empty tree named name whose events go to events
+// (nil: nowhere).
+func NewTree(name string, events *Events) *Tree {
+	if events == nil {
+		events = NewEvents(nil, nil, nil)
+	}
+	return &Tree{name: name, events: events, rnd: rand.Float64, byName: map[string]*child{}}
+}
+
+// String returns the tree's name.
+func (t *Tree) String() string { return t.name }
+
+// Add adds a child named name that runs svc under policy p, whose zero
+// fields take the package defaults. Children can only be added while the
+// tree is not serving.
+func (t *Tree) Add(name string, svc suture.Service, p Policy) error {
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("supervisor: child %q: %w", name, err)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.running {
+		return ErrRunning
+	}
+	if _, dup := t.byName[name]; dup {
+		return fmt.Errorf("%w: %q", ErrDuplicateChild, name)
+	}
+	c := &child{name: name, svc: svc, policy: p.Inherit(Defaults()), tree: t}
+	c.status = ChildStatus{Name: name, State: Stopped}
+	t.children = append(t.children, c)
+	t.byName[name] = c
+	return nil
+}
+
+// Serve runs every child until ctx ends, then stops them in reverse order
+// of Add. It returns ctx.Err() after a clean stop, an error wrapping
+// ErrShutdownIncomplete (and ctx.Err()) when a child did not stop in time,
+// or the error that made a child terminate the whole tree. A tree can be
+// served again after Serve returns.
+func (t *Tree) Serve(ctx context.Context) error {
+	t.mu.Lock()
+	if t.running {
+		t.mu.Unlock()
+		return ErrRunning
+	}
+	t.running = true
+	t.unstopped = nil
+	children := append([]*child(nil), t.children...)
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		t.running = false
+		t.mu.Unlock()
+	}()
+
+	var longest time.Duration
+	for _, c := range children {
+		longest = max(longest, c.policy.ShutdownTimeout)
+	}
+	root := suture.New(t.name, suture.Spec{
+		EventHook: t.onSutureEvent,
+		Timeout:   longest + time.Second,
+	})
+	tokens := make([]suture.ServiceToken, len(children))
+	for i, c := range children {
+		c.reset()
+		sup := suture.New(c.name, c.policy.spec(t.rnd))
+		sup.Add(c)
+		tokens[i] = root.Add(sup)
+	}
+
+	// The root runs on its own context so that ctx ending does not stop
+	// every child at once; the ordered stop below cancels it last.
+	rootCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	done := root.ServeBackground(rootCtx)
+	select {
+	case <-ctx.Done():
+	case err := <-done:
+		return fmt.Errorf("supervisor: tree %s terminated: %w", t.name, err)
+	}
+
+	var unstopped []string
+	for i := len(children) - 1; i >= 0; i-- {
+		c := children[i]
+		err := root.RemoveAndWait(tokens[i], c.policy.ShutdownTimeout+time.Second)
+		if err != nil || c.isServing() {
+			unstopped = append(unstopped, c.name)
+		}
+	}
+	cancel()
+	<-done
+
+	t.mu.Lock()
+	t.unstopped = unstopped
+	t.mu.Unlock()
+	if len(unstopped) > 0 {
+		return fmt.Errorf("%w: %s: %w", ErrShutdownIncomplete, strings.Join(unstopped, ", "), ctx.Err())
+	}
+	return ctx.Err()
+}
+
+// Status returns a snapshot of every child, in the order they were added.
+func (t *Tree) Status() []ChildStatus {
+	t.mu.Lock()
+	children := append([]*child(nil), t.children...)
+	t.mu.Unlock()
+	out := make([]ChildStatus, len(children))
+	for i, c := range children {
+		out[i] = c.snapshot()
+	}
+	return out
+}
+
+// Unstopped names the children that had not stopped when the last Serve
+// returned; empty after a clean shutdown.
+func (t *Tree) Unstopped() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]string(nil), t.unstopped...)
+}
+
+func (t *Tree) child(name string) *child {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.byName[name]
+}
+
+// onSutureEvent turns suture's events into ours. Each child runs alone
+// under a supervisor of its own name, so SupervisorName names the child.
+func (t *Tree) onSutureEvent(e suture.Event) {
+	at := t.events.Now()
+	switch e := e.(type) {
+	case suture.EventServiceTerminate:
+		name := e.SupervisorName
+		if name == t.name {
+			name = e.ServiceName
+		}
+		ev := ChildFailed{EventTime: at, Child: name, Err: asError(e.Err),
+			Failures: e.CurrentFailures, Threshold: e.FailureThreshold, Restarting: e.Restarting}
+		if c := t.child(name); c != nil {
+			ev.RestartIn = c.pendingDelay()
+		}
+		t.events.Emit(ev)
+	case suture.EventServicePanic:
+		name := e.SupervisorName
+		if name == t.name {
+			name = e.ServiceName
+		}
+		t.events.Emit(ChildFailed{EventTime: at, Child: name,
+			Err:      &PanicError{Value: e.PanicMsg, Stack: []byte(e.Stacktrace)},
+			Failures: e.CurrentFailures, Threshold: e.FailureThreshold, Restarting: e.Restarting})
+	case suture.EventBackoff:
+		if c := t.child(e.SupervisorName); c != nil {
+			c.pauseReplacesDelay()
+			t.events.Emit(ChildBackoff{EventTime: at, Child: c.name, Backoff: c.policy.Backoff})
+		}
+	case suture.EventResume:
+		if c := t.child(e.SupervisorName); c != nil {
+			t.events.Emit(ChildResumed{EventTime: at, Child: c.name})
+		}
+	case suture.EventStopTimeout:
+		name := e.SupervisorName
+		if name == t.name {
+			name = e.ServiceName
+		}
+		ev := ChildStopTimeout{EventTime: at, Child: name}
+		if c := t.child(name); c != nil {
+			ev.Timeout = c.policy.ShutdownTimeout
+		}
+		t.events.Emit(ev)
+	}
+}
+
+func asError(v any) error {
+	switch v := v.(type) {
+	case nil:
+		return nil
+	case error:
+		return v
+	default:
+		return fmt.Errorf("%v", v)
+	}
+}
+
+// isStopErr reports whether err only says that ctx ended.
+func isStopErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
