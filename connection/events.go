@@ -113,7 +113,7 @@ func (AsyncError) Kind() string        { return "connection.async_error" }
 func (ServerReady) Kind() string       { return "connection.server_ready" }
 func (ServerStopped) Kind() string     { return "connection.server_stopped" }
 
-func (Connected) Level() zapcore.Level       { return zapcore.InfoLevel }
+func (Connected) Level() zapcore.Level { return zapcore.InfoLevel }
 func (e Disconnected) Level() zapcore.Level {
 	if e.Closing {
 		return zapcore.InfoLevel

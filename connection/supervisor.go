@@ -189,9 +189,13 @@ func (s *Supervisor) Conn(ctx context.Context) (*nats.Conn, <-chan struct{}, err
 	for {
 		s.mu.Lock()
 		l, st, changed := s.cur, s.status.State, s.changed
+		var nc *nats.Conn
+		if l != nil {
+			nc = l.nc
+		}
 		s.mu.Unlock()
-		if l != nil && l.nc != nil && st == StateConnected {
-			return l.nc, l.closed, nil
+		if nc != nil && st == StateConnected {
+			return nc, l.closed, nil
 		}
 		select {
 		case <-ctx.Done():

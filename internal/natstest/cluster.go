@@ -24,25 +24,48 @@ func RunCluster(t testing.TB, n int) *Cluster {
 	t.Helper()
 	c := &Cluster{t: t}
 	name := fmt.Sprintf("natstest-%d", time.Now().UnixNano())
+	// Clustered JetStream will not start without routes, so every node
+	// gets the route port of every node (itself included, which the server
+	// skips) before any starts.
+	ports := freePorts(t, n)
+	var routes []*url.URL
+	for _, p := range ports {
+		routes = append(routes, &url.URL{Scheme: "nats", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(p))})
+	}
 	for i := range n {
-		var routes []*url.URL
-		if i > 0 {
-			routes = []*url.URL{c.Nodes[0].clusterURL()}
-		}
-		node := RunServer(t, WithName(fmt.Sprintf("n%d", i+1)), func(o *server.Options) {
-			o.Cluster = server.ClusterOpts{Name: name, Host: "127.0.0.1", Port: server.RANDOM_PORT}
+		node := newServer(t, WithName(fmt.Sprintf("n%d", i+1)), func(o *server.Options) {
+			o.Cluster = server.ClusterOpts{Name: name, Host: "127.0.0.1", Port: ports[i]}
 			o.Routes = routes
 		})
+		node.launch()
 		c.Nodes = append(c.Nodes, node)
+	}
+	for _, node := range c.Nodes {
+		node.waitReady()
 	}
 	c.WaitReady()
 	return c
 }
 
-func (s *Server) clusterURL() *url.URL {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return &url.URL{Scheme: "nats", Host: net.JoinHostPort(s.opts.Cluster.Host, strconv.Itoa(s.opts.Cluster.Port))}
+// freePorts finds n free loopback ports. Another process could take one
+// before the server binds it; on loopback in a test sandbox that is rare
+// and shows as a clear start failure.
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	var ports []int
+	var lns []net.Listener
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("natstest: %v", err)
+		}
+		lns = append(lns, ln)
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	for _, ln := range lns {
+		_ = ln.Close()
+	}
+	return ports
 }
 
 // URLs is the comma-separated client URLs of every node.
@@ -67,21 +90,11 @@ func (c *Cluster) Node(name string) *Server {
 // Stop shuts node i down.
 func (c *Cluster) Stop(i int) { c.Nodes[i].Shutdown() }
 
-// Restart starts a stopped node i again, routed to every other node, and
-// waits until the cluster is ready.
+// Restart starts a stopped node i again and waits until the cluster is
+// ready.
 func (c *Cluster) Restart(i int) {
 	c.t.Helper()
-	node := c.Nodes[i]
-	var routes []*url.URL
-	for j, other := range c.Nodes {
-		if j != i {
-			routes = append(routes, other.clusterURL())
-		}
-	}
-	node.mu.Lock()
-	node.opts.Routes = routes
-	node.mu.Unlock()
-	node.Start()
+	c.Nodes[i].Start()
 	c.WaitReady()
 }
 

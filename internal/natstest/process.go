@@ -82,14 +82,14 @@ func buildServer() (string, error) {
 // Process is a nats-server running as a child process, with JetStream, on
 // a loopback port that stays the same across restarts.
 type Process struct {
-	t       testing.TB
-	bin     string
-	dir     string
-	mu      sync.Mutex
-	port    int
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	logs    *bytes.Buffer
+	t      testing.TB
+	bin    string
+	dir    string
+	mu     sync.Mutex
+	port   int
+	cmd    *exec.Cmd
+	exited chan struct{}
+	logs   *bytes.Buffer
 }
 
 // StartProcess starts a child-process server and kills it when the test

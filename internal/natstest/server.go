@@ -31,6 +31,12 @@ type Option func(*server.Options)
 // RunServer starts a server and stops it when the test ends.
 func RunServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
+	s := newServer(t, opts...)
+	s.start()
+	return s
+}
+
+func newServer(t testing.TB, opts ...Option) *Server {
 	o := server.Options{
 		ServerName: "natstest",
 		Host:       "127.0.0.1",
@@ -44,29 +50,44 @@ func RunServer(t testing.TB, opts ...Option) *Server {
 		opt(&o)
 	}
 	s := &Server{t: t, opts: o}
-	s.start()
 	t.Cleanup(s.Shutdown)
 	return s
 }
 
 func (s *Server) start() {
 	s.t.Helper()
+	s.launch()
+	s.waitReady()
+}
+
+// launch starts the server without waiting for it to accept clients: a
+// clustered JetStream server is not ready before it has peers.
+func (s *Server) launch() {
+	s.t.Helper()
+	s.mu.Lock()
 	o := s.opts
+	s.mu.Unlock()
 	srv, err := server.NewServer(&o)
 	if err != nil {
 		s.t.Fatalf("natstest: new server: %v", err)
 	}
 	srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		srv.Shutdown()
-		s.t.Fatalf("natstest: server not ready")
+	s.mu.Lock()
+	s.srv = srv
+	s.mu.Unlock()
+}
+
+func (s *Server) waitReady() {
+	s.t.Helper()
+	srv := s.Raw()
+	if !srv.ReadyForConnections(30 * time.Second) {
+		s.t.Fatalf("natstest: server %s not ready", s.opts.ServerName)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.srv = srv
 	s.opts.Port = srv.Addr().(*net.TCPAddr).Port
-	if s.opts.Cluster.Port == server.RANDOM_PORT && srv.ClusterAddr() != nil {
-		s.opts.Cluster.Port = srv.ClusterAddr().Port
+	if addr := srv.ClusterAddr(); addr != nil {
+		s.opts.Cluster.Port = addr.Port
 	}
 }
 
