@@ -87,8 +87,13 @@ func (c *Cluster) Node(name string) *Server {
 	return nil
 }
 
-// Stop shuts node i down.
-func (c *Cluster) Stop(i int) { c.Nodes[i].Shutdown() }
+// Stop shuts node i down and waits until the other nodes have dropped
+// their routes to it (and so no longer advertise it to clients).
+func (c *Cluster) Stop(i int) {
+	c.t.Helper()
+	c.Nodes[i].Shutdown()
+	c.WaitReady()
+}
 
 // Restart starts a stopped node i again and waits until the cluster is
 // ready.
@@ -98,8 +103,9 @@ func (c *Cluster) Restart(i int) {
 	c.WaitReady()
 }
 
-// WaitReady waits until the running nodes are routed to each other and
-// JetStream has a meta leader that every running node follows.
+// WaitReady waits until each running node is routed to exactly the other
+// running nodes and JetStream has a meta leader that every running node
+// follows.
 func (c *Cluster) WaitReady() {
 	c.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -112,7 +118,7 @@ func (c *Cluster) WaitReady() {
 		}
 		leader, ready := false, true
 		for _, s := range running {
-			if s.NumRoutes() < len(running)-1 || !s.JetStreamIsCurrent() {
+			if s.NumRemotes() != len(running)-1 || !s.JetStreamIsCurrent() {
 				ready = false
 			}
 			leader = leader || s.JetStreamIsLeader()
