@@ -68,7 +68,11 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.tree.Add(conn.String(), conn, cc.Restart.Inherit(cfg.Restart)); err != nil {
+	policy := cc.Restart.Inherit(cfg.Restart)
+	if policy.ShutdownTimeout == 0 {
+		policy.ShutdownTimeout = cc.MinShutdownTimeout()
+	}
+	if err := c.tree.Add(conn.String(), conn, policy); err != nil {
 		return nil, err
 	}
 	c.conn = conn
@@ -84,6 +88,18 @@ func (c *Client) String() string { return c.cfg.Name }
 // contract), or an error wrapping ErrShutdownIncomplete.
 func (c *Client) Serve(ctx context.Context) error {
 	return c.tree.Serve(ctx)
+}
+
+// ShutdownTimeout bounds how long Serve takes to return once its ctx ends:
+// children stop one after another, each within its own timeout. Give an
+// application supervisor that runs the Client at least this as its
+// suture.Spec.Timeout.
+func (c *Client) ShutdownTimeout() time.Duration {
+	var total time.Duration
+	for _, ch := range c.tree.Status() {
+		total += ch.Policy.ShutdownTimeout + time.Second
+	}
+	return total
 }
 
 // Run is Serve for a main function: it returns nil when ctx ended and

@@ -84,5 +84,31 @@ func (c Config) Validate() error {
 		p.Merge("server", c.Server.Validate())
 	}
 	p.Merge("restart", c.Restart.Validate())
+	c.validatePolicies(p)
 	return p.Err()
+}
+
+// validatePolicies checks what only shows once a child's policy has
+// inherited the top-level one and the defaults.
+func (c Config) validatePolicies(p conf.Problems) {
+	root := c.Restart.Inherit(supervisor.Defaults())
+	if root.RestartDelay > root.Backoff {
+		p.Addf("restart", "restart_delay %v is longer than backoff %v (with defaults)", root.RestartDelay, root.Backoff)
+	}
+	child := func(field string, own supervisor.Policy) supervisor.Policy {
+		r := own.Inherit(root)
+		if (own.RestartDelay != 0 || own.Backoff != 0) && r.RestartDelay > r.Backoff {
+			p.Addf(field+".restart", "restart_delay %v is longer than backoff %v once inherited", r.RestartDelay, r.Backoff)
+		}
+		return r
+	}
+	conn := child("connection", c.Connection.Restart)
+	if explicit := c.Connection.Restart.ShutdownTimeout != 0 || c.Restart.ShutdownTimeout != 0; explicit &&
+		conn.ShutdownTimeout < c.Connection.MinShutdownTimeout() {
+		p.Addf("connection.restart.shutdown_timeout", "%v leaves no time to drain: want at least %v (drain_timeout + 5s)",
+			conn.ShutdownTimeout, c.Connection.MinShutdownTimeout())
+	}
+	if len(c.Connection.Servers) == 0 {
+		child("server", c.Server.Restart)
+	}
 }

@@ -13,8 +13,9 @@ import (
 	"github.com/corral-go/corral/supervisor"
 )
 
-// Config configures the connection supervisor. The zero value connects to
-// the embedded server (see ServerConfig) with the defaults below.
+// Config configures the connection supervisor. With no Servers it connects
+// to Embedded, and without that to nats://127.0.0.1:4222; every other zero
+// field takes the default its comment states.
 type Config struct {
 	// Servers are the URLs to connect to (nats://, tls://, ws://, wss://).
 	// Empty: the embedded server. Credentials in URLs are never logged.
@@ -50,7 +51,8 @@ type Config struct {
 	// RetryOnFailedConnect keeps trying when no server is up at start,
 	// instead of failing. Default true.
 	RetryOnFailedConnect *bool `yaml:"retry_on_failed_connect"`
-	// NoRandomize tries Servers in order instead of shuffled.
+	// NoRandomize tries Servers in order instead of shuffled. Default
+	// false: shuffled, which spreads clients over a cluster.
 	NoRandomize bool `yaml:"no_randomize"`
 	// DrainTimeout bounds the drain at shutdown. Default 10s.
 	DrainTimeout time.Duration `yaml:"drain_timeout"`
@@ -73,7 +75,9 @@ type Config struct {
 	Embedded *Server `yaml:"-"`
 }
 
-// TLSConfig configures TLS to the servers.
+// TLSConfig configures TLS to the servers. Every field is empty by
+// default: TLS only when a tls:// URL or the server asks for it, verified
+// against the system's CAs.
 type TLSConfig struct {
 	// CAFile is a PEM file of the CAs that sign the servers' certificates.
 	CAFile string `yaml:"ca_file"`
@@ -82,19 +86,39 @@ type TLSConfig struct {
 	CertFile string `yaml:"cert_file"`
 	KeyFile  string `yaml:"key_file"`
 	// ServerName overrides the name checked against the server's
-	// certificate.
+	// certificate (default: the host of the URL).
 	ServerName string `yaml:"server_name"`
 }
 
-// AuthConfig holds one way to authenticate. Secrets are never logged.
+// AuthConfig holds at most one way to authenticate; all are empty by
+// default (no authentication, or credentials in the server URLs). Secrets
+// are never logged; String redacts them.
 type AuthConfig struct {
-	Token    string `yaml:"token"`
+	// Token is a bearer token.
+	Token string `yaml:"token"`
+	// User and Password authenticate by name.
 	User     string `yaml:"user"`
 	Password string `yaml:"password"`
 	// NKeySeedFile is a file holding an NKey user seed.
 	NKeySeedFile string `yaml:"nkey_seed_file"`
 	// CredsFile is a decentralized-auth credentials file (JWT and seed).
 	CredsFile string `yaml:"creds_file"`
+}
+
+// String describes the authentication without its secrets, so that
+// printing a Config with %v or %+v reveals none.
+func (a AuthConfig) String() string {
+	switch {
+	case a.Token != "":
+		return "{token: redacted}"
+	case a.User != "":
+		return "{user: " + a.User + ", password: redacted}"
+	case a.NKeySeedFile != "":
+		return "{nkey_seed_file: " + a.NKeySeedFile + "}"
+	case a.CredsFile != "":
+		return "{creds_file: " + a.CredsFile + "}"
+	}
+	return "{}"
 }
 
 func (t TLSConfig) enabled() bool {
@@ -138,6 +162,12 @@ func (c Config) withDefaults() Config {
 		c.Events = supervisor.NewEvents(nil, nil, nil)
 	}
 	return c
+}
+
+// MinShutdownTimeout is the least shutdown timeout the supervisor needs:
+// its drain timeout, and time for nats.go to close after it.
+func (c Config) MinShutdownTimeout() time.Duration {
+	return c.withDefaults().DrainTimeout + 5*time.Second
 }
 
 // Validate reports every invalid field at once, wrapping ErrInvalidConfig.
@@ -193,6 +223,10 @@ func validateURL(p conf.Problems, i int, s string) {
 	}
 	if u.Hostname() == "" {
 		p.Addf(field, "%s: no host", Redact(s))
+	}
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		// Also what a password with '/', '?' or '#' looks like unescaped.
+		p.Addf(field, "%s: a server URL has no path, query or fragment (escape them in credentials)", Redact(s))
 	}
 }
 

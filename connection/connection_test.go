@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -112,7 +113,7 @@ func TestReplacesConnectionClosedForGood(t *testing.T) {
 		MaxReconnects: 2,
 		ReconnectWait: 10 * time.Millisecond,
 	}, dep)
-	first := <-dep.ch
+	first := dep.next(t)
 
 	srv.Shutdown()
 	closed, _ := natstest.WaitFor[connection.Closed](t, h.rec, 0, 10*time.Second, nil)
@@ -130,12 +131,7 @@ func TestReplacesConnectionClosedForGood(t *testing.T) {
 	}
 
 	srv.Start()
-	var second connInfo
-	select {
-	case second = <-dep.ch:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the dependent was not handed a new connection")
-	}
+	second := dep.next(t)
 	if second.nc == first.nc {
 		t.Fatal("the dependent got the closed connection again")
 	}
@@ -345,6 +341,9 @@ func TestReportsSlowConsumer(t *testing.T) {
 	h := newHarness(t, connection.Config{Servers: []string{srv.URL()}})
 	ci := h.conn()
 	block := make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(block) }) }
+	t.Cleanup(release)
 	sub, err := ci.nc.Subscribe("slow.test", func(*nats.Msg) { <-block })
 	if err != nil {
 		t.Fatal(err)
@@ -361,9 +360,28 @@ func TestReportsSlowConsumer(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev, _ := natstest.WaitFor[connection.SlowConsumer](t, h.rec, 0, 10*time.Second, nil)
-	close(block)
+	release()
 	if ev.Subject != "slow.test" || ev.Dropped == 0 {
 		t.Fatalf("slow consumer event: got %+v", ev)
+	}
+	h.shutdown()
+}
+
+func TestReportsAsyncErrors(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t, func(o *server.Options) {
+		o.Users = []*server.User{{Username: "app", Password: "pw", Permissions: &server.Permissions{
+			Publish: &server.SubjectPermission{Allow: []string{"allowed.>"}},
+		}}}
+	})
+	h := newHarness(t, connection.Config{Servers: []string{srv.URL()}, Auth: connection.AuthConfig{User: "app", Password: "pw"}})
+	ci := h.conn()
+	if err := ci.nc.Publish("forbidden.x", nil); err != nil {
+		t.Fatal(err)
+	}
+	ev, _ := natstest.WaitFor[connection.AsyncError](t, h.rec, 0, 10*time.Second, nil)
+	if !errors.Is(ev.Err, nats.ErrPermissionViolation) || ev.URL != srv.URL() {
+		t.Fatalf("async error event: got %+v", ev)
 	}
 	h.shutdown()
 }
@@ -375,16 +393,98 @@ func TestDrainsWithinTimeoutWhenServerIsGone(t *testing.T) {
 	h.conn()
 	srv.Shutdown()
 	natstest.WaitFor[connection.Disconnected](t, h.rec, 0, 10*time.Second, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		h.shutdown()
-	}()
+	stopped := make(chan error, 1)
+	go func() { stopped <- h.stopErr() }()
 	select {
-	case <-stopped:
-	case <-ctx.Done():
+	case err := <-stopped:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
 		t.Fatal("shutdown while reconnecting did not return")
+	}
+}
+
+func TestStopIsBoundedWithoutClosedCallbacks(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	h := newHarness(t, connection.Config{
+		Servers:      []string{srv.URL()},
+		DrainTimeout: 200 * time.Millisecond,
+		Options:      []nats.Option{nats.NoCallbacksAfterClientClose()},
+	})
+	ci := h.conn()
+	// A subscriber that never returns keeps the drain from finishing.
+	block := make(chan struct{})
+	t.Cleanup(func() { close(block) })
+	if _, err := ci.nc.Subscribe("stuck", func(*nats.Msg) { <-block }); err != nil {
+		t.Fatal(err)
+	}
+	if err := ci.nc.Publish("stuck", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := ci.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- h.stopErr() }()
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("stop did not return")
+	}
+}
+
+func TestConnNeverHandsOutAClosedConnection(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	h := newHarness(t, connection.Config{Servers: []string{srv.URL()}})
+	first := h.conn()
+	first.nc.Close()
+	select {
+	case <-first.gone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the closed connection's channel stayed open")
+	}
+	next := h.conn()
+	if next.nc == first.nc || next.nc.IsClosed() {
+		t.Fatal("Conn returned the closed connection")
+	}
+	h.shutdown()
+}
+
+func TestEmbeddedServerKeepsItsPortAcrossRestarts(t *testing.T) {
+	t.Parallel()
+	srv, err := connection.NewServer(connection.ServerConfig{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for range 2 {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ctx) }()
+		wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+		u, err := srv.ClientURL(wctx)
+		wcancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc, err := nats.Connect(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc.Close()
+		urls = append(urls, u)
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatal(err)
+		}
+	}
+	if urls[0] != urls[1] {
+		t.Fatalf("restarted on %s, first on %s", urls[1], urls[0])
 	}
 }

@@ -37,18 +37,23 @@ type Reconnected struct {
 	Reconnects uint64
 }
 
-// ReconnectFailed: one attempt to reconnect failed. Logged at debug level:
-// an outage produces one per attempt.
+// ReconnectFailed: one attempt to (re)connect failed; Attempt counts them
+// since the connection was last up, and URL is the server it was last up
+// on. An outage produces one per attempt, so attempts 1, 2, 4, 8... are
+// logged as warnings and the rest at debug level.
 type ReconnectFailed struct {
 	supervisor.EventTime
+	URL        string
 	Err        error
+	Attempt    int64
 	Generation uint64
 }
 
-// Closed: the connection closed for good. When the supervisor did not ask
-// for it, the supervisor is restarted and makes a new connection.
+// Closed: the connection closed for good. Err is nil when the supervisor
+// closed it; otherwise the supervisor fails and makes a new connection.
 type Closed struct {
 	supervisor.EventTime
+	URL        string
 	Err        error
 	Generation uint64
 }
@@ -83,6 +88,7 @@ type SlowConsumer struct {
 // permissions violation.
 type AsyncError struct {
 	supervisor.EventTime
+	URL        string
 	Subject    string
 	Err        error
 	Generation uint64
@@ -121,7 +127,12 @@ func (e Disconnected) Level() zapcore.Level {
 	return zapcore.WarnLevel
 }
 func (Reconnected) Level() zapcore.Level     { return zapcore.InfoLevel }
-func (ReconnectFailed) Level() zapcore.Level { return zapcore.DebugLevel }
+func (e ReconnectFailed) Level() zapcore.Level {
+	if e.Attempt&(e.Attempt-1) == 0 { // 1, 2, 4, 8...
+		return zapcore.WarnLevel
+	}
+	return zapcore.DebugLevel
+}
 func (e Closed) Level() zapcore.Level {
 	if e.Err != nil {
 		return zapcore.ErrorLevel
@@ -163,12 +174,19 @@ func (e Reconnected) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 }
 
 func (e ReconnectFailed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	if e.URL != "" {
+		enc.AddString("url", e.URL)
+	}
 	supervisor.AddError(enc, e.Err)
+	enc.AddInt64("attempt", e.Attempt)
 	enc.AddUint64("generation", e.Generation)
 	return nil
 }
 
 func (e Closed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	if e.URL != "" {
+		enc.AddString("url", e.URL)
+	}
 	supervisor.AddError(enc, e.Err)
 	enc.AddUint64("generation", e.Generation)
 	return nil
@@ -202,6 +220,9 @@ func (e SlowConsumer) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 }
 
 func (e AsyncError) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	if e.URL != "" {
+		enc.AddString("url", e.URL)
+	}
 	if e.Subject != "" {
 		enc.AddString("subject", e.Subject)
 	}

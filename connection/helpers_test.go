@@ -80,11 +80,32 @@ func (h *harness) conn() connInfo {
 // shutdown stops the tree and checks that it stopped cleanly.
 func (h *harness) shutdown() {
 	h.t.Helper()
+	if err := h.stopErr(); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// stopErr stops the tree and says what was wrong with the stop, if
+// anything; it may be called from any goroutine.
+func (h *harness) stopErr() error {
 	if err := h.stop(); !errors.Is(err, context.Canceled) || errors.Is(err, supervisor.ErrShutdownIncomplete) {
-		h.t.Fatalf("Serve: got %v, want a clean stop", err)
+		return fmt.Errorf("Serve: got %v, want a clean stop", err)
 	}
 	if u := h.tree.Unstopped(); len(u) != 0 {
-		h.t.Fatalf("unstopped: %v", u)
+		return fmt.Errorf("unstopped: %v", u)
+	}
+	return nil
+}
+
+// next waits for the dependent's next connection.
+func (d *dependent) next(t *testing.T) connInfo {
+	t.Helper()
+	select {
+	case ci := <-d.ch:
+		return ci
+	case <-time.After(20 * time.Second):
+		t.Fatal("the dependent was not handed a connection")
+		return connInfo{}
 	}
 }
 
@@ -110,8 +131,11 @@ func (d *dependent) Serve(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		ci := connInfo{nc: nc, gone: gone}
-		d.ch <- ci
+		select {
+		case d.ch <- connInfo{nc: nc, gone: gone}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

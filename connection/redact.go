@@ -1,30 +1,26 @@
 package connection
 
-import (
-	"net/url"
-	"strings"
-)
+import "strings"
 
-// Redact returns a server URL safe to log: a password becomes "redacted",
-// and so does a lone user part, which nats URLs use for tokens. A string
-// that does not parse is replaced whole, since it may hold anything.
+// Redact returns a server URL safe to log: everything between "://" and
+// the last "@" is replaced, whatever it holds (user and password, a token,
+// or a secret with characters that confuse URL parsing), keeping only a
+// plain user name. Without "://" the part before the last "@" is replaced.
 func Redact(s string) string {
-	if !strings.Contains(s, "@") {
+	at := strings.LastIndex(s, "@")
+	if at < 0 {
 		return s
 	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return "redacted-url"
+	start := 0
+	if i := strings.Index(s, "://"); i >= 0 && i < at {
+		start = i + len("://")
 	}
-	if u.User == nil {
-		return u.String()
+	userinfo := s[start:at]
+	user, _, hasPassword := strings.Cut(userinfo, ":")
+	if hasPassword && user != "" && !strings.ContainsAny(user, "/?#") {
+		return s[:start] + user + ":redacted" + s[at:]
 	}
-	if _, hasPassword := u.User.Password(); hasPassword {
-		u.User = url.UserPassword(u.User.Username(), "redacted")
-	} else {
-		u.User = url.User("redacted")
-	}
-	return u.String()
+	return s[:start] + "redacted" + s[at:]
 }
 
 // RedactAll redacts every URL in urls.

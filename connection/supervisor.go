@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -72,10 +74,12 @@ type Supervisor struct {
 
 // live is one *nats.Conn and the signal that it closed for good.
 type live struct {
-	nc     *nats.Conn
-	gen    uint64
-	closed chan struct{}
-	once   sync.Once
+	nc       *nats.Conn
+	gen      uint64
+	closed   chan struct{}
+	once     sync.Once
+	draining atomic.Bool  // the supervisor asked it to close
+	failures atomic.Int64 // failed reconnect attempts since it was last up
 }
 
 // New validates cfg and returns a supervisor that connects when served.
@@ -84,6 +88,8 @@ func New(cfg Config) (*Supervisor, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	cfg.Servers = slices.Clone(cfg.Servers)
+	cfg.Options = slices.Clone(cfg.Options)
 	s := &Supervisor{cfg: cfg, events: cfg.Events, changed: make(chan struct{})}
 	s.status = Status{State: StateStopped, Since: s.events.Now().At}
 	return s, nil
@@ -97,8 +103,14 @@ func (s *Supervisor) String() string { return "connection" }
 // closes for good first (reconnects exhausted, authorization revoked), it
 // returns an error saying why; the tree restarts it, which connects anew.
 func (s *Supervisor) Serve(ctx context.Context) error {
+	s.mu.Lock()
+	s.setStatusLocked(StateConnecting, nil)
+	s.mu.Unlock()
 	urls, err := s.urls(ctx)
 	if err != nil {
+		s.mu.Lock()
+		s.setStatusLocked(StateStopped, nil)
+		s.mu.Unlock()
 		return err
 	}
 	l := &live{closed: make(chan struct{})}
@@ -124,6 +136,10 @@ func (s *Supervisor) Serve(ctx context.Context) error {
 		s.release(l, StateStopped, nil)
 		return ctx.Err()
 	case <-l.closed:
+		if ctx.Err() != nil {
+			s.release(l, StateStopped, nil)
+			return ctx.Err()
+		}
 		cause := nc.LastError()
 		s.release(l, StateClosed, cause)
 		if cause == nil {
@@ -149,6 +165,7 @@ func (s *Supervisor) urls(ctx context.Context) ([]string, error) {
 }
 
 func (s *Supervisor) drain(l *live) {
+	l.draining.Store(true)
 	s.mu.Lock()
 	s.setStatusLocked(StateDraining, nil)
 	s.mu.Unlock()
@@ -157,15 +174,15 @@ func (s *Supervisor) drain(l *live) {
 		// flushed, so close at once.
 		l.nc.Close()
 	}
+	// nats.go bounds the drain by DrainTimeout and then closes; the timer
+	// guards against a closed callback that never comes (an application
+	// may have turned callbacks off after Close).
 	t := time.NewTimer(s.cfg.DrainTimeout + time.Second)
 	defer t.Stop()
 	select {
 	case <-l.closed:
 	case <-t.C:
-		// nats.go bounds the drain by DrainTimeout itself; this guards the
-		// wait for its closed callback.
 		l.nc.Close()
-		<-l.closed
 	}
 }
 
@@ -195,7 +212,11 @@ func (s *Supervisor) Conn(ctx context.Context) (*nats.Conn, <-chan struct{}, err
 		}
 		s.mu.Unlock()
 		if nc != nil && st == StateConnected {
-			return nc, l.closed, nil
+			select {
+			case <-l.closed: // gone; its replacement is on the way
+			default:
+				return nc, l.closed, nil
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -320,6 +341,7 @@ func (s *Supervisor) callbacks(l *live, theirs *nats.Options) []nats.Option {
 	ev := s.events
 	return []nats.Option{
 		nats.ConnectHandler(func(nc *nats.Conn) {
+			l.failures.Store(0)
 			if s.update(l, nc, StateConnected, nil) {
 				ev.Emit(Connected{EventTime: ev.Now(), URL: Redact(nc.ConnectedUrl()),
 					ServerID: nc.ConnectedServerId(), ServerName: nc.ConnectedServerName(), Generation: l.gen})
@@ -327,14 +349,16 @@ func (s *Supervisor) callbacks(l *live, theirs *nats.Options) []nats.Option {
 			callConn(theirs.ConnectedCB, nc)
 		}),
 		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
-			closing := nc.IsClosed() || nc.IsDraining()
+			closing := l.draining.Load() || nc.IsClosed()
 			if !closing {
 				s.update(l, nc, StateReconnecting, err)
 			}
 			ev.Emit(Disconnected{EventTime: ev.Now(), URL: s.lastURL(), Err: err, Closing: closing, Generation: l.gen})
 			callConnErr(theirs.DisconnectedErrCB, nc, err)
+			callConn(theirs.DisconnectedCB, nc)
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
+			l.failures.Store(0)
 			s.update(l, nc, StateConnected, nil)
 			ev.Emit(Reconnected{EventTime: ev.Now(), URL: Redact(nc.ConnectedUrl()),
 				ServerID: nc.ConnectedServerId(), ServerName: nc.ConnectedServerName(),
@@ -342,13 +366,22 @@ func (s *Supervisor) callbacks(l *live, theirs *nats.Options) []nats.Option {
 			callConn(theirs.ReconnectedCB, nc)
 		}),
 		nats.ReconnectErrHandler(func(nc *nats.Conn, err error) {
-			ev.Emit(ReconnectFailed{EventTime: ev.Now(), Err: err, Generation: l.gen})
+			ev.Emit(ReconnectFailed{EventTime: ev.Now(), URL: s.lastURL(), Err: err,
+				Attempt: l.failures.Add(1), Generation: l.gen})
 			callConnErr(theirs.ReconnectErrCB, nc, err)
 		}),
 		nats.ClosedHandler(func(nc *nats.Conn) {
-			ev.Emit(Closed{EventTime: ev.Now(), Err: nc.LastError(), Generation: l.gen})
+			// Released here, not only when Serve returns, so that Conn stops
+			// handing out this connection at once.
+			var cause error
+			st := StateStopped
+			if !l.draining.Load() {
+				cause, st = nc.LastError(), StateClosed
+			}
+			url := s.lastURL()
+			s.release(l, st, cause)
+			ev.Emit(Closed{EventTime: ev.Now(), URL: url, Err: cause, Generation: l.gen})
 			callConn(theirs.ClosedCB, nc)
-			l.once.Do(func() { close(l.closed) })
 		}),
 		nats.DiscoveredServersHandler(func(nc *nats.Conn) {
 			ev.Emit(DiscoveredServers{EventTime: ev.Now(), URLs: RedactAll(nc.DiscoveredServers()), Generation: l.gen})
@@ -367,7 +400,7 @@ func (s *Supervisor) callbacks(l *live, theirs *nats.Options) []nats.Option {
 				dropped, _ := sub.Dropped()
 				ev.Emit(SlowConsumer{EventTime: ev.Now(), Subject: subject, Queue: queue, Dropped: dropped, Generation: l.gen})
 			} else {
-				ev.Emit(AsyncError{EventTime: ev.Now(), Subject: subject, Err: err, Generation: l.gen})
+				ev.Emit(AsyncError{EventTime: ev.Now(), URL: s.lastURL(), Subject: subject, Err: err, Generation: l.gen})
 			}
 			if theirs.AsyncErrorCB != nil {
 				theirs.AsyncErrorCB(nc, sub, err)

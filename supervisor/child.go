@@ -3,7 +3,6 @@ package supervisor
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -56,6 +55,9 @@ type child struct {
 	starts      int
 	consecutive int
 	delay       time.Duration
+	// failedDelays holds the restart delay of each failure not yet
+	// reported by the tree's hook, oldest first.
+	failedDelays []time.Duration
 }
 
 func (c *child) String() string { return c.name }
@@ -63,7 +65,7 @@ func (c *child) String() string { return c.name }
 func (c *child) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.starts, c.consecutive, c.delay = 0, 0, 0
+	c.starts, c.consecutive, c.delay, c.failedDelays = 0, 0, 0, nil
 	c.status = ChildStatus{Name: c.name, State: Stopped, Since: c.tree.events.Now().At, Policy: c.policy}
 }
 
@@ -92,9 +94,9 @@ func (c *child) Serve(ctx context.Context) error {
 	c.mu.Unlock()
 	c.tree.events.Emit(ChildStarted{EventTime: c.tree.events.Now(), Child: c.name, Restarts: restarts})
 
-	start := time.Now()
+	start := c.tree.now()
 	err := c.run(ctx)
-	ran := time.Since(start)
+	ran := c.tree.now().Sub(start)
 
 	if ctx.Err() != nil {
 		if isStopErr(err) {
@@ -105,6 +107,16 @@ func (c *child) Serve(ctx context.Context) error {
 		return ctx.Err()
 	}
 	switch {
+	case errors.Is(err, suture.ErrTerminateSupervisorTree):
+		// The child asks for the whole tree to stop; suture does that.
+		c.finish(Failed, err)
+		c.tree.events.Emit(ChildStopped{EventTime: c.tree.events.Now(), Child: c.name, Err: err})
+		return err
+	case errors.Is(err, suture.ErrDoNotRestart):
+		// One-shot work that is done: not a failure, whatever the mode.
+		c.finish(Stopped, nil)
+		c.tree.events.Emit(ChildStopped{EventTime: c.tree.events.Now(), Child: c.name})
+		return err
 	case c.policy.Mode == Temporary, c.policy.Mode == Transient && err == nil:
 		state := Stopped
 		if err != nil {
@@ -118,6 +130,7 @@ func (c *child) Serve(ctx context.Context) error {
 	}
 
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if ran > c.policy.FailureDecay {
 		c.consecutive = 0
 	}
@@ -127,10 +140,12 @@ func (c *child) Serve(ctx context.Context) error {
 		d = c.policy.Backoff
 	}
 	c.delay = jitter{frac: *c.policy.Jitter, rnd: c.tree.rnd}.Jitter(d)
+	// suture reports this failure to the tree's hook, which takes the
+	// delay from here: by then the next run may have begun.
+	c.failedDelays = append(c.failedDelays, c.delay)
 	c.serving = false
 	c.recordErrorLocked(err)
 	c.setStateLocked(BackingOff)
-	c.mu.Unlock()
 	return err
 }
 
@@ -142,16 +157,26 @@ func (c *child) run(ctx context.Context) (err error) {
 			err = &PanicError{Value: r, Stack: debug.Stack()}
 		}
 	}()
-	if err := c.svc.Serve(ctx); err != nil {
-		return fmt.Errorf("%s: %w", c.name, err)
-	}
-	return nil
+	return c.svc.Serve(ctx)
 }
 
 func (c *child) pendingDelay() time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.delay
+}
+
+// takeFailedDelay returns the restart delay of the oldest failure not yet
+// reported.
+func (c *child) takeFailedDelay() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.failedDelays) == 0 {
+		return 0
+	}
+	d := c.failedDelays[0]
+	c.failedDelays = c.failedDelays[1:]
+	return d
 }
 
 // pauseReplacesDelay drops the child's own restart delay when its
@@ -161,6 +186,9 @@ func (c *child) pauseReplacesDelay() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.delay = 0
+	if n := len(c.failedDelays); n > 0 {
+		c.failedDelays[n-1] = 0 // the failure that caused the pause
+	}
 	c.setStateLocked(BackingOff)
 }
 

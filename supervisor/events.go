@@ -1,6 +1,8 @@
 package supervisor
 
 import (
+	"errors"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -83,7 +85,8 @@ func (e *Events) Emit(ev Event) {
 	}
 	if e.log != nil {
 		if ce := e.log.Check(ev.Level(), ev.Kind()); ce != nil {
-			ce.Write(zap.Inline(ev))
+			component, _, _ := strings.Cut(ev.Kind(), ".")
+			ce.Write(zap.String("component", component), zap.Inline(ev))
 		}
 	}
 	if e.hook != nil {
@@ -212,7 +215,8 @@ func AddError(enc zapcore.ObjectEncoder, err error) {
 		return
 	}
 	enc.AddString("error", err.Error())
-	if pe, ok := err.(*PanicError); ok {
+	var pe *PanicError
+	if errors.As(err, &pe) {
 		enc.AddByteString("stack", pe.Stack)
 	}
 }

@@ -21,9 +21,11 @@ import (
 // shutdown timeout, so dependents (added after what they depend on) stop
 // first. suture alone would stop them all at once.
 type Tree struct {
-	name   string
-	events *Events
-	rnd    func() float64
+	name       string
+	events     *Events
+	rnd        func() float64
+	now        func() time.Time
+	concurrent bool // stop all children at once
 
 	mu        sync.Mutex
 	children  []*child
@@ -38,7 +40,15 @@ func NewTree(name string, events *Events) *Tree {
 	if events == nil {
 		events = NewEvents(nil, nil, nil)
 	}
-	return &Tree{name: name, events: events, rnd: rand.Float64, byName: map[string]*child{}}
+	return &Tree{name: name, events: events, rnd: rand.Float64, now: func() time.Time { return events.Now().At }, byName: map[string]*child{}}
+}
+
+// NewGroup returns an empty tree whose children are independent of each
+// other: at shutdown they all stop at once, each within its own timeout.
+func NewGroup(name string, events *Events) *Tree {
+	t := NewTree(name, events)
+	t.concurrent = true
+	return t
 }
 
 // String returns the tree's name.
@@ -60,9 +70,29 @@ func (t *Tree) Add(name string, svc suture.Service, p Policy) error {
 		return fmt.Errorf("%w: %q", ErrDuplicateChild, name)
 	}
 	c := &child{name: name, svc: svc, policy: p.Inherit(Defaults()), tree: t}
-	c.status = ChildStatus{Name: name, State: Stopped}
+	c.status = ChildStatus{Name: name, State: Stopped, Policy: c.policy}
 	t.children = append(t.children, c)
 	t.byName[name] = c
+	return nil
+}
+
+// SetPolicy replaces the policy of the child named name, whose zero fields
+// take the package defaults. Only while the tree is not serving.
+func (t *Tree) SetPolicy(name string, p Policy) error {
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("supervisor: child %q: %w", name, err)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.running {
+		return ErrRunning
+	}
+	c, ok := t.byName[name]
+	if !ok {
+		return fmt.Errorf("supervisor: no child %q", name)
+	}
+	c.policy = p.Inherit(Defaults())
+	c.status.Policy = c.policy
 	return nil
 }
 
@@ -76,6 +106,14 @@ func (t *Tree) Serve(ctx context.Context) error {
 	if t.running {
 		t.mu.Unlock()
 		return ErrRunning
+	}
+	for _, c := range t.children {
+		if c.isServing() {
+			// Left running by a shutdown that timed out: a second copy
+			// must not start beside it.
+			t.mu.Unlock()
+			return fmt.Errorf("%w: %s is still stopping", ErrRunning, c.name)
+		}
 	}
 	t.running = true
 	t.unstopped = nil
@@ -114,11 +152,25 @@ func (t *Tree) Serve(ctx context.Context) error {
 		return fmt.Errorf("supervisor: tree %s terminated: %w", t.name, err)
 	}
 
+	stopped := make([]bool, len(children))
+	stop := func(i int) {
+		err := root.RemoveAndWait(tokens[i], children[i].policy.ShutdownTimeout+time.Second)
+		stopped[i] = err == nil && !children[i].isServing()
+	}
+	if t.concurrent {
+		var wg sync.WaitGroup
+		for i := range children {
+			wg.Go(func() { stop(i) })
+		}
+		wg.Wait()
+	} else {
+		for i := len(children) - 1; i >= 0; i-- {
+			stop(i)
+		}
+	}
 	var unstopped []string
-	for i := len(children) - 1; i >= 0; i-- {
-		c := children[i]
-		err := root.RemoveAndWait(tokens[i], c.policy.ShutdownTimeout+time.Second)
-		if err != nil || c.isServing() {
+	for i, c := range children {
+		if !stopped[i] {
 			unstopped = append(unstopped, c.name)
 		}
 	}
@@ -173,7 +225,7 @@ func (t *Tree) onSutureEvent(e suture.Event) {
 		ev := ChildFailed{EventTime: at, Child: name, Err: asError(e.Err),
 			Failures: e.CurrentFailures, Threshold: e.FailureThreshold, Restarting: e.Restarting}
 		if c := t.child(name); c != nil {
-			ev.RestartIn = c.pendingDelay()
+			ev.RestartIn = c.takeFailedDelay()
 		}
 		t.events.Emit(ev)
 	case suture.EventServicePanic:

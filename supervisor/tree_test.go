@@ -13,6 +13,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/thejerf/suture/v4"
+
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/supervisor"
 )
@@ -146,21 +148,24 @@ func TestModes(t *testing.T) {
 		{supervisor.Temporary, errBoom, 1, supervisor.Failed, "boom"},
 		{supervisor.Temporary, nil, 1, supervisor.Stopped, ""},
 		{supervisor.Permanent, nil, 3, supervisor.Running, "returned without error"},
+		{supervisor.Permanent, suture.ErrDoNotRestart, 1, supervisor.Stopped, ""},
 	}
 	for _, tt := range tests {
 		name := string(tt.mode) + "/nil"
 		if tt.result != nil {
-			name = string(tt.mode) + "/error"
+			name = string(tt.mode) + "/" + tt.result.Error()
 		}
 		t.Run(name, func(t *testing.T) {
 			rec := natstest.NewRecorder()
 			tree := supervisor.NewTree("t", supervisor.NewEvents(nil, rec.Hook, nil))
 			// It returns tt.result twice, then runs until stopped, so that a
 			// restarted child is seen running.
+			third := make(chan struct{})
 			child := &fn{name: "child", serve: func(ctx context.Context, start int) error {
 				if start <= 2 {
 					return tt.result
 				}
+				close(third)
 				return untilDone(ctx, start)
 			}}
 			if err := tree.Add("child", child, supervisor.Policy{Mode: tt.mode, RestartDelay: time.Millisecond}); err != nil {
@@ -169,13 +174,15 @@ func TestModes(t *testing.T) {
 			stop := serve(t, tree)
 			if tt.wantStarts == 1 {
 				ev, _ := natstest.WaitFor[supervisor.ChildStopped](t, rec, 0, 10*time.Second, nil)
-				if !errors.Is(ev.Err, tt.result) {
-					t.Fatalf("ChildStopped error: got %v, want %v", ev.Err, tt.result)
+				if tt.wantState == supervisor.Failed && !errors.Is(ev.Err, tt.result) || tt.wantState != supervisor.Failed && ev.Err != nil {
+					t.Fatalf("ChildStopped error: got %v", ev.Err)
 				}
 			} else {
-				natstest.WaitFor[supervisor.ChildStarted](t, rec, 0, 10*time.Second, func(e supervisor.ChildStarted) bool {
-					return e.Restarts == 2
-				})
+				select {
+				case <-third:
+				case <-time.After(10 * time.Second):
+					t.Fatal("not restarted twice")
+				}
 			}
 			st := tree.Status()[0]
 			if got := child.starts.Load(); got != tt.wantStarts {
@@ -225,17 +232,20 @@ func TestPanicIsRecoveredWithStack(t *testing.T) {
 
 func TestStopsInReverseOrderOfAdd(t *testing.T) {
 	tree := supervisor.NewTree("t", nil)
+	type span struct{ begin, end time.Time }
 	var mu sync.Mutex
-	var order []string
+	stops := map[string]span{}
 	started := make(chan struct{}, 3)
-	for _, name := range []string{"server", "connection", "consumers"} {
+	names := []string{"server", "connection", "consumers"}
+	for _, name := range names {
 		child := &fn{name: name, serve: func(ctx context.Context, _ int) error {
 			started <- struct{}{}
 			<-ctx.Done()
-			// A slow stop: a sibling stopped concurrently would record first.
+			begin := time.Now()
+			// A stop that takes a while: stops run concurrently would overlap.
 			time.Sleep(20 * time.Millisecond)
 			mu.Lock()
-			order = append(order, name)
+			stops[name] = span{begin, time.Now()}
 			mu.Unlock()
 			return ctx.Err()
 		}}
@@ -250,11 +260,47 @@ func TestStopsInReverseOrderOfAdd(t *testing.T) {
 	if err := stop(); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Serve: got %v", err)
 	}
-	if want := []string{"consumers", "connection", "server"}; !slices.Equal(order, want) {
-		t.Fatalf("stop order: got %v, want %v", order, want)
+	// consumers, then connection, then server, one after the other.
+	for i := len(names) - 1; i > 0; i-- {
+		first, next := stops[names[i]], stops[names[i-1]]
+		if next.begin.Before(first.end) {
+			t.Fatalf("%s began stopping at %v, before %s had stopped at %v",
+				names[i-1], next.begin, names[i], first.end)
+		}
 	}
 	if u := tree.Unstopped(); len(u) != 0 {
 		t.Fatalf("unstopped: %v", u)
+	}
+}
+
+func TestGroupStopsChildrenAtOnce(t *testing.T) {
+	tree := supervisor.NewGroup("g", nil)
+	release := make(chan struct{})
+	stopping := make(chan string, 2)
+	for _, name := range []string{"a", "b"} {
+		child := &fn{name: name, serve: func(ctx context.Context, _ int) error {
+			<-ctx.Done()
+			stopping <- name
+			<-release // neither finishes until both have begun
+			return ctx.Err()
+		}}
+		if err := tree.Add(name, child, supervisor.Policy{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := serve(t, tree)
+	done := make(chan error, 1)
+	go func() { done <- stop() }()
+	for range 2 {
+		select {
+		case <-stopping:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the group's children did not begin stopping together")
+		}
+	}
+	close(release)
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Serve: got %v", err)
 	}
 }
 

@@ -2,6 +2,7 @@ package conf
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -35,6 +36,9 @@ func ParseByteSize(s string) (ByteSize, error) {
 	n, err := strconv.ParseInt(t, 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("size %q: want an integer with an optional unit (B, KB, MB, GB, KiB, MiB, GiB)", s)
+	}
+	if n > math.MaxInt64/mult || n < math.MinInt64/mult {
+		return 0, fmt.Errorf("size %q: too large", s)
 	}
 	return ByteSize(n * mult), nil
 }

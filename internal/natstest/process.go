@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,14 +38,12 @@ func ServerBinary(t testing.TB) string {
 }
 
 func buildServer() (string, error) {
-	version := "unknown"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == serverModule {
-				version = d.Version
-			}
-		}
+	// A test binary's build info lists no dependencies; ask the go command.
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", serverModule).Output()
+	if err != nil {
+		return "", fmt.Errorf("go list %s: %w", serverModule, err)
 	}
+	version := strings.TrimSpace(string(out))
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		cache = os.TempDir()
@@ -56,10 +53,8 @@ func buildServer() (string, error) {
 		return "", err
 	}
 	path := filepath.Join(dir, fmt.Sprintf("nats-server-%s-%s-%s", version, runtime.GOOS, runtime.GOARCH))
-	if version != "unknown" {
-		if _, err := os.Stat(path); err == nil {
-			return path, nil
-		}
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
 	}
 	// Build beside the target and rename, so that concurrent test
 	// processes never run a half-written binary.
@@ -222,12 +217,49 @@ func (p *Process) Terminate() { p.signalAndWait(syscall.SIGTERM) }
 // exits. Wait returns when it has.
 func (p *Process) LameDuck() { p.signal(syscall.SIGUSR2) }
 
-// Pause stops the process (SIGSTOP): its sockets stay open but nothing is
-// read or answered.
-func (p *Process) Pause() { p.signal(syscall.SIGSTOP) }
+// Pause stops the process (SIGSTOP) and returns once it has stopped: its
+// sockets stay open but nothing is read or answered.
+func (p *Process) Pause() {
+	p.t.Helper()
+	p.signal(syscall.SIGSTOP)
+	p.waitState(func(s byte) bool { return s == 'T' || s == 't' }, "stopped")
+}
 
-// Resume continues a paused process (SIGCONT).
-func (p *Process) Resume() { p.signal(syscall.SIGCONT) }
+// Resume continues a paused process (SIGCONT) and returns once it runs.
+func (p *Process) Resume() {
+	p.t.Helper()
+	p.signal(syscall.SIGCONT)
+	p.waitState(func(s byte) bool { return s != 'T' && s != 't' }, "running")
+}
+
+// waitState polls the process state in /proc until ok accepts it. Signals
+// are delivered asynchronously; without this a test could act before the
+// process is stopped.
+func (p *Process) waitState(ok func(byte) bool, want string) {
+	p.t.Helper()
+	p.mu.Lock()
+	cmd := p.cmd
+	p.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	path := fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return // exited
+		}
+		// The state follows the parenthesised command name.
+		if i := bytes.LastIndexByte(data, ')'); i >= 0 && i+2 < len(data) && ok(data[i+2]) {
+			return
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("natstest: process not %s after 10s", want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
 
 // Wait waits until the process has exited.
 func (p *Process) Wait() {

@@ -134,7 +134,7 @@ func (p *Proxy) drop(a, b net.Conn) {
 func (p *Proxy) Pause() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.mode == forwarding {
+	if p.mode != paused {
 		p.gate = make(chan struct{})
 	}
 	p.mode = paused

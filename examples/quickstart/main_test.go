@@ -1,0 +1,28 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestQuickstartRunsAndExits(t *testing.T) {
+	// The quickstart keeps its data under the working directory.
+	t.Chdir(t.TempDir())
+	t.Setenv("NATS_URL", "")
+
+	var out bytes.Buffer
+	if err := run(context.Background(), nil, &out); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"event: connection.connected", "└── connection", "running", "stopped:"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
