@@ -126,7 +126,7 @@ func (e Disconnected) Level() zapcore.Level {
 	}
 	return zapcore.WarnLevel
 }
-func (Reconnected) Level() zapcore.Level     { return zapcore.InfoLevel }
+func (Reconnected) Level() zapcore.Level { return zapcore.InfoLevel }
 func (e ReconnectFailed) Level() zapcore.Level {
 	if e.Attempt&(e.Attempt-1) == 0 { // 1, 2, 4, 8...
 		return zapcore.WarnLevel
