@@ -96,7 +96,11 @@ func TestPermanentChildRestartsWithDoublingDelay(t *testing.T) {
 func TestFlappingChildDoesNotRestartSiblings(t *testing.T) {
 	rec := natstest.NewRecorder()
 	tree := supervisor.NewTree("t", supervisor.NewEvents(nil, rec.Hook, nil))
-	sibling := &fn{name: "sibling", serve: untilDone}
+	siblingUp := make(chan struct{})
+	sibling := &fn{name: "sibling", serve: func(ctx context.Context, start int) error {
+		close(siblingUp)
+		return untilDone(ctx, start)
+	}}
 	flapping := &fn{name: "flapping", serve: func(context.Context, int) error { return errBoom }}
 	if err := tree.Add("sibling", sibling, supervisor.Policy{}); err != nil {
 		t.Fatal(err)
@@ -108,6 +112,7 @@ func TestFlappingChildDoesNotRestartSiblings(t *testing.T) {
 	}
 	stop := serve(t, tree)
 
+	<-siblingUp
 	ev, _ := natstest.WaitFor[supervisor.ChildBackoff](t, rec, 0, 10*time.Second, nil)
 	if ev.Child != "flapping" || ev.Backoff != time.Hour {
 		t.Fatalf("got %+v, want flapping to back off for 1h", ev)

@@ -2,6 +2,7 @@ package natstest
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/url"
 	"strconv"
@@ -47,20 +48,21 @@ func RunCluster(t testing.TB, n int) *Cluster {
 	return c
 }
 
-// freePorts finds n free loopback ports. Another process could take one
-// before the server binds it; on loopback in a test sandbox that is rare
-// and shows as a clear start failure.
+// freePorts finds n free loopback ports for route listeners, below the
+// kernel's ephemeral range so that no outgoing connection or random-port
+// listener takes one between this check and the server's bind.
 func freePorts(t testing.TB, n int) []int {
 	t.Helper()
 	var ports []int
 	var lns []net.Listener
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+	for len(ports) < n {
+		port := 20000 + rand.IntN(10000)
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {
-			t.Fatalf("natstest: %v", err)
+			continue
 		}
 		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+		ports = append(ports, port)
 	}
 	for _, ln := range lns {
 		_ = ln.Close()
@@ -118,7 +120,7 @@ func (c *Cluster) WaitReady() {
 		}
 		leader, ready := false, true
 		for _, s := range running {
-			if s.NumRemotes() != len(running)-1 || !s.JetStreamIsCurrent() {
+			if s.NumRemotes() != len(running)-1 || !s.JetStreamIsCurrent() || !metaFormed(s, len(c.Nodes)) {
 				ready = false
 			}
 			leader = leader || s.JetStreamIsLeader()
@@ -131,4 +133,25 @@ func (c *Cluster) WaitReady() {
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
+}
+
+// metaFormed reports whether s sees the JetStream meta group with all n
+// nodes as known voting members. Until then a leader can be elected by
+// fewer nodes, and stopping one of them can leave the rest without a
+// quorum for good.
+func metaFormed(s *server.Server, n int) bool {
+	rz := s.Raftz(&server.RaftzOptions{})
+	if rz == nil {
+		return false
+	}
+	meta, ok := (*rz)[server.DEFAULT_SYSTEM_ACCOUNT]["_meta_"]
+	if !ok || meta.Size != n || len(meta.Peers) != n-1 {
+		return false
+	}
+	for _, p := range meta.Peers {
+		if !p.Known {
+			return false
+		}
+	}
+	return true
 }

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 const serverModule = "github.com/nats-io/nats-server/v2"
@@ -217,12 +219,34 @@ func (p *Process) Terminate() { p.signalAndWait(syscall.SIGTERM) }
 // exits. Wait returns when it has.
 func (p *Process) LameDuck() { p.signal(syscall.SIGUSR2) }
 
-// Pause stops the process (SIGSTOP) and returns once it has stopped: its
-// sockets stay open but nothing is read or answered.
+// Pause stops the process (SIGSTOP) and returns once every thread of it
+// has stopped: its sockets stay open but nothing is read or answered.
+// kill(2) only queues SIGSTOP, so without the wait a thread could still
+// answer a request sent right after Pause.
 func (p *Process) Pause() {
 	p.t.Helper()
-	p.signal(syscall.SIGSTOP)
-	p.waitState(func(s byte) bool { return s == 'T' || s == 't' }, "stopped")
+	p.mu.Lock()
+	cmd := p.cmd
+	p.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		p.t.Fatalf("natstest: SIGSTOP: %v", err)
+	}
+	// WSTOPPED reports the group stop once it is complete; WNOWAIT leaves
+	// the state for the goroutine that waits for the exit.
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WSTOPPED|unix.WNOWAIT, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			p.t.Fatalf("natstest: wait for SIGSTOP to take effect: %v", err)
+		}
+		return
+	}
 }
 
 // Resume continues a paused process (SIGCONT) and returns once it runs.

@@ -84,7 +84,8 @@ func (p *Proxy) accept() {
 			continue
 		}
 		p.mu.Lock()
-		if p.closed {
+		if p.closed || p.mode == cut {
+			// Cut while dialing: this connection must not survive it.
 			p.mu.Unlock()
 			reset(c)
 			_ = up.Close()
