@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -21,11 +24,16 @@ import (
 // tree; Run is the same for a main function. Its methods are safe for
 // concurrent use.
 type Client struct {
-	cfg    Config
-	events *supervisor.Events
-	tree   *supervisor.Tree
-	server *connection.Server
-	conn   *connection.Supervisor
+	cfg       Config
+	events    *supervisor.Events
+	tree      *supervisor.Tree
+	server    *connection.Server
+	conn      *connection.Supervisor
+	consumers *consumer.Supervisor
+
+	mu             sync.Mutex
+	bound          map[string]bool // handler names bound by code
+	consumersAdded bool
 }
 
 // New validates cfg, reporting every problem at once (an error wrapping
@@ -42,7 +50,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		cfg.Name = "corral"
 	}
 	events := supervisor.NewEvents(o.logger, o.hook, o.now)
-	c := &Client{cfg: cfg, events: events, tree: supervisor.NewTree(cfg.Name, events)}
+	c := &Client{cfg: cfg, events: events, tree: supervisor.NewTree(cfg.Name, events), bound: map[string]bool{}}
 
 	// Children stop in reverse order of adding: the connection drains
 	// before the embedded server stops.
@@ -76,7 +84,100 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	c.conn = conn
+
+	c.consumers = consumer.New(conn, events)
 	return c, nil
+}
+
+// consumersPolicy is the policy of the consumer supervisor: it never fails
+// by itself (its handlers have their own policies) and must be given the
+// longest handler shutdown timeout to drain them all.
+func (c *Client) consumersPolicy(longest time.Duration) supervisor.Policy {
+	p := c.cfg.Restart.Inherit(supervisor.Defaults())
+	p.Mode = supervisor.Permanent
+	p.ShutdownTimeout = max(p.ShutdownTimeout, longest) + time.Second
+	return p
+}
+
+// Handle binds h to the handler named name. Its settings come from
+// Config.Handlers[name] and, optionally, from cfg declared in code; fields
+// set in the configuration win, so a file can retune workers, queues and
+// policies without a code change. Handle fails with a clear error when the
+// subject or any setting is invalid, the name is already bound, or the name
+// is neither in the configuration nor given settings here. Declare handlers
+// before Run.
+func (c *Client) Handle(name string, h consumer.Handler, cfg ...consumer.Config) error {
+	return c.declare(name, cfg, func(hc consumer.Config) error { return c.consumers.Handle(name, hc, h) })
+}
+
+// HandleRequest binds a request/reply endpoint, as Handle does: h's reply,
+// or its error as a service error, goes back to each caller.
+func (c *Client) HandleRequest(name string, h consumer.RequestHandler, cfg ...consumer.Config) error {
+	return c.declare(name, cfg, func(hc consumer.Config) error { return c.consumers.HandleRequest(name, hc, h) })
+}
+
+func (c *Client) declare(name string, code []consumer.Config, add func(consumer.Config) error) error {
+	if len(code) > 1 {
+		return fmt.Errorf("corral: handler %q: %w: at most one consumer.Config", name, ErrInvalidConfig)
+	}
+	file, inFile := c.cfg.Handlers[name]
+	if len(code) == 0 && !inFile {
+		return fmt.Errorf("corral: handler %q: %w", name, ErrUnknownHandler)
+	}
+	var hc consumer.Config
+	if len(code) == 1 {
+		hc = code[0]
+	}
+	if inFile {
+		hc = hc.Override(file)
+	}
+	hc.Restart = hc.Restart.Inherit(c.cfg.Restart)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := add(hc); err != nil {
+		return err
+	}
+	c.bound[name] = true
+	return nil
+}
+
+// addConsumers puts the consumer supervisor in the tree, after everything
+// it depends on, once handlers are declared; its shutdown timeout covers
+// the longest of theirs.
+func (c *Client) addConsumers() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	handlers := c.consumers.Status()
+	if len(handlers) == 0 {
+		return nil
+	}
+	var longest time.Duration
+	for _, st := range handlers {
+		longest = max(longest, st.Child.Policy.ShutdownTimeout)
+	}
+	p := c.consumersPolicy(longest)
+	if c.consumersAdded {
+		return c.tree.SetPolicy(c.consumers.String(), p)
+	}
+	if err := c.tree.Add(c.consumers.String(), c.consumers, p); err != nil {
+		return err
+	}
+	c.consumersAdded = true
+	return nil
+}
+
+// unbound lists handlers configured but never bound by code.
+func (c *Client) unbound() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for name := range c.cfg.Handlers {
+		if !c.bound[name] {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // String is the Client's name, as suture shows it.
@@ -87,6 +188,12 @@ func (c *Client) String() string { return c.cfg.Name }
 // timeout. It returns ctx.Err() after a clean stop (the suture.Service
 // contract), or an error wrapping ErrShutdownIncomplete.
 func (c *Client) Serve(ctx context.Context) error {
+	if names := c.unbound(); len(names) > 0 {
+		return fmt.Errorf("corral: %w: %s", ErrUnboundHandler, strings.Join(names, ", "))
+	}
+	if err := c.addConsumers(); err != nil {
+		return err
+	}
 	return c.tree.Serve(ctx)
 }
 
@@ -132,6 +239,8 @@ type Status struct {
 	Children []supervisor.ChildStatus
 	// Connection is the connection's state.
 	Connection connection.Status
+	// Handlers is every declared handler, with its counters.
+	Handlers []consumer.Status
 	// Unstopped names children that did not stop in time at the last
 	// shutdown.
 	Unstopped []string
@@ -143,7 +252,8 @@ func (c *Client) Status() Status {
 		Name:       c.cfg.Name,
 		Children:   c.tree.Status(),
 		Connection: c.conn.Status(),
-		Unstopped:  c.tree.Unstopped(),
+		Handlers:   c.consumers.Status(),
+		Unstopped:  append(c.tree.Unstopped(), c.consumers.Unstopped()...),
 	}
 }
 
@@ -167,6 +277,27 @@ func (s Status) String() string {
 			fmt.Fprintf(&b, " last_error=%q", ch.LastError)
 		}
 		b.WriteByte('\n')
+		if ch.Name != "consumers" {
+			continue
+		}
+		indent := "│   "
+		if i == len(s.Children)-1 {
+			indent = "    "
+		}
+		for j, h := range s.Handlers {
+			branch := "├──"
+			if j == len(s.Handlers)-1 {
+				branch = "└──"
+			}
+			cn := h.Counters
+			fmt.Fprintf(&b, "%s%s %-12s %-11s restarts=%d subject=%s workers=%d queue=%d/%d received=%d processed=%d failed=%d dropped=%d",
+				indent, branch, h.Name, h.Child.State, h.Child.Restarts, h.Subject, h.Workers, cn.QueueDepth, h.QueueSize,
+				cn.Received, cn.Processed, cn.Failed, cn.Dropped)
+			if h.SlowConsumer {
+				b.WriteString(" slow_consumer")
+			}
+			b.WriteByte('\n')
+		}
 	}
 	return b.String()
 }

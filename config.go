@@ -2,9 +2,12 @@ package corral
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 
 	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/supervisor"
 )
@@ -34,6 +37,10 @@ type Config struct {
 	// Restart is the restart policy every child inherits; each section's
 	// own restart field overrides it field by field.
 	Restart supervisor.Policy `yaml:"restart"`
+	// Handlers configures message handlers by name. Code binds a function
+	// to each name with Client.Handle or Client.HandleRequest; fields set
+	// here override those declared in code.
+	Handlers map[string]consumer.Config `yaml:"handlers"`
 }
 
 // LoadConfig reads the YAML file at path (none if path is empty), rejecting
@@ -84,6 +91,9 @@ func (c Config) Validate() error {
 		p.Merge("server", c.Server.Validate())
 	}
 	p.Merge("restart", c.Restart.Validate())
+	for _, name := range slices.Sorted(maps.Keys(c.Handlers)) {
+		p.Merge("handlers."+name, c.Handlers[name].ValidateOverride())
+	}
 	c.validatePolicies(p)
 	return p.Err()
 }
@@ -110,5 +120,8 @@ func (c Config) validatePolicies(p conf.Problems) {
 	}
 	if len(c.Connection.Servers) == 0 {
 		child("server", c.Server.Restart)
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Handlers)) {
+		child("handlers."+name, c.Handlers[name].Restart)
 	}
 }

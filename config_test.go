@@ -142,3 +142,5 @@ func TestZeroConfigIsValid(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func writeFile(path, data string) error { return os.WriteFile(path, []byte(data), 0o600) }

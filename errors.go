@@ -22,6 +22,14 @@ var (
 
 	// ErrConfigFile wraps errors reading or parsing a configuration file.
 	ErrConfigFile = errors.New("corral: config file")
+
+	// ErrUnknownHandler is returned by Handle for a name that is not in
+	// Config.Handlers and was given no settings in code.
+	ErrUnknownHandler = errors.New("not in the handlers configuration and declared without settings")
+
+	// ErrUnboundHandler is returned by Run when Config.Handlers names a
+	// handler that code never bound with Handle or HandleRequest.
+	ErrUnboundHandler = errors.New("configured handlers bound to no function")
 )
 
 // ValidationError lists every problem Validate found; it matches

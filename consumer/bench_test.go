@@ -1,0 +1,130 @@
+package consumer_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/internal/natstest"
+)
+
+// The benchmarks publish b.N messages of 128 bytes on one connection and
+// time until a subscriber on another has handled them all: a raw nats.go
+// callback, a hand-written pool behind a callback, and a Corral handler,
+// on the same in-process server. Compare them in one run:
+//
+//	go test -run '^$' -bench Core -count 5 ./consumer
+
+func BenchmarkCore(b *testing.B) {
+	srv := natstest.RunServer(b, natstest.WithoutJetStream())
+	payload := make([]byte, 128)
+
+	run := func(b *testing.B, subject string, handled *atomic.Int64) {
+		pub := benchConn(b, srv.URL())
+		b.ReportAllocs()
+		b.ResetTimer()
+		start := time.Now()
+		for range b.N {
+			if err := pub.Publish(subject, payload); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := pub.Flush(); err != nil {
+			b.Fatal(err)
+		}
+		for handled.Load() < int64(b.N) {
+			time.Sleep(50 * time.Microsecond)
+		}
+		b.StopTimer()
+		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
+	}
+	sleep := func() { time.Sleep(time.Millisecond) }
+	nothing := func() {}
+
+	for _, work := range []struct {
+		name    string
+		workers int
+		do      func()
+	}{{"noop", 1, nothing}, {"1ms-64workers", 64, sleep}} {
+		b.Run(work.name+"/raw-callback", func(b *testing.B) {
+			if work.workers > 1 {
+				b.Skip("a callback runs one message at a time")
+			}
+			nc := benchConn(b, srv.URL())
+			var handled atomic.Int64
+			sub, err := nc.Subscribe("bench.raw", func(*nats.Msg) {
+				work.do()
+				handled.Add(1)
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			_ = sub.SetPendingLimits(-1, -1)
+			_ = nc.Flush()
+			run(b, "bench.raw", &handled)
+		})
+		b.Run(work.name+"/raw-pool", func(b *testing.B) {
+			nc := benchConn(b, srv.URL())
+			var handled atomic.Int64
+			queue := make(chan *nats.Msg, 1024)
+			var wg sync.WaitGroup
+			for range work.workers {
+				wg.Go(func() {
+					for range queue {
+						work.do()
+						handled.Add(1)
+					}
+				})
+			}
+			sub, err := nc.Subscribe("bench.pool", func(m *nats.Msg) { queue <- m })
+			if err != nil {
+				b.Fatal(err)
+			}
+			_ = sub.SetPendingLimits(-1, -1)
+			_ = nc.Flush()
+			run(b, "bench.pool", &handled)
+			_ = sub.Unsubscribe()
+			close(queue)
+			wg.Wait()
+		})
+		b.Run(work.name+"/corral", func(b *testing.B) {
+			nc := benchConn(b, srv.URL())
+			var handled atomic.Int64
+			sup := consumer.New(connection.NewFixed(nc), nil)
+			h := consumer.HandlerFunc(func(context.Context, *consumer.Msg) error {
+				work.do()
+				handled.Add(1)
+				return nil
+			})
+			cfg := consumer.Config{Subject: "bench.corral", Workers: work.workers, QueueSize: 1024, PendingMsgs: -1, PendingBytes: -1}
+			if err := sup.Handle("bench", cfg, h); err != nil {
+				b.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- sup.Serve(ctx) }()
+			for !sup.Status()[0].Ready {
+				time.Sleep(time.Millisecond)
+			}
+			_ = nc.Flush()
+			run(b, "bench.corral", &handled)
+			cancel()
+			<-done
+		})
+	}
+}
+
+func benchConn(b *testing.B, url string) *nats.Conn {
+	nc, err := nats.Connect(url, nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(nc.Close)
+	return nc
+}

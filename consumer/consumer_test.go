@@ -1,0 +1,535 @@
+package consumer_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/supervisor"
+)
+
+func TestWorkersRunConcurrently(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const workers = 8
+	var inside atomic.Int32
+	all := make(chan struct{})
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		if inside.Add(1) == workers {
+			close(all)
+		}
+		select {
+		case <-all: // every worker is inside at once
+			return nil
+		case <-time.After(10 * time.Second):
+			return errors.New("not all workers ran at once")
+		}
+	})
+	if err := e.sup.Handle("fan", consumer.Config{Subject: "fan.out", Workers: workers}, h); err != nil {
+		t.Fatal(err)
+	}
+	stop := e.serve()
+	e.subscribed(1)
+	e.publish("fan.out", workers, []byte("x"))
+	eventually(t, "all handled", func() bool {
+		c := e.status("fan").Counters
+		return c.Processed+c.Failed == workers
+	})
+	if c := e.status("fan").Counters; c.Processed != workers || c.Failed != 0 || c.Received != workers {
+		t.Fatalf("counters: got %+v", c)
+	}
+	cleanStop(t, stop)
+}
+
+func TestOverflowPoliciesUnderOverload(t *testing.T) {
+	t.Parallel()
+	const (
+		workers   = 2
+		queueSize = 100
+		n         = 10 * (queueSize + workers) // 10x what the pool holds
+		size      = 64 << 10
+	)
+	for _, policy := range []consumer.Overflow{consumer.Block, consumer.DropNewest, consumer.DropOldest} {
+		t.Run(string(policy), func(t *testing.T) {
+			e := newEnv(t)
+			gate := make(chan struct{})
+			var mu sync.Mutex
+			var seen []uint64
+			h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+				<-gate
+				mu.Lock()
+				seen = append(seen, binary.BigEndian.Uint64(m.Data()))
+				mu.Unlock()
+				return nil
+			})
+			cfg := consumer.Config{Subject: "load." + string(policy), Workers: workers, QueueSize: queueSize, Overflow: policy}
+			if policy == consumer.Block {
+				// Small enough that nats.go drops part of the overload.
+				cfg.PendingMsgs, cfg.PendingBytes = 300, 4<<20
+			}
+			if err := e.sup.Handle("load", cfg, h); err != nil {
+				t.Fatal(err)
+			}
+			stop := e.serve()
+			e.subscribed(1)
+
+			runtime.GC()
+			var before runtime.MemStats
+			runtime.ReadMemStats(&before)
+			data := make([]byte, size)
+			for i := range uint64(n) {
+				binary.BigEndian.PutUint64(data, i)
+				if err := e.pub.Publish(cfg.Subject, data); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := e.pub.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			// Everything has reached the handler's side: in flight, queued,
+			// pending in nats.go, or dropped.
+			eventually(t, "every message accounted for", func() bool {
+				c := e.status("load").Counters
+				return c.Received+c.PendingDropped+uint64(c.Pending) == n && c.QueueDepth == queueSize
+			})
+			runtime.GC()
+			var during runtime.MemStats
+			runtime.ReadMemStats(&during)
+			growth := int64(during.HeapAlloc) - int64(before.HeapAlloc)
+			// Held at most: the queue, the workers, a blocked callback and
+			// nats.go's pending bytes; 16MiB of slack, against 64MiB sent.
+			if bound := int64((queueSize+workers+1)*size + 4<<20 + 16<<20); growth > bound {
+				t.Fatalf("heap grew %d bytes under overload, want at most %d", growth, bound)
+			}
+
+			close(gate)
+			eventually(t, "processed + dropped = published", func() bool {
+				c := e.status("load").Counters
+				return c.Processed+c.Dropped == n && c.InFlight == 0 && c.QueueDepth == 0 && c.Pending == 0
+			})
+			ended, _ := natstest.WaitFor[consumer.SlowConsumerEnded](t, e.rec, 0, 10*time.Second, nil)
+			c := e.status("load").Counters
+			if started := natstest.All[consumer.SlowConsumerStarted](e.rec); len(started) != 1 {
+				t.Fatalf("got %d slow-consumer start events, want 1", len(started))
+			}
+			if ended.Dropped != c.Dropped {
+				t.Fatalf("episode dropped %d, counters say %d", ended.Dropped, c.Dropped)
+			}
+			if c.Dropped == 0 || c.Failed != 0 || c.Rejected != 0 {
+				t.Fatalf("counters: got %+v, want drops and nothing failed", c)
+			}
+			// Two messages were taken by the gated workers before the
+			// queue filled; the queue then kept the oldest or the newest.
+			mu.Lock()
+			kept := map[uint64]bool{}
+			for _, seq := range seen {
+				kept[seq] = true
+			}
+			mu.Unlock()
+			switch policy {
+			case consumer.DropNewest:
+				for seq := range uint64(workers + queueSize) {
+					if !kept[seq] {
+						t.Fatalf("drop_newest dropped message %d, one of the oldest", seq)
+					}
+				}
+			case consumer.DropOldest:
+				for seq := uint64(n - queueSize); seq < n; seq++ {
+					if !kept[seq] {
+						t.Fatalf("drop_oldest dropped message %d, one of the newest", seq)
+					}
+				}
+			}
+			if policy != consumer.Block && (len(kept) != workers+queueSize || c.PendingDropped != 0) {
+				t.Fatalf("%s handled %d messages (nats.go dropped %d), want exactly the %d the pool holds",
+					policy, len(kept), c.PendingDropped, workers+queueSize)
+			}
+			cleanStop(t, stop)
+		})
+	}
+}
+
+func TestRequestReply(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	echo := consumer.RequestFunc(func(ctx context.Context, m *consumer.Msg) (consumer.Reply, error) {
+		switch string(m.Data()) {
+		case "fail":
+			return consumer.Reply{}, errors.New("it broke")
+		case "invalid":
+			return consumer.Reply{}, consumer.Errorf(422, "bad input %q", "invalid")
+		case "slow":
+			<-ctx.Done()
+			return consumer.Reply{}, ctx.Err()
+		}
+		h := nats.Header{}
+		h.Set("Echo", "yes")
+		return consumer.Reply{Data: append([]byte("echo:"), m.Data()...), Header: h}, nil
+	})
+	if err := e.sup.HandleRequest("echo", consumer.Config{Subject: "svc.echo", Workers: 2, Timeout: 100 * time.Millisecond}, echo); err != nil {
+		t.Fatal(err)
+	}
+	stop := e.serve()
+	e.subscribed(1)
+
+	tests := []struct {
+		req      string
+		wantData string
+		wantCode int
+		wantDesc string
+	}{
+		{req: "hi", wantData: "echo:hi"},
+		{req: "fail", wantCode: 500, wantDesc: "it broke"},
+		{req: "invalid", wantCode: 422, wantDesc: `bad input "invalid"`},
+		{req: "slow", wantCode: 504, wantDesc: "timeout"},
+	}
+	for _, tt := range tests {
+		reply, err := e.pub.Request("svc.echo", []byte(tt.req), 5*time.Second)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.req, err)
+		}
+		se := consumer.ResponseError(reply)
+		if tt.wantCode == 0 {
+			if se != nil || string(reply.Data) != tt.wantData || reply.Header.Get("Echo") != "yes" {
+				t.Fatalf("%s: got %q %v %v", tt.req, reply.Data, reply.Header, se)
+			}
+			continue
+		}
+		if se == nil || se.Code != tt.wantCode || !strings.Contains(se.Description, tt.wantDesc) {
+			t.Fatalf("%s: got service error %+v, want %d %q", tt.req, se, tt.wantCode, tt.wantDesc)
+		}
+	}
+	c := e.status("echo").Counters
+	if c.Processed != 1 || c.Failed != 3 {
+		t.Fatalf("counters: got %+v, want 1 processed and 3 failed", c)
+	}
+	cleanStop(t, stop)
+}
+
+func TestRejectAnswersBusyAtOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	gate := make(chan struct{})
+	h := consumer.RequestFunc(func(ctx context.Context, m *consumer.Msg) (consumer.Reply, error) {
+		<-gate
+		return consumer.Reply{Data: []byte("ok")}, nil
+	})
+	const n, held = 20, 1 + 2 // one worker, a queue of two
+	if err := e.sup.HandleRequest("busy", consumer.Config{Subject: "svc.busy", Workers: 1, QueueSize: 2, Overflow: consumer.Reject}, h); err != nil {
+		t.Fatal(err)
+	}
+	stop := e.serve()
+	e.subscribed(1)
+
+	inbox := nats.NewInbox()
+	replies, err := e.pub.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		if err := e.pub.PublishRequest("svc.busy", inbox, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The rejected ones are answered while the others wait.
+	for range n - held {
+		m, err := replies.NextMsg(5 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if se := consumer.ResponseError(m); se == nil || se.Code != 503 {
+			t.Fatalf("got %q %v, want a 503 while the queue is full", m.Data, se)
+		}
+	}
+	close(gate)
+	for range held {
+		m, err := replies.NextMsg(5 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if se := consumer.ResponseError(m); se != nil || string(m.Data) != "ok" {
+			t.Fatalf("got %q %v, want ok", m.Data, se)
+		}
+	}
+	c := e.status("busy").Counters
+	if c.Rejected != n-held || c.Processed != held {
+		t.Fatalf("counters: got %+v", c)
+	}
+	cleanStop(t, stop)
+}
+
+func TestPanicsAreRecoveredPerMessage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		if string(m.Data()) == "panic" {
+			panic("handler bug")
+		}
+		return nil
+	})
+	if err := e.sup.Handle("fragile", consumer.Config{Subject: "fragile", Workers: 4, QueueSize: 2000}, h); err != nil {
+		t.Fatal(err)
+	}
+	stop := e.serve()
+	e.subscribed(1)
+	e.publish("fragile", 1000, []byte("panic"))
+	e.publish("fragile", 1, []byte("fine"))
+	eventually(t, "all handled", func() bool {
+		c := e.status("fragile").Counters
+		return c.Processed+c.Failed == 1001
+	})
+	c := e.status("fragile").Counters
+	if c.Panicked != 1000 || c.Failed != 1000 || c.Processed != 1 {
+		t.Fatalf("counters: got %+v, want 1000 panicked and failed, 1 processed", c)
+	}
+	events := natstest.All[consumer.HandlerPanicked](e.rec)
+	if len(events) == 0 || len(events) > 100 {
+		t.Fatalf("got %d panic events, want at least one and rate-limited", len(events))
+	}
+	if ev := events[0]; ev.Err == nil || ev.Err.Value != "handler bug" || !strings.Contains(string(ev.Err.Stack), "consumer_test.go") {
+		t.Fatalf("panic event: got %+v", ev)
+	}
+	if st := e.status("fragile").Child; st.State != supervisor.Running || st.Restarts != 0 {
+		t.Fatalf("child: got %+v, want running and never restarted", st)
+	}
+	cleanStop(t, stop)
+}
+
+func TestFailingHandlerDoesNotRestartSiblings(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t, func(o *server.Options) {
+		o.Users = []*server.User{{Username: "app", Password: "pw", Permissions: &server.Permissions{
+			Subscribe: &server.SubjectPermission{Allow: []string{"ok.>", "_INBOX.>"}},
+		}}}
+	})
+	nc, err := nats.Connect(srv.URL(), nats.UserInfo("app", "pw"), nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	rec := natstest.NewRecorder()
+	sup := consumer.New(connection.NewFixed(nc), supervisor.NewEvents(nil, rec.Hook, nil))
+	ok := consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil })
+	if err := sup.Handle("good", consumer.Config{Subject: "ok.x"}, ok); err != nil {
+		t.Fatal(err)
+	}
+	flapping := supervisor.Policy{RestartDelay: 5 * time.Millisecond, Backoff: 50 * time.Millisecond, FailureThreshold: 100}
+	if err := sup.Handle("bad", consumer.Config{Subject: "forbidden.x", Restart: flapping}, ok); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sup.Serve(ctx) }()
+
+	from := 0
+	for range 3 {
+		ev, i := natstest.WaitFor[supervisor.ChildFailed](t, rec, from, 10*time.Second, nil)
+		if ev.Child != "handler/bad" || !errors.Is(ev.Err, nats.ErrPermissionViolation) {
+			t.Fatalf("got %+v, want handler/bad failing on permissions", ev)
+		}
+		from = i + 1
+	}
+	for _, ev := range natstest.All[supervisor.ChildStarted](rec) {
+		if ev.Child == "handler/good" && ev.Restarts > 0 {
+			t.Fatalf("the sibling was restarted: %+v", ev)
+		}
+	}
+	if err := nc.Publish("ok.x", nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "good handler processes", func() bool {
+		for _, s := range sup.Status() {
+			if s.Name == "good" {
+				return s.Counters.Processed == 1
+			}
+		}
+		return false
+	})
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+}
+
+func TestHandlersFollowAReplacedConnection(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	rec := natstest.NewRecorder()
+	events := supervisor.NewEvents(nil, rec.Hook, nil)
+	conn, err := connection.New(connection.Config{Servers: []string{srv.URL()}, Events: events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup := consumer.New(conn, events)
+	var got atomic.Int32
+	if err := sup.Handle("h", consumer.Config{Subject: "replaced"}, consumer.HandlerFunc(func(context.Context, *consumer.Msg) error {
+		got.Add(1)
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	tree := supervisor.NewTree("t", events)
+	if err := tree.Add("connection", conn, supervisor.Policy{RestartDelay: time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tree.Add("consumers", sup, supervisor.Policy{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- tree.Serve(ctx) }()
+	pub := connect(t, srv.URL())
+
+	_, first := natstest.WaitFor[consumer.Subscribed](t, rec, 0, 10*time.Second, nil)
+	if err := pub.Publish("replaced", nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "first message", func() bool { return got.Load() == 1 })
+
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	old, _, err := conn.Conn(wctx)
+	wcancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Close() // closed for good: the supervisor makes a new connection
+	natstest.WaitFor[consumer.Subscribed](t, rec, first+1, 10*time.Second, nil)
+	if err := pub.Publish("replaced", nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "message on the new connection", func() bool { return got.Load() == 2 })
+	if st := conn.Status(); st.Generation != 2 {
+		t.Fatalf("generation: got %d, want 2", st.Generation)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+}
+
+func TestGracefulStopFinishesInFlightWork(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	gate := make(chan struct{})
+	var ctxErrs atomic.Int32
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		<-gate
+		if ctx.Err() != nil {
+			ctxErrs.Add(1)
+		}
+		return nil
+	})
+	cfg := consumer.Config{Subject: "graceful", Workers: 1, QueueSize: 10, Restart: supervisor.Policy{ShutdownTimeout: 10 * time.Second}}
+	if err := e.sup.Handle("graceful", cfg, h); err != nil {
+		t.Fatal(err)
+	}
+	stop := e.serve()
+	e.subscribed(1)
+	e.publish("graceful", 5, nil)
+	eventually(t, "one in flight, four queued", func() bool {
+		c := e.status("graceful").Counters
+		return c.InFlight == 1 && c.QueueDepth == 4
+	})
+	subs := e.srv.Raw().NumSubscriptions()
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	// The drain has begun once the server has dropped the interest.
+	eventually(t, "unsubscribed", func() bool { return e.srv.Raw().NumSubscriptions() < subs })
+	close(gate)
+	if err := <-stopped; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Serve: %v", err)
+	}
+	c := e.status("graceful").Counters
+	if c.Processed != 5 || c.Dropped != 0 || ctxErrs.Load() != 0 {
+		t.Fatalf("counters %+v, cancelled ctxs %d: want all five finished with live ctxs", c, ctxErrs.Load())
+	}
+	ev, _ := natstest.WaitFor[consumer.Drained](t, e.rec, 0, time.Second, nil)
+	if ev.Finished != 5 || ev.Abandoned != 0 {
+		t.Fatalf("drained: got %+v", ev)
+	}
+	if u := e.sup.Unstopped(); len(u) != 0 {
+		t.Fatalf("unstopped: %v", u)
+	}
+}
+
+func TestStopAbandonsWorkPastItsGrace(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		<-ctx.Done() // never finishes by itself
+		return ctx.Err()
+	})
+	cfg := consumer.Config{Subject: "stuck", Workers: 1, QueueSize: 10, Restart: supervisor.Policy{ShutdownTimeout: 300 * time.Millisecond}}
+	if err := e.sup.Handle("stuck", cfg, h); err != nil {
+		t.Fatal(err)
+	}
+	stop := e.serve()
+	e.subscribed(1)
+	e.publish("stuck", 5, nil)
+	eventually(t, "one in flight, four queued", func() bool {
+		c := e.status("stuck").Counters
+		return c.InFlight == 1 && c.QueueDepth == 4
+	})
+	cleanStop(t, stop)
+	ev, _ := natstest.WaitFor[consumer.Drained](t, e.rec, 0, time.Second, nil)
+	if ev.Abandoned != 4 || ev.Finished != 1 {
+		t.Fatalf("drained: got %+v, want 4 abandoned and the cancelled one finished", ev)
+	}
+	c := e.status("stuck").Counters
+	if c.Dropped != 4 || c.Failed != 1 {
+		t.Fatalf("counters: got %+v", c)
+	}
+}
+
+func TestBadDeclarations(t *testing.T) {
+	sup := consumer.New(connection.NewFixed(nil), nil)
+	ok := consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil })
+	if err := sup.Handle("taken", consumer.Config{Subject: "a.b"}, ok); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		handler string
+		cfg     consumer.Config
+		h       consumer.Handler
+		want    error
+		mention string
+	}{
+		{"empty subject", "h1", consumer.Config{}, ok, consumer.ErrInvalidConfig, "subject"},
+		{"empty token", "h2", consumer.Config{Subject: "a..b"}, ok, consumer.ErrInvalidConfig, "empty token"},
+		{"> not last", "h3", consumer.Config{Subject: "a.>.b"}, ok, consumer.ErrInvalidConfig, "'>'"},
+		{"partial wildcard", "h4", consumer.Config{Subject: "a.b*"}, ok, consumer.ErrInvalidConfig, "whole tokens"},
+		{"space", "h5", consumer.Config{Subject: "a b"}, ok, consumer.ErrInvalidConfig, "whitespace"},
+		{"queue group", "h6", consumer.Config{Subject: "a", QueueGroup: "q 1"}, ok, consumer.ErrInvalidConfig, "queue_group"},
+		{"reject without requests", "h7", consumer.Config{Subject: "a", Overflow: consumer.Reject}, ok, consumer.ErrInvalidConfig, "HandleRequest"},
+		{"unknown overflow", "h8", consumer.Config{Subject: "a", Overflow: "spill"}, ok, consumer.ErrInvalidConfig, "overflow"},
+		{"negative workers", "h9", consumer.Config{Subject: "a", Workers: -1}, ok, consumer.ErrInvalidConfig, "workers"},
+		{"bad name", "a b", consumer.Config{Subject: "a"}, ok, consumer.ErrInvalidConfig, `"a b"`},
+		{"duplicate", "taken", consumer.Config{Subject: "a"}, ok, consumer.ErrDuplicateHandler, `"taken"`},
+		{"nil handler", "h10", consumer.Config{Subject: "a"}, nil, consumer.ErrNilHandler, `"h10"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := sup.Handle(tt.handler, tt.cfg, tt.h)
+			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.mention) {
+				t.Fatalf("got %v, want %v mentioning %s", err, tt.want, tt.mention)
+			}
+		})
+	}
+	if err := sup.HandleRequest("svc", consumer.Config{Subject: "svc.*", Overflow: consumer.Reject}, consumer.RequestFunc(
+		func(context.Context, *consumer.Msg) (consumer.Reply, error) { return consumer.Reply{}, nil })); err != nil {
+		t.Fatalf("a request handler may reject: %v", err)
+	}
+}

@@ -1,0 +1,165 @@
+package corral_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/internal/natstest"
+)
+
+func TestHandlersBoundByName(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	cfg, err := corral.ParseConfig([]byte(`
+handlers:
+  orders: {subject: orders.created, queue_group: billing, workers: 4, queue_size: 64}
+  prices: {subject: svc.prices, overflow: reject}
+  tuned:  {workers: 3}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Connection.Servers = []string{srv.URL()}
+	c, err := corral.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 1)
+	if err := c.Handle("orders", consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		got <- string(m.Data())
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.HandleRequest("prices", consumer.RequestFunc(func(ctx context.Context, m *consumer.Msg) (consumer.Reply, error) {
+		return consumer.Reply{Data: []byte("42")}, nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	// Declared in code; the file retunes its workers only.
+	if err := c.Handle("tuned", consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil }),
+		consumer.Config{Subject: "tuned.in", Workers: 1, QueueSize: 8}); err != nil {
+		t.Fatal(err)
+	}
+	running(t, c)
+	waitConn(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	nc, _ := c.Conn(ctx)
+
+	// Subscriptions are registered by the time every handler is running;
+	// wait for that in the status.
+	deadline := time.Now().Add(10 * time.Second)
+	for !allRunning(c) {
+		if time.Now().After(deadline) {
+			t.Fatalf("handlers not running: %v", c.Status())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	reply, err := nc.Request("svc.prices", nil, 5*time.Second)
+	if err != nil || string(reply.Data) != "42" {
+		t.Fatalf("request: %v %v", reply, err)
+	}
+	if err := nc.Publish("orders.created", []byte("o-1")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case d := <-got:
+		if d != "o-1" {
+			t.Fatalf("got %q", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("orders handler received nothing")
+	}
+	byName := map[string]consumer.Status{}
+	for _, h := range c.Status().Handlers {
+		byName[h.Name] = h
+	}
+	if o := byName["orders"]; o.Workers != 4 || o.QueueSize != 64 || o.QueueGroup != "billing" {
+		t.Fatalf("orders: got %+v", o)
+	}
+	if tu := byName["tuned"]; tu.Workers != 3 || tu.QueueSize != 8 || tu.Subject != "tuned.in" {
+		t.Fatalf("tuned: got %+v, want workers from the file and the rest from code", tu)
+	}
+	if !strings.Contains(c.Status().String(), "orders") {
+		t.Fatalf("status drawing lacks handlers:\n%s", c.Status())
+	}
+}
+
+func allRunning(c *corral.Client) bool {
+	hs := c.Status().Handlers
+	for _, h := range hs {
+		if !h.Ready {
+			return false
+		}
+	}
+	return len(hs) > 0
+}
+
+func TestHandlerDeclarationErrors(t *testing.T) {
+	cfg, err := corral.ParseConfig([]byte(`
+handlers:
+  known: {subject: known.subject}
+  lonely: {subject: nobody.binds.me}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Server.StoreDir = t.TempDir()
+	c, err := corral.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nop := consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil })
+	if err := c.Handle("missing", nop); !errors.Is(err, corral.ErrUnknownHandler) || !strings.Contains(err.Error(), `"missing"`) {
+		t.Fatalf("name missing from config: got %v", err)
+	}
+	if err := c.Handle("bad", nop, consumer.Config{Subject: "a..b"}); !errors.Is(err, corral.ErrInvalidConfig) || !strings.Contains(err.Error(), "subject") {
+		t.Fatalf("invalid subject: got %v", err)
+	}
+	if err := c.Handle("known", nop); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Handle("known", nop); !errors.Is(err, consumer.ErrDuplicateHandler) {
+		t.Fatalf("duplicate: got %v", err)
+	}
+	err = c.Run(context.Background())
+	if !errors.Is(err, corral.ErrUnboundHandler) || !strings.Contains(err.Error(), "lonely") {
+		t.Fatalf("Run with an unbound configured handler: got %v", err)
+	}
+}
+
+func TestInvalidHandlerConfigFailsAtNew(t *testing.T) {
+	cfg, err := corral.ParseConfig([]byte(`
+handlers:
+  orders: {subject: "orders.>.x", workers: -2}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = corral.New(cfg)
+	if !errors.Is(err, corral.ErrInvalidConfig) || !strings.Contains(err.Error(), "handlers.orders.subject") ||
+		!strings.Contains(err.Error(), "handlers.orders.workers") {
+		t.Fatalf("got %v, want both handler fields named", err)
+	}
+}
+
+func TestHandlerEnvironmentOverride(t *testing.T) {
+	t.Setenv("CORRAL_HANDLERS_ORDERS_WORKERS", "12")
+	path := t.TempDir() + "/c.yaml"
+	if err := writeFile(path, "handlers:\n  orders: {subject: orders.created, workers: 2}\n"); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := corral.LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := cfg.Handlers["orders"].Workers; w != 12 {
+		t.Fatalf("workers: got %d, want the environment's 12", w)
+	}
+}
