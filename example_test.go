@@ -1,12 +1,14 @@
 package corral_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/consumer"
 )
 
 // A Client with no server configured runs the embedded nats-server with
@@ -44,6 +46,44 @@ func ExampleClient_Run() {
 	// connection running
 	// connection connected
 	// Run: <nil>
+}
+
+// Handlers run on bounded worker pools; request handlers answer callers.
+func ExampleClient_HandleRequest() {
+	dir, _ := os.MkdirTemp("", "corral-example")
+	defer os.RemoveAll(dir)
+	var cfg corral.Config
+	cfg.Server.StoreDir = dir
+	c, _ := corral.New(cfg)
+
+	err := c.HandleRequest("upper", consumer.RequestFunc(func(ctx context.Context, m *consumer.Msg) (consumer.Reply, error) {
+		if len(m.Data()) == 0 {
+			return consumer.Reply{}, consumer.Errorf(400, "empty")
+		}
+		return consumer.Reply{Data: bytes.ToUpper(m.Data())}, nil
+	}), consumer.Config{Subject: "svc.upper", Workers: 4})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	waitCtx, waitCancel := context.WithTimeout(ctx, 10*time.Second)
+	defer waitCancel()
+	nc, _ := c.Conn(waitCtx)
+	for !c.Status().Handlers[0].Ready {
+		time.Sleep(time.Millisecond)
+	}
+	reply, _ := nc.Request("svc.upper", []byte("hello"), 5*time.Second)
+	fmt.Println(string(reply.Data))
+	reply, _ = nc.Request("svc.upper", nil, 5*time.Second)
+	fmt.Println(consumer.ResponseError(reply))
+	// Output:
+	// HELLO
+	// service error 400: empty
 }
 
 // Configuration comes from YAML and CORRAL_* environment variables; every

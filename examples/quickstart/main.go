@@ -1,5 +1,6 @@
-// Command quickstart starts a Corral client on the embedded nats-server,
-// shows its supervision tree and connection events, and exits.
+// Command quickstart starts a Corral client on the embedded nats-server
+// with a handler and a request/reply endpoint, uses them, shows the
+// supervision tree and its events, and exits.
 //
 //	go run ./examples/quickstart           # run once and exit 0
 //	go run ./examples/quickstart -serve    # keep running until interrupted
@@ -23,6 +24,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/consumer"
 )
 
 func main() {
@@ -57,39 +59,111 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	greeted := make(chan string, 1)
+	if err := declare(client, greeted); err != nil {
+		return err
+	}
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- client.Run(runCtx) }()
 
-	connectCtx, connectCancel := context.WithTimeout(ctx, 30*time.Second)
-	nc, err := client.Conn(connectCtx)
-	connectCancel()
-	if err != nil {
-		cancel()
-		<-done
-		return fmt.Errorf("not connected: %w", err)
-	}
-	rtt, err := nc.RTT()
-	if err != nil {
-		cancel()
-		<-done
-		return err
-	}
-	p.printf("round trip to the server: %v\n", rtt.Round(time.Microsecond))
-	p.printf("\ntree:\n%s\n", client.Status())
-
-	if *serve {
+	demoCtx, demoCancel := context.WithTimeout(ctx, 30*time.Second)
+	err = demo(demoCtx, client, greeted, p)
+	demoCancel()
+	if err == nil && *serve {
 		p.printf("serving; interrupt to stop\n")
 		<-ctx.Done()
 	}
 	cancel()
-	if err := <-done; err != nil {
+	if runErr := <-done; err == nil {
+		err = runErr
+	}
+	if err != nil {
 		return err
 	}
 	p.printf("\nstopped:\n%s", client.Status())
 	return nil
+}
+
+// declare binds a handler and a request/reply endpoint to the client.
+func declare(client *corral.Client, greeted chan<- string) error {
+	err := client.Handle("greetings", consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		greeted <- string(m.Data())
+		return nil
+	}), consumer.Config{Subject: "quickstart.greet", Workers: 2, QueueSize: 16})
+	if err != nil {
+		return err
+	}
+	return client.HandleRequest("clock", consumer.RequestFunc(func(ctx context.Context, m *consumer.Msg) (consumer.Reply, error) {
+		if len(m.Data()) > 0 {
+			return consumer.Reply{}, consumer.Errorf(400, "the clock takes no arguments")
+		}
+		return consumer.Reply{Data: []byte(time.Now().UTC().Format(time.RFC3339))}, nil
+	}), consumer.Config{Subject: "quickstart.time"})
+}
+
+// demo waits for the connection and the handlers, then uses them.
+func demo(ctx context.Context, client *corral.Client, greeted <-chan string, p *printer) error {
+	nc, err := client.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("not connected: %w", err)
+	}
+	rtt, err := nc.RTT()
+	if err != nil {
+		return err
+	}
+	p.printf("round trip to the server: %v\n", rtt.Round(time.Microsecond))
+	for !ready(client) {
+		if err := sleep(ctx, 5*time.Millisecond); err != nil {
+			return fmt.Errorf("handlers not subscribed: %w", err)
+		}
+	}
+
+	if err := nc.Publish("quickstart.greet", []byte("hello, corral")); err != nil {
+		return err
+	}
+	select {
+	case g := <-greeted:
+		p.printf("handler greetings received: %q\n", g)
+	case <-ctx.Done():
+		return fmt.Errorf("no greeting: %w", ctx.Err())
+	}
+	reply, err := nc.RequestWithContext(ctx, "quickstart.time", nil)
+	if err != nil {
+		return err
+	}
+	p.printf("endpoint clock answered: %s\n", reply.Data)
+	reply, err = nc.RequestWithContext(ctx, "quickstart.time", []byte("now?"))
+	if err != nil {
+		return err
+	}
+	se := consumer.ResponseError(reply)
+	p.printf("endpoint clock refused an argument: code %d, %q\n", se.Code, se.Description)
+
+	p.printf("\ntree:\n%s\n", client.Status())
+	return nil
+}
+
+func ready(c *corral.Client) bool {
+	for _, h := range c.Status().Handlers {
+		if !h.Ready {
+			return false
+		}
+	}
+	return true
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // printer writes events one a line; the hook is called from several

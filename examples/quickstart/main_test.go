@@ -20,7 +20,10 @@ func TestQuickstartRunsAndExits(t *testing.T) {
 	if err := run(context.Background(), nil, &out); err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
-	for _, want := range []string{"event: connection.connected", "└── connection", "running", "stopped:"} {
+	for _, want := range []string{
+		"event: connection.connected", "├── connection", "running", "stopped:",
+		`handler greetings received: "hello, corral"`, "endpoint clock answered: ", "code 400",
+	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
