@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/thejerf/suture/v4"
 
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
@@ -34,6 +35,7 @@ type Client struct {
 	mu             sync.Mutex
 	bound          map[string]bool // handler names bound by code
 	consumersAdded bool
+	serving        bool
 }
 
 // New validates cfg, reporting every problem at once (an error wrapping
@@ -122,7 +124,7 @@ func (c *Client) declare(name string, code []consumer.Config, add func(consumer.
 	}
 	file, inFile := c.cfg.Handlers[name]
 	if len(code) == 0 && !inFile {
-		return fmt.Errorf("corral: handler %q: %w", name, ErrUnknownHandler)
+		return fmt.Errorf("handler %q: %w", name, ErrUnknownHandler)
 	}
 	var hc consumer.Config
 	if len(code) == 1 {
@@ -134,6 +136,9 @@ func (c *Client) declare(name string, code []consumer.Config, add func(consumer.
 	hc.Restart = hc.Restart.Inherit(c.cfg.Restart)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.serving {
+		return fmt.Errorf("corral: handler %q: %w: declare handlers before Run", name, ErrRunning)
+	}
 	if err := add(hc); err != nil {
 		return err
 	}
@@ -151,11 +156,7 @@ func (c *Client) addConsumers() error {
 	if len(handlers) == 0 {
 		return nil
 	}
-	var longest time.Duration
-	for _, st := range handlers {
-		longest = max(longest, st.Child.Policy.ShutdownTimeout)
-	}
-	p := c.consumersPolicy(longest)
+	p := c.consumersPolicy(longestShutdown(handlers))
 	if c.consumersAdded {
 		return c.tree.SetPolicy(c.consumers.String(), p)
 	}
@@ -189,11 +190,20 @@ func (c *Client) String() string { return c.cfg.Name }
 // contract), or an error wrapping ErrShutdownIncomplete.
 func (c *Client) Serve(ctx context.Context) error {
 	if names := c.unbound(); len(names) > 0 {
-		return fmt.Errorf("corral: %w: %s", ErrUnboundHandler, strings.Join(names, ", "))
+		// A configuration mistake: restarting will not mend it.
+		return errors.Join(fmt.Errorf("%w: %s", ErrUnboundHandler, strings.Join(names, ", ")), suture.ErrDoNotRestart)
 	}
 	if err := c.addConsumers(); err != nil {
 		return err
 	}
+	c.mu.Lock()
+	c.serving = true
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.serving = false
+		c.mu.Unlock()
+	}()
 	return c.tree.Serve(ctx)
 }
 
@@ -206,7 +216,22 @@ func (c *Client) ShutdownTimeout() time.Duration {
 	for _, ch := range c.tree.Status() {
 		total += ch.Policy.ShutdownTimeout + time.Second
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.consumersAdded {
+		if handlers := c.consumers.Status(); len(handlers) > 0 {
+			total += c.consumersPolicy(longestShutdown(handlers)).ShutdownTimeout + time.Second
+		}
+	}
 	return total
+}
+
+func longestShutdown(handlers []consumer.Status) time.Duration {
+	var longest time.Duration
+	for _, st := range handlers {
+		longest = max(longest, st.Child.Policy.ShutdownTimeout)
+	}
+	return longest
 }
 
 // Run is Serve for a main function: it returns nil when ctx ended and

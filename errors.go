@@ -25,11 +25,11 @@ var (
 
 	// ErrUnknownHandler is returned by Handle for a name that is not in
 	// Config.Handlers and was given no settings in code.
-	ErrUnknownHandler = errors.New("not in the handlers configuration and declared without settings")
+	ErrUnknownHandler = errors.New("corral: handler not in the handlers configuration and declared without settings")
 
 	// ErrUnboundHandler is returned by Run when Config.Handlers names a
 	// handler that code never bound with Handle or HandleRequest.
-	ErrUnboundHandler = errors.New("configured handlers bound to no function")
+	ErrUnboundHandler = errors.New("corral: configured handlers bound to no function")
 )
 
 // ValidationError lists every problem Validate found; it matches

@@ -73,14 +73,25 @@ func ExampleClient_HandleRequest() {
 
 	waitCtx, waitCancel := context.WithTimeout(ctx, 10*time.Second)
 	defer waitCancel()
-	nc, _ := c.Conn(waitCtx)
-	for !c.Status().Handlers[0].Ready {
+	nc, err := c.Conn(waitCtx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for !c.Status().Handlers[0].Ready && waitCtx.Err() == nil {
 		time.Sleep(time.Millisecond)
 	}
-	reply, _ := nc.Request("svc.upper", []byte("hello"), 5*time.Second)
-	fmt.Println(string(reply.Data))
-	reply, _ = nc.Request("svc.upper", nil, 5*time.Second)
-	fmt.Println(consumer.ResponseError(reply))
+	for _, req := range []string{"hello", ""} {
+		reply, err := nc.Request("svc.upper", []byte(req), 5*time.Second)
+		switch {
+		case err != nil:
+			fmt.Println(err)
+		case consumer.ResponseError(reply) != nil:
+			fmt.Println(consumer.ResponseError(reply))
+		default:
+			fmt.Println(string(reply.Data))
+		}
+	}
 	// Output:
 	// HELLO
 	// service error 400: empty

@@ -128,7 +128,9 @@ handlers:
 	if err := c.Handle("known", nop); !errors.Is(err, consumer.ErrDuplicateHandler) {
 		t.Fatalf("duplicate: got %v", err)
 	}
-	err = c.Run(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = c.Run(ctx)
 	if !errors.Is(err, corral.ErrUnboundHandler) || !strings.Contains(err.Error(), "lonely") {
 		t.Fatalf("Run with an unbound configured handler: got %v", err)
 	}

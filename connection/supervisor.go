@@ -65,6 +65,9 @@ type Supervisor struct {
 	cfg    Config
 	events *supervisor.Events
 
+	claimsMu sync.Mutex
+	claims   map[*nats.Subscription]func() // slow-consumer reports owned by a dependent
+
 	mu      sync.Mutex
 	cur     *live // the connection being made or in use; nil between
 	gen     uint64
@@ -224,6 +227,29 @@ func (s *Supervisor) Conn(ctx context.Context) (*nats.Conn, <-chan struct{}, err
 		case <-changed:
 		}
 	}
+}
+
+// ClaimSlowConsumer routes nats.go's slow-consumer errors for sub to
+// report instead of a SlowConsumer event, until release is called: a
+// handler reports them as part of its own slow-consumer episode.
+func (s *Supervisor) ClaimSlowConsumer(sub *nats.Subscription, report func()) (release func()) {
+	s.claimsMu.Lock()
+	defer s.claimsMu.Unlock()
+	if s.claims == nil {
+		s.claims = map[*nats.Subscription]func(){}
+	}
+	s.claims[sub] = report
+	return func() {
+		s.claimsMu.Lock()
+		defer s.claimsMu.Unlock()
+		delete(s.claims, sub)
+	}
+}
+
+func (s *Supervisor) claim(sub *nats.Subscription) func() {
+	s.claimsMu.Lock()
+	defer s.claimsMu.Unlock()
+	return s.claims[sub]
 }
 
 // Watch returns the current status and a channel closed at its next change.
@@ -397,8 +423,12 @@ func (s *Supervisor) callbacks(l *live, theirs *nats.Options) []nats.Option {
 				subject, queue = sub.Subject, sub.Queue
 			}
 			if errors.Is(err, nats.ErrSlowConsumer) && sub != nil {
-				dropped, _ := sub.Dropped()
-				ev.Emit(SlowConsumer{EventTime: ev.Now(), Subject: subject, Queue: queue, Dropped: dropped, Generation: l.gen})
+				if report := s.claim(sub); report != nil {
+					report()
+				} else {
+					dropped, _ := sub.Dropped()
+					ev.Emit(SlowConsumer{EventTime: ev.Now(), Subject: subject, Queue: queue, Dropped: dropped, Generation: l.gen})
+				}
 			} else {
 				ev.Emit(AsyncError{EventTime: ev.Now(), URL: s.lastURL(), Subject: subject, Err: err, Generation: l.gen})
 			}

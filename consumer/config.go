@@ -1,8 +1,11 @@
 package consumer
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
+	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/internal/subject"
 	"github.com/corral-go/corral/supervisor"
@@ -56,7 +59,64 @@ type Config struct {
 	// Restart is the handler's restart policy; zero fields inherit the
 	// tree's.
 	Restart supervisor.Policy `yaml:"restart"`
+
+	// JetStream handlers set Stream: the handler consumes a durable pull
+	// consumer of that stream instead of subscribing to Subject, which
+	// (with FilterSubjects) filters what it receives.
+	JetStream `yaml:",inline"`
 }
+
+// JetStream configures a JetStream handler: at-least-once processing of a
+// durable pull consumer. nil from the handler acks the message, an error
+// naks it with the Backoff delay for its delivery count, a terminal error
+// (Terminal) terminates it, and past MaxDeliver it goes to DeadLetter.
+type JetStream struct {
+	// Stream is the stream to consume.
+	Stream string `yaml:"stream"`
+	// Consumer is the durable consumer's name. Default: the handler name.
+	Consumer string `yaml:"consumer"`
+	// Bind uses the existing consumer as it is, and fails (per the restart
+	// policy) when it does not exist. Default false: the consumer is
+	// created, or updated to match this configuration, at start.
+	Bind bool `yaml:"bind"`
+	// FilterSubjects select the stream's messages, besides Subject.
+	FilterSubjects []string `yaml:"filter_subjects"`
+	// DeliverPolicy is where a new consumer starts: all (default), new,
+	// last or last_per_subject.
+	DeliverPolicy string `yaml:"deliver_policy"`
+	// AckWait is how long the server waits for an ack before redelivering.
+	// Handlers that run longer are kept alive with in-progress acks.
+	// Default 30s.
+	AckWait time.Duration `yaml:"ack_wait"`
+	// MaxDeliver bounds deliveries of a message; past it the message goes
+	// to DeadLetter (if set) and is terminated. -1: unlimited. Default 5.
+	MaxDeliver int `yaml:"max_deliver"`
+	// Backoff is the nak delay by delivery count: the first failure waits
+	// Backoff[0], the second Backoff[1], and so on, the last repeating.
+	// Default [1s, 5s, 30s].
+	Backoff []time.Duration `yaml:"backoff"`
+	// MaxAckPending bounds unacknowledged messages across every instance
+	// of the consumer. Default the server's (1000).
+	MaxAckPending int `yaml:"max_ack_pending"`
+	// InactiveThreshold deletes the consumer after this long without a
+	// client. Default never.
+	InactiveThreshold time.Duration `yaml:"inactive_threshold"`
+	// DeadLetter is the subject a message is published to, with its
+	// headers and the reason, once MaxDeliver is reached; it is terminated
+	// only after that publish is acknowledged by a stream.
+	DeadLetter string `yaml:"dead_letter"`
+	// DoubleAck waits for the server to confirm each ack. Default false.
+	DoubleAck bool `yaml:"double_ack"`
+	// SlowAfter is how long the pool may stay full before the handler is
+	// reported as a slow consumer. Default AckWait/2.
+	SlowAfter time.Duration `yaml:"slow_after"`
+	// CreateStream declares the stream (created, or updated to match)
+	// before the consumer; leave it empty to use an existing stream.
+	CreateStream *connection.StreamConfig `yaml:"create_stream"`
+}
+
+// IsJetStream reports whether the handler consumes a stream.
+func (c Config) IsJetStream() bool { return c.Stream != "" }
 
 const (
 	defaultQueueSize = 256
@@ -92,7 +152,50 @@ func (c Config) Override(o Config) Config {
 		c.PendingBytes = o.PendingBytes
 	}
 	c.Restart = o.Restart.Inherit(c.Restart)
+	c.JetStream = c.JetStream.override(o.JetStream)
 	return c
+}
+
+func (j JetStream) override(o JetStream) JetStream {
+	if o.Stream != "" {
+		j.Stream = o.Stream
+	}
+	if o.Consumer != "" {
+		j.Consumer = o.Consumer
+	}
+	j.Bind = j.Bind || o.Bind
+	if len(o.FilterSubjects) > 0 {
+		j.FilterSubjects = o.FilterSubjects
+	}
+	if o.DeliverPolicy != "" {
+		j.DeliverPolicy = o.DeliverPolicy
+	}
+	if o.AckWait != 0 {
+		j.AckWait = o.AckWait
+	}
+	if o.MaxDeliver != 0 {
+		j.MaxDeliver = o.MaxDeliver
+	}
+	if len(o.Backoff) > 0 {
+		j.Backoff = o.Backoff
+	}
+	if o.MaxAckPending != 0 {
+		j.MaxAckPending = o.MaxAckPending
+	}
+	if o.InactiveThreshold != 0 {
+		j.InactiveThreshold = o.InactiveThreshold
+	}
+	if o.DeadLetter != "" {
+		j.DeadLetter = o.DeadLetter
+	}
+	j.DoubleAck = j.DoubleAck || o.DoubleAck
+	if o.SlowAfter != 0 {
+		j.SlowAfter = o.SlowAfter
+	}
+	if o.CreateStream != nil {
+		j.CreateStream = o.CreateStream
+	}
+	return j
 }
 
 func (c Config) withDefaults() Config {
@@ -101,6 +204,25 @@ func (c Config) withDefaults() Config {
 	}
 	if c.QueueSize == 0 {
 		c.QueueSize = defaultQueueSize
+		if c.IsJetStream() {
+			// A message pulled and queued is already on its ack-wait
+			// clock: hold no more than the workers can start soon.
+			c.QueueSize = c.Workers
+		}
+	}
+	if c.IsJetStream() {
+		if c.AckWait == 0 {
+			c.AckWait = 30 * time.Second
+		}
+		if c.MaxDeliver == 0 {
+			c.MaxDeliver = 5
+		}
+		if len(c.Backoff) == 0 {
+			c.Backoff = []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}
+		}
+		if c.SlowAfter == 0 {
+			c.SlowAfter = c.AckWait / 2
+		}
 	}
 	if c.Overflow == "" {
 		c.Overflow = Block
@@ -116,24 +238,27 @@ func (c Config) withDefaults() Config {
 }
 
 // Validate reports every invalid field at once, wrapping ErrInvalidConfig.
-// request says whether the handler answers requests (reject is allowed).
-func (c Config) Validate(request bool) error {
-	return c.validate(request, false)
+// Whether reject suits the handler (request handlers only) is checked when
+// it is declared.
+func (c Config) Validate() error {
+	return c.validate(false)
 }
 
 // ValidateOverride validates an entry that overrides a declaration made in
-// code (corral.Config.Handlers): any field may be left empty, and reject
-// is checked when code binds the handler.
+// code (corral.Config.Handlers): any field may be left empty.
 func (c Config) ValidateOverride() error {
-	return c.validate(true, true)
+	return c.validate(true)
 }
 
-func (c Config) validate(request, partial bool) error {
+func (c Config) validate(partial bool) error {
 	p := conf.NewProblems("")
-	if c.Subject != "" || !partial {
+	if c.Subject != "" || (!partial && !c.IsJetStream()) {
 		if err := subject.Validate(c.Subject, true); err != nil {
 			p.Addf("subject", "%v", err)
 		}
+	}
+	if c.IsJetStream() || c.jetStreamFieldsSet() {
+		c.JetStream.validate(p, partial)
 	}
 	if c.QueueGroup != "" {
 		if err := subject.ValidateQueue(c.QueueGroup); err != nil {
@@ -147,10 +272,14 @@ func (c Config) validate(request, partial bool) error {
 		p.Addf("queue_size", "must not be negative, got %d", c.QueueSize)
 	}
 	switch c.Overflow {
-	case "", Block, DropNewest, DropOldest:
+	case "", Block:
+	case DropNewest, DropOldest:
+		if c.IsJetStream() {
+			p.Addf("overflow", "%s: a JetStream handler never drops; it pulls only what it has room for", c.Overflow)
+		}
 	case Reject:
-		if !request {
-			p.Addf("overflow", "reject answers requests; this handler does not (use HandleRequest)")
+		if c.IsJetStream() {
+			p.Addf("overflow", "reject answers core requests; a JetStream handler never drops")
 		}
 	default:
 		p.Addf("overflow", "%q is not one of block, drop_newest, drop_oldest, reject", c.Overflow)
@@ -166,4 +295,67 @@ func (c Config) validate(request, partial bool) error {
 	}
 	p.Merge("restart", c.Restart.Validate())
 	return p.Err()
+}
+
+// jetStreamFieldsSet reports whether any JetStream field is set, so that
+// one set without Stream is reported rather than ignored.
+func (c Config) jetStreamFieldsSet() bool {
+	j := c.JetStream
+	return j.Consumer != "" || j.Bind || len(j.FilterSubjects) > 0 || j.DeliverPolicy != "" || j.AckWait != 0 ||
+		j.MaxDeliver != 0 || len(j.Backoff) > 0 || j.MaxAckPending != 0 || j.InactiveThreshold != 0 ||
+		j.DeadLetter != "" || j.DoubleAck || j.SlowAfter != 0 || j.CreateStream != nil
+}
+
+func (j JetStream) validate(p conf.Problems, partial bool) {
+	if j.Stream == "" && !partial {
+		p.Addf("stream", "required with the JetStream settings")
+	}
+	if j.Stream != "" && !validStreamName(j.Stream) {
+		p.Addf("stream", "%q: names have no whitespace, '.', '*', '>', '/' or '\\'", j.Stream)
+	}
+	if j.Consumer != "" && !validStreamName(j.Consumer) {
+		p.Addf("consumer", "%q: names have no whitespace, '.', '*', '>', '/' or '\\'", j.Consumer)
+	}
+	for i, f := range j.FilterSubjects {
+		if err := subject.Validate(f, true); err != nil {
+			p.Addf(fmt.Sprintf("filter_subjects[%d]", i), "%v", err)
+		}
+	}
+	switch j.DeliverPolicy {
+	case "", "all", "new", "last", "last_per_subject":
+	default:
+		p.Addf("deliver_policy", "%q is not one of all, new, last, last_per_subject", j.DeliverPolicy)
+	}
+	if j.AckWait < 0 || (j.AckWait > 0 && j.AckWait < 100*time.Millisecond) {
+		p.Addf("ack_wait", "must be at least 100ms, got %v", j.AckWait)
+	}
+	if j.MaxDeliver < -1 {
+		p.Addf("max_deliver", "must be -1 (unlimited) or positive, got %d", j.MaxDeliver)
+	}
+	for i, d := range j.Backoff {
+		if d < 0 {
+			p.Addf(fmt.Sprintf("backoff[%d]", i), "must not be negative, got %v", d)
+		}
+	}
+	if j.MaxAckPending < -1 {
+		p.Addf("max_ack_pending", "must be -1 (unlimited) or positive, got %d", j.MaxAckPending)
+	}
+	if j.InactiveThreshold < 0 || j.SlowAfter < 0 {
+		p.Addf("", "inactive_threshold and slow_after must not be negative")
+	}
+	if j.DeadLetter != "" {
+		if err := subject.Validate(j.DeadLetter, false); err != nil {
+			p.Addf("dead_letter", "%v", err)
+		}
+	}
+	if j.CreateStream != nil {
+		if j.Bind {
+			p.Addf("create_stream", "a bound consumer's stream is not declared; drop bind or create_stream")
+		}
+		p.Merge("create_stream", j.CreateStream.Validate())
+	}
+}
+
+func validStreamName(n string) bool {
+	return n != "" && !strings.ContainsAny(n, " \t\r\n.*>/\\")
 }

@@ -157,6 +157,9 @@ func TestOverflowPoliciesUnderOverload(t *testing.T) {
 					policy, len(kept), c.PendingDropped, workers+queueSize)
 			}
 			cleanStop(t, stop)
+			if after := e.status("load").Counters; after.Dropped != c.Dropped || after.PendingDropped != c.PendingDropped {
+				t.Fatalf("counters changed by the stop: %+v, then %+v", c, after)
+			}
 		})
 	}
 }
@@ -211,8 +214,12 @@ func TestRequestReply(t *testing.T) {
 			t.Fatalf("%s: got service error %+v, want %d %q", tt.req, se, tt.wantCode, tt.wantDesc)
 		}
 	}
-	c := e.status("echo").Counters
-	if c.Processed != 1 || c.Failed != 3 {
+	// Workers count a call after its reply has gone.
+	eventually(t, "counted", func() bool {
+		c := e.status("echo").Counters
+		return c.Processed+c.Failed == 4
+	})
+	if c := e.status("echo").Counters; c.Processed != 1 || c.Failed != 3 {
 		t.Fatalf("counters: got %+v, want 1 processed and 3 failed", c)
 	}
 	cleanStop(t, stop)
@@ -226,7 +233,8 @@ func TestRejectAnswersBusyAtOnce(t *testing.T) {
 		<-gate
 		return consumer.Reply{Data: []byte("ok")}, nil
 	})
-	const n, held = 20, 1 + 2 // one worker, a queue of two
+	const held = 1 + 2  // one worker, a queue of two
+	const n = 10 * held // a 10x overload
 	if err := e.sup.HandleRequest("busy", consumer.Config{Subject: "svc.busy", Workers: 1, QueueSize: 2, Overflow: consumer.Reject}, h); err != nil {
 		t.Fatal(err)
 	}
@@ -263,9 +271,13 @@ func TestRejectAnswersBusyAtOnce(t *testing.T) {
 			t.Fatalf("got %q %v, want ok", m.Data, se)
 		}
 	}
-	c := e.status("busy").Counters
-	if c.Rejected != n-held || c.Processed != held {
+	eventually(t, "counted", func() bool { return e.status("busy").Counters.Processed == held })
+	if c := e.status("busy").Counters; c.Rejected != n-held || c.Received != n {
 		t.Fatalf("counters: got %+v", c)
+	}
+	ended, _ := natstest.WaitFor[consumer.SlowConsumerEnded](t, e.rec, 0, 10*time.Second, nil)
+	if started := natstest.All[consumer.SlowConsumerStarted](e.rec); len(started) != 1 || ended.Rejected != n-held {
+		t.Fatalf("got %d episodes, the first ending %+v; want one rejecting %d", len(started), ended, n-held)
 	}
 	cleanStop(t, stop)
 }
@@ -284,6 +296,7 @@ func TestPanicsAreRecoveredPerMessage(t *testing.T) {
 	}
 	stop := e.serve()
 	e.subscribed(1)
+	began := time.Now()
 	e.publish("fragile", 1000, []byte("panic"))
 	e.publish("fragile", 1, []byte("fine"))
 	eventually(t, "all handled", func() bool {
@@ -295,8 +308,16 @@ func TestPanicsAreRecoveredPerMessage(t *testing.T) {
 		t.Fatalf("counters: got %+v, want 1000 panicked and failed, 1 processed", c)
 	}
 	events := natstest.All[consumer.HandlerPanicked](e.rec)
-	if len(events) == 0 || len(events) > 100 {
-		t.Fatalf("got %d panic events, want at least one and rate-limited", len(events))
+	// At most one event a second, each counting the panics it stands for.
+	if limit := 1 + int(time.Since(began)/time.Second); len(events) == 0 || len(events) > limit {
+		t.Fatalf("got %d panic events in %v, want between 1 and %d", len(events), time.Since(began), limit)
+	}
+	var reported uint64
+	for _, ev := range events {
+		reported += 1 + ev.Suppressed
+	}
+	if reported > 1000 {
+		t.Fatalf("events stand for %d panics, more than the 1000 there were", reported)
 	}
 	if ev := events[0]; ev.Err == nil || ev.Err.Value != "handler bug" || !strings.Contains(string(ev.Err.Stack), "consumer_test.go") {
 		t.Fatalf("panic event: got %+v", ev)
@@ -478,6 +499,7 @@ func TestStopAbandonsWorkPastItsGrace(t *testing.T) {
 	stop := e.serve()
 	e.subscribed(1)
 	e.publish("stuck", 5, nil)
+	// (more workers than queue slots would have hung an earlier shutdown)
 	eventually(t, "one in flight, four queued", func() bool {
 		c := e.status("stuck").Counters
 		return c.InFlight == 1 && c.QueueDepth == 4
@@ -531,5 +553,52 @@ func TestBadDeclarations(t *testing.T) {
 	if err := sup.HandleRequest("svc", consumer.Config{Subject: "svc.*", Overflow: consumer.Reject}, consumer.RequestFunc(
 		func(context.Context, *consumer.Msg) (consumer.Reply, error) { return consumer.Reply{}, nil })); err != nil {
 		t.Fatalf("a request handler may reject: %v", err)
+	}
+}
+
+func TestStopWithMoreWorkersThanQueueSlots(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		<-ctx.Done() // never finishes by itself
+		return ctx.Err()
+	})
+	cfg := consumer.Config{Subject: "busy.workers", Workers: 4, QueueSize: 1, Restart: supervisor.Policy{ShutdownTimeout: 300 * time.Millisecond}}
+	if err := e.sup.Handle("busy", cfg, h); err != nil {
+		t.Fatal(err)
+	}
+	stop := e.serve()
+	e.subscribed(1)
+	e.publish("busy.workers", 5, nil)
+	eventually(t, "four in flight, one queued", func() bool {
+		c := e.status("busy").Counters
+		return c.InFlight == 4 && c.QueueDepth == 1
+	})
+	cleanStop(t, stop)
+	if c := e.status("busy").Counters; c.Failed != 4 || c.Dropped != 1 {
+		t.Fatalf("counters: got %+v, want four cancelled and one abandoned", c)
+	}
+}
+
+func TestPerMessageTimeout(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		if _, ok := ctx.Deadline(); !ok {
+			return errors.New("no deadline")
+		}
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	if err := e.sup.Handle("slow", consumer.Config{Subject: "slow", Timeout: 20 * time.Millisecond}, h); err != nil {
+		t.Fatal(err)
+	}
+	stop := e.serve()
+	e.subscribed(1)
+	e.publish("slow", 3, nil)
+	eventually(t, "three timed out", func() bool { return e.status("slow").Counters.Failed == 3 })
+	cleanStop(t, stop)
+	if l := e.status("slow").Latency; l.Count != 3 || l.P50 < 20*time.Millisecond {
+		t.Fatalf("latency: got %+v, want three calls cut at the 20ms timeout", l)
 	}
 }

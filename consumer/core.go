@@ -21,22 +21,32 @@ type Conns interface {
 	Conn(ctx context.Context) (*nats.Conn, <-chan struct{}, error)
 }
 
-// core runs one core-NATS handler: a subscription (optionally in a queue
-// group) feeding a pool. It is a suture.Service; each Serve is one run
-// with its own pool, and its counters live as long as the declaration.
-type core struct {
+// handlerBase is what every kind of handler has: its declaration, its
+// counters (which live as long as the declaration), the pool of its
+// current run, and whether it receives messages.
+type handlerBase struct {
 	name   string
 	cfg    Config
 	conns  Conns
 	events *supervisor.Events
 	stats  *counters
-	invoke invoker
 
 	current atomicPool
-	ready   atomic.Bool // subscribed on a live connection
+	ready   atomic.Bool
 }
 
-func (c *core) String() string { return "handler/" + c.name }
+func (b *handlerBase) base() *handlerBase { return b }
+
+// String names the handler in the tree.
+func (b *handlerBase) String() string { return "handler/" + b.name }
+
+// core runs one core-NATS handler: a subscription (optionally in a queue
+// group) feeding a pool. It is a suture.Service; each Serve is one run
+// with its own pool.
+type core struct {
+	handlerBase
+	invoke invoker
+}
 
 // Serve subscribes on the current connection and feeds the pool until ctx
 // ends; then it drains the subscription and the pool within the shutdown
@@ -50,9 +60,12 @@ func (c *core) Serve(ctx context.Context) error {
 		nc, gone, err := c.conns.Conn(ctx)
 		if err != nil {
 			c.stop(p, nil)
-			return ctx.Err()
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("connection: %w", err)
 		}
-		sub, err := c.subscribe(nc, p)
+		sub, release, err := c.subscribe(nc, p)
 		if err != nil {
 			c.stop(p, nil)
 			if ctx.Err() != nil {
@@ -66,18 +79,26 @@ func (c *core) Serve(ctx context.Context) error {
 		case <-ctx.Done():
 			c.ready.Store(false)
 			c.stop(p, sub)
+			release()
 			return ctx.Err()
 		case <-gone:
 			c.ready.Store(false)
-			// The subscription died with its connection; what it had
-			// pending in nats.go is lost with it (core NATS is at most
-			// once).
-			p.retireSub()
+			release()
+			// The subscription died with its connection; what nats.go
+			// still held for it is lost (core NATS is at most once).
+			p.retireSub(true)
 		}
 	}
 }
 
-func (c *core) subscribe(nc *nats.Conn, p *pool) (*nats.Subscription, error) {
+// slowConsumerClaimer is implemented by connection.Supervisor: nats.go's
+// slow-consumer errors for a claimed subscription go to the handler, as
+// part of its own slow-consumer episode, instead of a connection event.
+type slowConsumerClaimer interface {
+	ClaimSlowConsumer(sub *nats.Subscription, report func()) (release func())
+}
+
+func (c *core) subscribe(nc *nats.Conn, p *pool) (*nats.Subscription, func(), error) {
 	var sub *nats.Subscription
 	var err error
 	lastErr := nc.LastError()
@@ -87,28 +108,39 @@ func (c *core) subscribe(nc *nats.Conn, p *pool) (*nats.Subscription, error) {
 		sub, err = nc.Subscribe(c.cfg.Subject, p.enqueue)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	p.feed(sub)
+	release := func() {}
+	if claimer, ok := c.conns.(slowConsumerClaimer); ok {
+		release = claimer.ClaimSlowConsumer(sub, p.overflow)
+	}
+	fail := func(err error) (*nats.Subscription, func(), error) {
+		release()
+		_ = sub.Unsubscribe()
+		return nil, nil, err
 	}
 	if err := sub.SetPendingLimits(c.cfg.PendingMsgs, int(c.cfg.PendingBytes)); err != nil {
-		_ = sub.Unsubscribe()
-		return nil, err
+		return fail(err)
 	}
-	// A round trip: the server has the subscription (or refused it) when
-	// Flush returns, so messages published after Subscribed reach it.
-	if err := nc.FlushTimeout(subscribeTimeout); err == nil {
-		if err := nc.LastError(); err != lastErr && refuses(err, c.cfg.Subject, c.cfg.QueueGroup) {
-			_ = sub.Unsubscribe()
-			return nil, err
-		}
+	// A round trip: the server has the subscription, or has refused it,
+	// when Flush returns, so messages published after Subscribed reach it.
+	if err := nc.FlushTimeout(subscribeTimeout); err != nil {
+		return fail(err)
 	}
-	p.sub.Store(sub)
-	return sub, nil
+	if err := nc.LastError(); err != lastErr && refuses(err, c.cfg.Subject, c.cfg.QueueGroup) {
+		return fail(err)
+	}
+	p.useSub(sub)
+	return sub, release, nil
 }
 
 const subscribeTimeout = 5 * time.Second
 
 // refuses reports whether err is the server refusing a subscription to
-// subject in queue. nats.go reports it only as the connection's last error.
+// subject in queue. nats.go reports it only as the connection's last
+// error, which another subscription's error can replace first: a refusal
+// missed that way is seen again at the next restart.
 func refuses(err error, subject, queue string) bool {
 	if !errors.Is(err, nats.ErrPermissionViolation) {
 		return false
@@ -117,17 +149,21 @@ func refuses(err error, subject, queue string) bool {
 	if !strings.Contains(msg, `Subscription to "`+subject+`"`) {
 		return false
 	}
-	return queue == "" || strings.Contains(msg, `using queue "`+queue+`"`)
+	if queue == "" {
+		return !strings.Contains(msg, "using queue")
+	}
+	return strings.Contains(msg, `using queue "`+queue+`"`)
 }
 
 // stop drains the subscription, so that nothing new arrives and what
-// nats.go holds is handled, then drains the pool, all within the grace
-// period; it reports what was finished and what was abandoned.
+// nats.go holds is handled, then the pool, all within the grace period;
+// it reports what was handled while stopping and what was abandoned.
 func (c *core) stop(p *pool, sub *nats.Subscription) {
-	start := time.Now()
+	start, before := time.Now(), p.handled()
 	deadline := start.Add(grace(c.cfg.Restart.ShutdownTimeout))
 	var abandoned uint64
 	if sub != nil {
+		p.refreshSub()
 		closed := sub.StatusChanged(nats.SubscriptionClosed)
 		if err := sub.Drain(); err == nil {
 			t := time.NewTimer(time.Until(deadline))
@@ -138,15 +174,18 @@ func (c *core) stop(p *pool, sub *nats.Subscription) {
 			t.Stop()
 		}
 		if sub.IsValid() {
+			// Out of time: what nats.go still holds is discarded.
+			p.refreshSub()
 			if n, _, err := sub.Pending(); err == nil {
-				abandoned += uint64(n)
-				c.stats.dropped.Add(uint64(n))
+				lost := uint64(max(n-int(p.inCallback.Load()), 0))
+				abandoned += lost
+				c.stats.dropped.Add(lost)
 			}
 			_ = sub.Unsubscribe()
 		}
-		p.retireSub()
+		p.retireSub(false)
 	}
-	finished, queued := p.stop(deadline)
+	finished, queued := p.stop(deadline, before)
 	c.events.Emit(Drained{EventTime: c.events.Now(), Handler: c.name, Subject: c.cfg.Subject,
 		Finished: finished, Abandoned: abandoned + queued, Took: time.Since(start)})
 }

@@ -29,8 +29,13 @@ const (
 type invoker func(ctx context.Context, m *Msg) error
 
 // pool is one handler's bounded task queue and its fixed set of workers,
-// for one run of the handler's Serve. The subscription feeds it through
-// enqueue; stop drains it.
+// for one run of the handler's Serve. Subscriptions feed it (enqueue for
+// core handlers); stop drains it.
+//
+// Shutdown closes the queue, which is safe only once nothing can send on
+// it: every subscription that feeds the pool is registered in inputs and
+// counted done by its closed handler, which nats.go calls after its last
+// callback has returned.
 type pool struct {
 	name    string
 	subject string
@@ -39,34 +44,60 @@ type pool struct {
 	stats   *counters
 	invoke  invoker
 
+	// Hooks of JetStream handlers (nil for core ones): before and after
+	// each handler call, and for a queued message that will not be
+	// handled because the pool is stopping.
+	before func(worker int, m *Msg)
+	after  func(worker int, ctx context.Context, m *Msg, err error)
+	skip   func(m *Msg)
+	// returnQueued stops without handling what is queued: it is handed to
+	// skip instead (JetStream naks it, so that it is redelivered at once).
+	returnQueued bool
+	// load is how full the pool is, against cap(queue): queued messages
+	// for core handlers, queued and running ones for JetStream handlers.
+	load func() int
+	// streamPending is, for JetStream handlers, what the stream holds for
+	// the consumer.
+	streamPending *atomic.Uint64
+
 	queue chan *Msg
+	quit  chan struct{} // closed when the grace period ran out
 	// base is the ctx handlers get; cancelled when the grace period of a
 	// stop runs out.
-	base   context.Context
-	cancel context.CancelFunc
-	abort  atomic.Bool
-	wg     sync.WaitGroup
-	// skipped counts messages workers took from the queue but did not
-	// handle because the stop's grace period had run out.
-	skipped atomic.Uint64
+	base    context.Context
+	cancel  context.CancelFunc
+	abort   atomic.Bool // workers no longer start messages
+	wg      sync.WaitGroup
+	skipped atomic.Uint64 // messages abandoned at stop
 
-	// Input side: callbacks in progress, and whether input is closed.
-	callbacks atomic.Int64
-	closing   chan struct{}
+	inputs     sync.WaitGroup // subscriptions that may still feed the pool
+	closing    chan struct{}  // closed to release a Block callback at stop
+	inCallback atomic.Int32   // a Block callback is waiting for room
 
-	// Slow-consumer episode, and the counts when it started.
-	episodeActive atomic.Bool
-	episodeStart  atomic.Pointer[episodeStart]
-	lastOverflow  atomic.Int64 // unix nanoseconds
+	// Slow-consumer episodes: started by overflow, ended by monitor.
+	episodeMu     sync.Mutex
+	episode       *episodeStart // the active episode, nil when none
+	monitorEnded  bool
+	episodeActive atomic.Bool // episode != nil, for the hot path and status
+	lastOverflow  atomic.Int64
 	episodeWake   chan struct{}
 	monitorStop   chan struct{}
 	monitorDone   chan struct{}
-	sub           atomic.Pointer[nats.Subscription]
 
-	// Panic events.
-	panicMu       sync.Mutex
-	lastPanicAt   time.Time
-	panicsSkipped uint64
+	// The current subscription of a core handler, and its counts as last
+	// read: nats.go stops answering once it is closed.
+	sub         atomic.Pointer[nats.Subscription]
+	subDropped  atomic.Int64
+	subPending  atomic.Int64
+	subMu       sync.Mutex // serializes reads and retirement of sub
+	panicMu     sync.Mutex
+	lastPanicAt time.Time
+	panicsSince uint64
+}
+
+type episodeStart struct {
+	at                time.Time
+	dropped, rejected uint64
 }
 
 func newPool(name string, cfg Config, events *supervisor.Events, stats *counters, invoke invoker) *pool {
@@ -74,6 +105,7 @@ func newPool(name string, cfg Config, events *supervisor.Events, stats *counters
 	return &pool{
 		name: name, subject: cfg.Subject, cfg: cfg, events: events, stats: stats, invoke: invoke,
 		queue:       make(chan *Msg, cfg.QueueSize),
+		quit:        make(chan struct{}),
 		base:        base,
 		cancel:      cancel,
 		closing:     make(chan struct{}),
@@ -86,31 +118,54 @@ func newPool(name string, cfg Config, events *supervisor.Events, stats *counters
 // start runs the workers and the episode monitor.
 func (p *pool) start() {
 	p.wg.Add(p.cfg.Workers)
-	for range p.cfg.Workers {
-		go p.work()
+	for id := range p.cfg.Workers {
+		go p.work(id)
 	}
 	go p.monitor()
 }
 
-func (p *pool) work() {
+// feed registers sub as an input of the pool: the pool's queue is closed
+// only after sub's last callback.
+func (p *pool) feed(sub *nats.Subscription) {
+	p.inputs.Add(1)
+	sub.SetClosedHandler(func(string) { p.inputs.Done() })
+}
+
+func (p *pool) work(id int) {
 	defer p.wg.Done()
-	var w worker
+	w := worker{id: id}
 	for {
-		m := <-p.queue
-		if m == nil || p.abort.Load() {
-			if m != nil {
-				p.skipped.Add(1)
+		select {
+		case m, ok := <-p.queue:
+			if !ok {
+				return
 			}
+			if p.abort.Load() {
+				p.unhandled(m)
+				continue
+			}
+			p.run(&w, m)
+		case <-p.quit:
 			return
 		}
-		p.run(&w, m)
 	}
+}
+
+// unhandled disposes of a message the pool stops without handling.
+func (p *pool) unhandled(m *Msg) {
+	if p.skip != nil {
+		p.skip(m)
+		return
+	}
+	p.skipped.Add(1)
 }
 
 // worker is a worker's latency sampling state. Reading the clock costs
 // more than a trivial handler on some machines, so handlers faster than
-// sampleAbove are timed one message in sampleEvery; slower ones always.
+// sampleAbove are timed one message in sampleEvery (the first, the ninth,
+// ...); slower ones always.
 type worker struct {
+	id   int
 	n    uint
 	slow bool
 }
@@ -127,9 +182,12 @@ func (p *pool) run(w *worker, m *Msg) {
 	if p.cfg.Timeout > 0 {
 		ctx, cancel = context.WithTimeout(p.base, p.cfg.Timeout)
 	}
+	if p.before != nil {
+		p.before(w.id, m)
+	}
 	w.n++
 	var err error
-	if w.slow || w.n%sampleEvery == 0 {
+	if w.slow || w.n%sampleEvery == 1 {
 		start := time.Now()
 		err = p.call(ctx, m)
 		d := time.Since(start)
@@ -137,6 +195,9 @@ func (p *pool) run(w *worker, m *Msg) {
 		p.stats.latency.record(d)
 	} else {
 		err = p.call(ctx, m)
+	}
+	if p.after != nil {
+		p.after(w.id, ctx, m, err)
 	}
 	if cancel != nil {
 		cancel()
@@ -166,21 +227,19 @@ func (p *pool) panicked(m *Msg, pe *supervisor.PanicError) {
 	p.panicMu.Lock()
 	now := time.Now()
 	if now.Sub(p.lastPanicAt) < panicEventInterval {
-		p.panicsSkipped++
+		p.panicsSince++
 		p.panicMu.Unlock()
 		return
 	}
-	skipped := p.panicsSkipped
-	p.lastPanicAt, p.panicsSkipped = now, 0
+	suppressed := p.panicsSince
+	p.lastPanicAt, p.panicsSince = now, 0
 	p.panicMu.Unlock()
-	p.events.Emit(HandlerPanicked{EventTime: p.events.Now(), Handler: p.name, Subject: m.Subject(), Err: pe, Suppressed: skipped})
+	p.events.Emit(HandlerPanicked{EventTime: p.events.Now(), Handler: p.name, Subject: m.Subject(), Err: pe, Suppressed: suppressed})
 }
 
-// enqueue is the subscription callback: it hands the message to the
-// queue, applying the overflow policy when the queue is full.
+// enqueue is the core subscription's callback: it hands the message to
+// the queue, applying the overflow policy when the queue is full.
 func (p *pool) enqueue(raw *nats.Msg) {
-	p.callbacks.Add(1)
-	defer p.callbacks.Add(-1)
 	m := &Msg{raw: raw, handler: p.name}
 	p.stats.received.Add(1)
 	select {
@@ -191,20 +250,20 @@ func (p *pool) enqueue(raw *nats.Msg) {
 	p.overflow()
 	switch p.cfg.Overflow {
 	case Block:
+		p.inCallback.Store(1)
 		select {
 		case p.queue <- m:
 		case <-p.closing:
 			p.stats.dropped.Add(1)
 		}
+		p.inCallback.Store(0)
 	case DropNewest:
 		p.stats.dropped.Add(1)
 	case DropOldest:
 		for {
 			select {
-			case old := <-p.queue:
-				if old != nil {
-					p.stats.dropped.Add(1)
-				}
+			case <-p.queue:
+				p.stats.dropped.Add(1)
 			default:
 			}
 			select {
@@ -219,29 +278,40 @@ func (p *pool) enqueue(raw *nats.Msg) {
 	}
 }
 
-// overflow records that the queue was full, starting an episode if none
-// is active.
+// overflow records that the pool was full, starting an episode if none is
+// active.
 func (p *pool) overflow() {
 	p.lastOverflow.Store(time.Now().UnixNano())
-	if p.episodeActive.CompareAndSwap(false, true) {
-		p.episodeStart.Store(&episodeStart{at: time.Now(), dropped: p.dropped(), rejected: p.stats.rejected.Load()})
-		p.events.Emit(SlowConsumerStarted{EventTime: p.events.Now(), Handler: p.name, Subject: p.subject,
-			QueueSize: p.cfg.QueueSize, Overflow: p.cfg.Overflow})
-		select {
-		case p.episodeWake <- struct{}{}:
-		default:
-		}
+	if p.episodeActive.Load() {
+		return
+	}
+	p.episodeMu.Lock()
+	defer p.episodeMu.Unlock()
+	if p.episode != nil || p.monitorEnded {
+		return
+	}
+	p.episode = &episodeStart{at: time.Now(), dropped: p.dropped(), rejected: p.stats.rejected.Load()}
+	p.episodeActive.Store(true)
+	ev := SlowConsumerStarted{EventTime: p.events.Now(), Handler: p.name, Subject: p.subject,
+		QueueSize: p.cfg.QueueSize, Overflow: p.cfg.Overflow}
+	if p.streamPending != nil {
+		ev.Pending = p.streamPending.Load()
+	}
+	p.events.Emit(ev)
+	select {
+	case p.episodeWake <- struct{}{}:
+	default:
 	}
 }
 
-// monitor ends slow-consumer episodes once the queue has been below half
-// for a quiet period, and counts what nats.go dropped meanwhile. It only
-// ticks during an episode.
+// monitor ends slow-consumer episodes once the pool has been below half
+// for a quiet period. It only ticks during an episode.
 func (p *pool) monitor() {
 	defer close(p.monitorDone)
 	for {
 		select {
 		case <-p.monitorStop:
+			p.endEpisode(true)
 			return
 		case <-p.episodeWake:
 		}
@@ -250,13 +320,14 @@ func (p *pool) monitor() {
 			select {
 			case <-p.monitorStop:
 				t.Stop()
-				p.endEpisode()
+				p.endEpisode(true)
 				return
 			case <-t.C:
+				p.refreshSub()
 				quiet := time.Since(time.Unix(0, p.lastOverflow.Load())) >= quietPeriod
-				if quiet && len(p.queue) <= cap(p.queue)/2 {
+				if quiet && p.loaded() <= cap(p.queue)/2 {
 					t.Stop()
-					p.endEpisode()
+					p.endEpisode(false)
 					ended = true
 				}
 			}
@@ -264,17 +335,28 @@ func (p *pool) monitor() {
 	}
 }
 
-type episodeStart struct {
-	at                time.Time
-	dropped, rejected uint64
-}
-
-func (p *pool) endEpisode() {
-	start := p.episodeStart.Load()
-	p.episodeActive.Store(false)
+// endEpisode emits the end of the active episode, if any; final stops
+// new episodes from starting.
+func (p *pool) endEpisode(final bool) {
+	p.episodeMu.Lock()
+	defer p.episodeMu.Unlock()
+	p.monitorEnded = p.monitorEnded || final
+	start := p.episode
+	if start == nil {
+		return
+	}
 	p.events.Emit(SlowConsumerEnded{EventTime: p.events.Now(), Handler: p.name, Subject: p.subject,
 		Dropped: p.dropped() - start.dropped, Rejected: p.stats.rejected.Load() - start.rejected,
 		Duration: time.Since(start.at)})
+	p.episode = nil
+	p.episodeActive.Store(false)
+}
+
+func (p *pool) loaded() int {
+	if p.load != nil {
+		return p.load()
+	}
+	return len(p.queue)
 }
 
 // dropped is everything dropped so far: by the overflow policy, at
@@ -285,32 +367,62 @@ func (p *pool) dropped() uint64 {
 
 // pendingDropped is what nats.go dropped for a full pending buffer.
 func (p *pool) pendingDropped() uint64 {
-	n := p.stats.natsDropped.Load()
-	if sub := p.sub.Load(); sub != nil {
-		if d, err := sub.Dropped(); err == nil {
-			n += uint64(d)
-		}
-	}
-	return n
+	p.refreshSub()
+	return p.stats.natsDropped.Load() + uint64(p.subDropped.Load())
 }
 
-// pending is what nats.go holds for the current subscription.
+// pending is what nats.go holds for the current subscription, not yet
+// handed to the queue, or what the stream holds for a JetStream consumer.
 func (p *pool) pending() int {
-	if sub := p.sub.Load(); sub != nil {
-		if n, _, err := sub.Pending(); err == nil {
-			return n
-		}
+	if p.streamPending != nil {
+		return int(p.streamPending.Load())
 	}
-	return 0
+	p.refreshSub()
+	// nats.go counts a message as pending until its callback returns.
+	return max(int(p.subPending.Load())-int(p.inCallback.Load()), 0)
 }
 
-// retireSub stops reading counts from the current subscription, keeping
-// what nats.go dropped for it.
-func (p *pool) retireSub() {
-	if sub := p.sub.Swap(nil); sub != nil {
+// refreshSub reads the current subscription's counts while nats.go still
+// answers.
+func (p *pool) refreshSub() {
+	p.subMu.Lock()
+	defer p.subMu.Unlock()
+	if sub := p.sub.Load(); sub != nil {
 		if d, err := sub.Dropped(); err == nil {
-			p.stats.natsDropped.Add(uint64(d))
+			p.subDropped.Store(int64(d))
 		}
+		if n, _, err := sub.Pending(); err == nil {
+			p.subPending.Store(int64(n))
+		}
+	}
+}
+
+// useSub makes sub the current subscription.
+func (p *pool) useSub(sub *nats.Subscription) {
+	p.subMu.Lock()
+	defer p.subMu.Unlock()
+	p.sub.Store(sub)
+	p.subDropped.Store(0)
+	p.subPending.Store(0)
+}
+
+// retireSub stops reading the current subscription, keeping what nats.go
+// dropped for it; what it still held is lost when lost is set (its
+// connection closed), and counted dropped.
+func (p *pool) retireSub(lost bool) {
+	p.subMu.Lock()
+	defer p.subMu.Unlock()
+	sub := p.sub.Swap(nil)
+	if sub == nil {
+		return
+	}
+	if d, err := sub.Dropped(); err == nil {
+		p.subDropped.Store(int64(d))
+	}
+	p.stats.natsDropped.Add(uint64(p.subDropped.Swap(0)))
+	pending := max(p.subPending.Swap(0)-int64(p.inCallback.Load()), 0)
+	if lost {
+		p.stats.dropped.Add(uint64(pending))
 	}
 }
 
@@ -320,96 +432,119 @@ func (p *pool) snapshot() Counters {
 	c := p.stats
 	pendingDropped := p.pendingDropped()
 	return Counters{
-		Received:       c.received.Load(),
-		Processed:      c.processed.Load(),
-		Failed:         c.failed.Load(),
-		Panicked:       c.panicked.Load(),
-		Dropped:        c.dropped.Load() + pendingDropped,
-		PendingDropped: pendingDropped,
-		Rejected:       c.rejected.Load(),
-		InFlight:       c.inFlight.Load(),
-		QueueDepth:     len(p.queue),
-		Pending:        p.pending(),
+		Received:         c.received.Load(),
+		Processed:        c.processed.Load(),
+		Failed:           c.failed.Load(),
+		Panicked:         c.panicked.Load(),
+		Dropped:          c.dropped.Load() + pendingDropped,
+		PendingDropped:   pendingDropped,
+		Rejected:         c.rejected.Load(),
+		InFlight:         c.inFlight.Load(),
+		QueueDepth:       len(p.queue),
+		Pending:          p.pending(),
+		Acked:            c.acked.Load(),
+		Naked:            c.naked.Load(),
+		Terminated:       c.terminated.Load(),
+		DeadLettered:     c.deadLettered.Load(),
+		DeadLetterFailed: c.deadLetterFailed.Load(),
+		Redelivered:      c.redelivered.Load(),
+		AckFailed:        c.ackFailed.Load(),
+		InProgress:       c.inProgress.Load(),
 	}
 }
 
-// stop waits for input to end (the caller drained or lost the
-// subscription), lets the workers finish what is queued until deadline,
-// then cancels the handlers' ctx. It returns how many messages were
-// handled while stopping and how many were abandoned.
-func (p *pool) stop(deadline time.Time) (finished, abandoned uint64) {
-	before := p.stats.processed.Load() + p.stats.failed.Load()
+// handled is the number of messages handled so far.
+func (p *pool) handled() uint64 { return p.stats.processed.Load() + p.stats.failed.Load() }
+
+// stop ends the pool once its inputs have ended (the caller drained or
+// unsubscribed them): workers finish what is queued (or, with
+// returnQueued, hand it back) until deadline; then the handlers' ctx is
+// cancelled and what was not started is abandoned. It returns how many
+// messages were handled since before and how many were abandoned.
+func (p *pool) stop(deadline time.Time, before uint64) (finished, abandoned uint64) {
+	if p.returnQueued {
+		p.abort.Store(true)
+	}
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 
-	// A callback may still be running after the subscription closed.
-	for p.callbacks.Load() > 0 {
-		select {
-		case <-timer.C:
-			close(p.closing)
-			p.abortWorkers()
-			return p.finishStop(before)
-		case <-time.After(time.Millisecond):
-		}
-	}
-	close(p.closing)
-
-	// One nil a worker: each stops when it reaches one, after everything
-	// queued before it.
-	for range p.cfg.Workers {
-		select {
-		case p.queue <- nil:
-		case <-timer.C:
-			p.abortWorkers()
-			return p.finishStop(before)
-		}
-	}
-	done := make(chan struct{})
+	inputsDone := make(chan struct{})
+	go func() {
+		p.inputs.Wait()
+		close(inputsDone)
+	}()
+	workersDone := make(chan struct{})
 	go func() {
 		p.wg.Wait()
-		close(done)
+		close(workersDone)
 	}()
+
+	inputsEnded := false
 	select {
-	case <-done:
+	case <-inputsDone:
+		inputsEnded = true
 	case <-timer.C:
-		p.abortWorkers()
-		<-done
-	}
-	return p.finishStop(before)
-}
-
-// abortWorkers cancels running handlers and makes idle workers exit, then
-// waits for them.
-func (p *pool) abortWorkers() {
-	p.abort.Store(true)
-	p.cancel()
-	for range p.cfg.Workers {
+		p.hardStop() // a Block callback gives up once closing is closed
 		select {
-		case p.queue <- nil:
-		default:
+		case <-inputsDone:
+			inputsEnded = true
+		case <-time.After(time.Second):
+			// A subscription that closed before its closed handler was set
+			// never reports; the queue then stays open and unread.
 		}
 	}
-	p.wg.Wait()
-}
-
-func (p *pool) finishStop(before uint64) (finished, abandoned uint64) {
-	abandoned = p.skipped.Load()
-	for {
+	if inputsEnded {
+		// Nothing sends any more: workers run down the queue and exit.
+		close(p.queue)
+	}
+	select {
+	case <-workersDone:
+	case <-timer.C:
+		p.hardStop()
+		<-workersDone
+	}
+	for drained := false; !drained; {
 		select {
-		case m := <-p.queue:
-			if m != nil {
-				abandoned++
+		case m, ok := <-p.queue:
+			if !ok {
+				drained = true
+				break
 			}
-			continue
+			p.unhandled(m)
 		default:
+			drained = true
 		}
-		break
 	}
+	abandoned = p.skipped.Load()
 	p.stats.dropped.Add(abandoned)
 	close(p.monitorStop)
 	<-p.monitorDone
 	p.cancel()
-	return p.stats.processed.Load() + p.stats.failed.Load() - before, abandoned
+	return p.handled() - before, abandoned
+}
+
+// hardStop ends the grace period: no new message starts, running handlers
+// are cancelled, idle workers exit.
+func (p *pool) hardStop() {
+	if p.abort.Swap(true) && isClosed(p.quit) {
+		return
+	}
+	p.cancel()
+	if !isClosed(p.closing) {
+		close(p.closing)
+	}
+	if !isClosed(p.quit) {
+		close(p.quit)
+	}
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // respondError answers a request with a service error.

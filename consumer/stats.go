@@ -28,9 +28,25 @@ type Counters struct {
 	InFlight int64
 	// QueueDepth is the number of messages waiting for a worker now.
 	QueueDepth int
-	// Pending is the number of messages nats.go holds for the
-	// subscription now, not yet handed to the queue.
+	// Pending is, for core handlers, the number of messages nats.go holds
+	// for the subscription, not yet handed to the queue; for JetStream
+	// handlers, what the stream still holds for the consumer.
 	Pending int
+
+	// JetStream handlers only.
+	// Acked, Naked and Terminated count how messages were settled; Naked
+	// includes those handed back unstarted at shutdown.
+	Acked, Naked, Terminated uint64
+	// DeadLettered counts messages stored on the dead-letter subject and
+	// terminated; DeadLetterFailed those whose copy could not be stored.
+	DeadLettered, DeadLetterFailed uint64
+	// Redelivered counts messages delivered more than once.
+	Redelivered uint64
+	// AckFailed counts acks that could not be sent or confirmed; those
+	// messages will be redelivered.
+	AckFailed uint64
+	// InProgress counts in-progress acks sent for handlers running long.
+	InProgress uint64
 }
 
 // Latency summarizes how long handler calls took. Calls are sampled:
@@ -57,8 +73,11 @@ type counters struct {
 	_                           [64]byte
 	processed, failed, panicked atomic.Uint64
 	inFlight                    atomic.Int64
-	_                           [64]byte
-	latency                     histogram
+	// JetStream settlement, written by the workers.
+	acked, naked, terminated, deadLettered, deadLetterFailed atomic.Uint64
+	redelivered, ackFailed, inProgress                       atomic.Uint64
+	_                                                        [64]byte
+	latency                                                  histogram
 }
 
 const subBits = 3 // 8 buckets per power of two

@@ -21,8 +21,15 @@ type Supervisor struct {
 	tree   *supervisor.Tree
 
 	mu       sync.Mutex
-	handlers []*core
-	byName   map[string]*core
+	handlers []service
+	byName   map[string]service
+}
+
+// service is a handler of either kind, as the supervisor runs it.
+type service interface {
+	String() string
+	Serve(ctx context.Context) error
+	base() *handlerBase
 }
 
 // New returns a supervisor whose handlers take their connection from
@@ -31,7 +38,7 @@ func New(conns Conns, events *supervisor.Events) *Supervisor {
 	if events == nil {
 		events = supervisor.NewEvents(nil, nil, nil)
 	}
-	return &Supervisor{conns: conns, events: events, tree: supervisor.NewGroup("consumers", events), byName: map[string]*core{}}
+	return &Supervisor{conns: conns, events: events, tree: supervisor.NewGroup("consumers", events), byName: map[string]service{}}
 }
 
 // String names the service in the tree.
@@ -40,39 +47,59 @@ func (s *Supervisor) String() string { return "consumers" }
 var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // Handle declares a handler named name that runs h on the messages of
-// cfg.Subject. It fails with ErrInvalidConfig for a bad configuration,
-// ErrDuplicateHandler for a name in use, and ErrRunning once Serve runs.
+// cfg.Subject, or of cfg.Stream for a JetStream handler. It fails with
+// ErrInvalidConfig for a bad configuration, ErrDuplicateHandler for a name
+// in use, ErrNilHandler for a nil h, and supervisor.ErrRunning once Serve
+// runs.
 func (s *Supervisor) Handle(name string, cfg Config, h Handler) error {
-	if h == nil {
+	if f, ok := h.(HandlerFunc); h == nil || ok && f == nil {
 		return fmt.Errorf("consumer: handler %q: %w", name, ErrNilHandler)
 	}
-	return s.add(name, cfg, false, handleInvoker(h))
+	if cfg.Overflow == Reject {
+		return fmt.Errorf("consumer: handler %q: %w: overflow: reject answers requests; this handler does not (use HandleRequest)",
+			name, ErrInvalidConfig)
+	}
+	return s.add(name, cfg, h, handleInvoker(h))
 }
 
 // HandleRequest declares a request/reply endpoint named name: h's reply,
 // or its error as a service error, is sent back to each caller.
 func (s *Supervisor) HandleRequest(name string, cfg Config, h RequestHandler) error {
-	if h == nil {
+	if f, ok := h.(RequestFunc); h == nil || ok && f == nil {
 		return fmt.Errorf("consumer: handler %q: %w", name, ErrNilHandler)
 	}
-	return s.add(name, cfg, true, requestInvoker(h))
+	if cfg.IsJetStream() {
+		return fmt.Errorf("consumer: handler %q: %w: stream: a request handler answers core requests; JetStream handlers use Handle",
+			name, ErrInvalidConfig)
+	}
+	return s.add(name, cfg, nil, requestInvoker(h))
 }
 
-func (s *Supervisor) add(name string, cfg Config, request bool, invoke invoker) error {
+func (s *Supervisor) add(name string, cfg Config, h Handler, invoke invoker) error {
 	if !validName.MatchString(name) {
 		return fmt.Errorf("consumer: handler name %q: %w: letters, digits, '-' and '_' only", name, ErrInvalidConfig)
 	}
-	if err := cfg.Validate(request); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("consumer: handler %q: %w", name, err)
 	}
 	cfg = cfg.withDefaults()
+	if cfg.IsJetStream() && cfg.Consumer == "" {
+		cfg.Consumer = name
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, dup := s.byName[name]; dup {
 		return fmt.Errorf("consumer: handler %q: %w", name, ErrDuplicateHandler)
 	}
-	c := &core{name: name, cfg: cfg, conns: s.conns, events: s.events, stats: &counters{}, invoke: invoke}
-	if err := s.tree.Add(c.String(), c, cfg.Restart); err != nil {
+	var c service
+	if cfg.IsJetStream() {
+		c = &jsHandler{h: h}
+	} else {
+		c = &core{invoke: invoke}
+	}
+	b := c.base()
+	b.name, b.cfg, b.conns, b.events, b.stats = name, cfg, s.conns, s.events, &counters{}
+	if err := s.tree.Add(c.String(), c, cfg.Restart); err != nil { // supervisor.ErrRunning once serving
 		return fmt.Errorf("consumer: handler %q: %w", name, err)
 	}
 	s.handlers = append(s.handlers, c)
@@ -91,9 +118,12 @@ type Status struct {
 	Name       string
 	Subject    string
 	QueueGroup string
-	Workers    int
-	QueueSize  int
-	Overflow   Overflow
+	// Stream and Consumer are set for JetStream handlers.
+	Stream    string
+	Consumer  string
+	Workers   int
+	QueueSize int
+	Overflow  Overflow
 	// Ready is true while the handler is subscribed on a live connection:
 	// messages published from now on reach it.
 	Ready bool
@@ -107,17 +137,19 @@ type Status struct {
 // Status returns a snapshot of every handler, in the order declared.
 func (s *Supervisor) Status() []Status {
 	s.mu.Lock()
-	handlers := append([]*core(nil), s.handlers...)
+	handlers := append([]service(nil), s.handlers...)
 	s.mu.Unlock()
 	children := map[string]supervisor.ChildStatus{}
 	for _, cs := range s.tree.Status() {
 		children[cs.Name] = cs
 	}
 	out := make([]Status, len(handlers))
-	for i, c := range handlers {
+	for i, svc := range handlers {
+		c := svc.base()
 		st := Status{
 			Name: c.name, Subject: c.cfg.Subject, QueueGroup: c.cfg.QueueGroup,
 			Workers: c.cfg.Workers, QueueSize: c.cfg.QueueSize, Overflow: c.cfg.Overflow,
+			Stream: c.cfg.Stream, Consumer: c.cfg.Consumer,
 			Child: children[c.String()], Latency: c.stats.latency.snapshot(), Ready: c.ready.Load(),
 		}
 		if p := c.current.Load(); p != nil {

@@ -75,7 +75,7 @@ func setScalar(v reflect.Value, s string) error {
 	case t.Kind() == reflect.String:
 		v.SetString(s)
 		return nil
-	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String:
+	case t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.Struct:
 		var parts []string
 		for part := range strings.SplitSeq(s, ",") {
 			if part = strings.TrimSpace(part); part != "" {
@@ -84,11 +84,13 @@ func setScalar(v reflect.Value, s string) error {
 		}
 		l := reflect.MakeSlice(t, len(parts), len(parts))
 		for i, part := range parts {
-			l.Index(i).SetString(part)
+			if err := setScalar(l.Index(i), part); err != nil {
+				return err
+			}
 		}
 		v.Set(l)
 		return nil
-	case t.Kind() == reflect.Slice || t.Kind() == reflect.Map:
+	case t.Kind() == reflect.Slice || t.Kind() == reflect.Map || t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct:
 		return fmt.Errorf("%s cannot be set from the environment", t)
 	}
 	n := &yaml.Node{Kind: yaml.ScalarNode, Value: s}

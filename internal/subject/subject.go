@@ -1,6 +1,3 @@
-// Package subject validates NATS subjects and queue group names the way
-// the server reads them, so that mistakes are reported when a handler is
-// declared rather than when the server rejects the subscription.
 package subject
 
 import (

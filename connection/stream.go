@@ -1,0 +1,108 @@
+package connection
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/internal/subject"
+)
+
+// StreamConfig declares a JetStream stream that a handler or the publisher
+// needs: it is created, or updated to match, before they use it.
+type StreamConfig struct {
+	// Subjects the stream stores. Required.
+	Subjects []string `yaml:"subjects"`
+	// Retention is limits (default), workqueue or interest.
+	Retention string `yaml:"retention"`
+	// Storage is file (default) or memory.
+	Storage string `yaml:"storage"`
+	// Replicas is the number of copies in a cluster. Default 1.
+	Replicas int `yaml:"replicas"`
+	// MaxAge, MaxBytes and MaxMsgs bound what is kept. Default unlimited.
+	MaxAge   time.Duration `yaml:"max_age"`
+	MaxBytes conf.ByteSize `yaml:"max_bytes"`
+	MaxMsgs  int64         `yaml:"max_msgs"`
+	// Duplicates is the window in which a repeated Nats-Msg-Id is
+	// dropped. Default 2m (the server's).
+	Duplicates time.Duration `yaml:"duplicates"`
+}
+
+// Validate reports every invalid field at once, wrapping ErrInvalidConfig.
+func (c StreamConfig) Validate() error {
+	p := conf.NewProblems("")
+	if len(c.Subjects) == 0 {
+		p.Addf("subjects", "at least one subject is required")
+	}
+	for i, s := range c.Subjects {
+		if err := subject.Validate(s, true); err != nil {
+			p.Addf(fmt.Sprintf("subjects[%d]", i), "%v", err)
+		}
+	}
+	switch c.Retention {
+	case "", "limits", "workqueue", "interest":
+	default:
+		p.Addf("retention", "%q is not one of limits, workqueue, interest", c.Retention)
+	}
+	switch c.Storage {
+	case "", "file", "memory":
+	default:
+		p.Addf("storage", "%q is not one of file, memory", c.Storage)
+	}
+	if c.Replicas < 0 || c.Replicas > 5 {
+		p.Addf("replicas", "must be between 1 and 5, got %d", c.Replicas)
+	}
+	if c.MaxAge < 0 || c.Duplicates < 0 || c.MaxBytes < -1 || c.MaxMsgs < -1 {
+		p.Addf("", "max_age, duplicates, max_bytes and max_msgs must not be negative")
+	}
+	return p.Err()
+}
+
+// JetStream turns the declaration into nats.go's stream configuration.
+func (c StreamConfig) JetStream(name string) jetstream.StreamConfig {
+	sc := jetstream.StreamConfig{
+		Name:       name,
+		Subjects:   append([]string(nil), c.Subjects...),
+		Replicas:   max(c.Replicas, 1),
+		MaxAge:     c.MaxAge,
+		MaxBytes:   int64(c.MaxBytes),
+		MaxMsgs:    c.MaxMsgs,
+		Duplicates: c.Duplicates,
+	}
+	if sc.MaxBytes == 0 {
+		sc.MaxBytes = -1
+	}
+	if sc.MaxMsgs == 0 {
+		sc.MaxMsgs = -1
+	}
+	switch c.Retention {
+	case "workqueue":
+		sc.Retention = jetstream.WorkQueuePolicy
+	case "interest":
+		sc.Retention = jetstream.InterestPolicy
+	}
+	if c.Storage == "memory" {
+		sc.Storage = jetstream.MemoryStorage
+	}
+	return sc
+}
+
+// Declare creates the stream named name, or updates it to match. A change
+// the server cannot make in place (storage, retention...) is an error that
+// names the stream, never a silent change.
+func (c StreamConfig) Declare(ctx context.Context, js jetstream.JetStream, name string) (jetstream.Stream, error) {
+	s, err := js.CreateOrUpdateStream(ctx, c.JetStream(name))
+	if err != nil {
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && strings.Contains(strings.ToLower(apiErr.Description), "can not") {
+			return nil, fmt.Errorf("connection: stream %s exists with a configuration that cannot be changed in place: %w", name, err)
+		}
+		return nil, fmt.Errorf("connection: declare stream %s: %w", name, err)
+	}
+	return s, nil
+}

@@ -1,0 +1,240 @@
+package consumer_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/supervisor"
+)
+
+// instance is a connection supervisor and a consumer supervisor under one
+// tree, as a Client runs them.
+type instance struct {
+	rec  *natstest.Recorder
+	sup  *consumer.Supervisor
+	stop func() error
+}
+
+func startInstance(t *testing.T, urls []string, name string, cfg consumer.Config, h consumer.Handler) *instance {
+	t.Helper()
+	in := &instance{rec: natstest.NewRecorder()}
+	events := supervisor.NewEvents(nil, in.rec.Hook, nil)
+	conn, err := connection.New(connection.Config{Servers: urls, Events: events,
+		ReconnectWait: 50 * time.Millisecond, MaxReconnectWait: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.sup = consumer.New(conn, events)
+	if err := in.sup.Handle(name, cfg, h); err != nil {
+		t.Fatal(err)
+	}
+	tree := supervisor.NewTree(name, events)
+	if err := tree.Add("connection", conn, supervisor.Policy{RestartDelay: 10 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tree.Add("consumers", in.sup, supervisor.Policy{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- tree.Serve(ctx) }()
+	var once sync.Once
+	var serveErr error
+	in.stop = func() error {
+		once.Do(func() {
+			cancel()
+			serveErr = <-done
+		})
+		return serveErr
+	}
+	t.Cleanup(func() { _ = in.stop() })
+	return in
+}
+
+func (in *instance) counters() consumer.Counters { return in.sup.Status()[0].Counters }
+
+// faultRun publishes n messages to a fresh work-queue-free stream over
+// url, starts a handler, injects fault when a third is processed, and
+// checks that every message was processed, with redeliveries bounded.
+type faultRun struct {
+	t       *testing.T
+	urls    []string
+	n       int
+	ackWait time.Duration
+	stream  jetstream.StreamConfig
+}
+
+func (f faultRun) run(fault func(got *seen)) (*seen, consumer.Counters) {
+	t := f.t
+	t.Helper()
+	pub, err := nats.Connect(strings.Join(f.urls, ","), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	js, err := jetstream.New(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := js.CreateStream(ctx, f.stream); err != nil {
+		t.Fatal(err)
+	}
+	for i := range f.n {
+		if _, err := js.Publish(ctx, f.stream.Subjects[0], []byte(strconv.Itoa(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := newSeen()
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		got.add(m)
+		time.Sleep(100 * time.Microsecond) // a little work
+		return nil
+	})
+	cfg := consumer.Config{Workers: 4, QueueSize: 16, JetStream: consumer.JetStream{Stream: f.stream.Name, AckWait: f.ackWait}}
+	in := startInstance(t, f.urls, "faulty", cfg, h)
+	eventually(t, "a third processed", func() bool { return got.unique() >= f.n/3 })
+	fault(got)
+	deadline := time.Now().Add(60 * time.Second)
+	for got.unique() < f.n {
+		if time.Now().After(deadline) {
+			t.Fatalf("processed %d of %d after the fault; missing %v", got.unique(), f.n, first(got.missing(f.n), 10))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := in.stop(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("stop: %v", err)
+	}
+	c := in.counters()
+	redelivered := got.total() - f.n
+	t.Logf("processed %d unique, %d redelivered; counters %+v", got.unique(), redelivered, c)
+	return got, c
+}
+
+func first(s []int, n int) []int { return s[:min(n, len(s))] }
+
+func TestJetStreamSurvivesKill9(t *testing.T) {
+	t.Parallel()
+	proc := natstest.StartProcess(t)
+	f := faultRun{t: t, urls: []string{proc.URL()}, n: 3000, ackWait: 2 * time.Second,
+		stream: jetstream.StreamConfig{Name: "KILL", Subjects: []string{"kill"}}}
+	var handledAtKill int
+	got, _ := f.run(func(got *seen) {
+		handledAtKill = got.total()
+		proc.Kill()
+		proc.Start()
+	})
+	// A killed server forgets the acks it had not yet written to its
+	// consumer state, at worst all of them; beyond those, only what the
+	// pool held (20) may come again.
+	if r := got.total() - f.n; r > handledAtKill+20 {
+		t.Fatalf("%d redeliveries, want at most the %d handled before the kill and the 20 held", r, handledAtKill)
+	}
+}
+
+func TestJetStreamSurvivesAPauseOfTwiceTheAckWait(t *testing.T) {
+	t.Parallel()
+	proc := natstest.StartProcess(t)
+	const ackWait = time.Second
+	f := faultRun{t: t, urls: []string{proc.URL()}, n: 3000, ackWait: ackWait,
+		stream: jetstream.StreamConfig{Name: "PAUSE", Subjects: []string{"pause"}}}
+	got, _ := f.run(func(*seen) {
+		proc.Pause()
+		time.Sleep(2 * ackWait) // the fault itself: the server is stopped this long
+		proc.Resume()
+	})
+	// At most what the pool held (20) can be redelivered after the pause.
+	if r := got.total() - f.n; r > 4+16 {
+		t.Fatalf("%d redeliveries, want at most the 20 the pool held", r)
+	}
+}
+
+func TestJetStreamSurvivesLeaderStepDown(t *testing.T) {
+	t.Parallel()
+	cluster := natstest.RunCluster(t, 3)
+	f := faultRun{t: t, urls: strings.Split(cluster.URLs(), ","), n: 2000, ackWait: 5 * time.Second,
+		stream: jetstream.StreamConfig{Name: "STEP", Subjects: []string{"step"}, Replicas: 3}}
+	got, _ := f.run(func(*seen) {
+		for _, node := range cluster.Nodes {
+			if s := node.Raw(); s != nil {
+				if err := s.JetStreamStepdownStream("$G", "STEP"); err == nil {
+					return
+				}
+			}
+		}
+		t.Fatal("no node could step the stream leader down")
+	})
+	if r := got.total() - f.n; r > f.n/10 {
+		t.Fatalf("%d redeliveries, want at most %d", r, f.n/10)
+	}
+}
+
+func TestJetStreamTwoInstancesOneStops(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	pub := connect(t, srv.URL())
+	js, err := jetstream.New(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "SHARED", Subjects: []string{"shared"}, Retention: jetstream.WorkQueuePolicy}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 2000
+	for i := range n {
+		if _, err := js.Publish(ctx, "shared", []byte(strconv.Itoa(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := newSeen()
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		got.add(m)
+		time.Sleep(200 * time.Microsecond)
+		return nil
+	})
+	cfg := consumer.Config{Workers: 4, QueueSize: 8, JetStream: consumer.JetStream{Stream: "SHARED", Consumer: "workers", AckWait: time.Minute}}
+	a := startInstance(t, []string{srv.URL()}, "a", cfg, h)
+	b := startInstance(t, []string{srv.URL()}, "b", cfg, h)
+	eventually(t, "half processed", func() bool { return got.unique() >= n/2 })
+	if err := a.stop(); !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	// The ack wait is a minute: what a held comes back only because it
+	// handed it back.
+	deadline := time.Now().Add(20 * time.Second)
+	for got.unique() != n {
+		if time.Now().After(deadline) {
+			info, err := js.Consumer(ctx, "SHARED", "workers")
+			var ci *jetstream.ConsumerInfo
+			if err == nil {
+				ci, _ = info.Info(ctx)
+			}
+			t.Fatalf("b did not process the rest: %d of %d; a %+v; b %+v; consumer %+v", got.unique(), n, a.counters(), b.counters(), ci)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := b.stop(); !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	if m := got.missing(n); len(m) != 0 {
+		t.Fatalf("missing %v", first(m, 10))
+	}
+	ca, cb := a.counters(), b.counters()
+	if ca.Acked+cb.Acked != n || ca.Dropped+cb.Dropped != 0 {
+		t.Fatalf("acked %d+%d of %d; counters a %+v b %+v", ca.Acked, cb.Acked, n, ca, cb)
+	}
+}

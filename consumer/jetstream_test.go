@@ -1,0 +1,465 @@
+package consumer_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/supervisor"
+)
+
+// jsEnv is a stream on a server, a publisher, and a consumer supervisor.
+type jsEnv struct {
+	*env
+	js jetstream.JetStream
+}
+
+func newJSEnv(t *testing.T, stream jetstream.StreamConfig) *jsEnv {
+	t.Helper()
+	e := &jsEnv{env: newEnv(t)}
+	var err error
+	if e.js, err = jetstream.New(e.pub); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := e.js.CreateStream(ctx, stream); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// publishSeq publishes n messages whose payload is their index.
+func (e *jsEnv) publishSeq(subject string, n int) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range n {
+		if _, err := e.js.Publish(ctx, subject, []byte(strconv.Itoa(i))); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
+
+// seen records which payloads a handler processed and how often.
+type seen struct {
+	mu    sync.Mutex
+	count map[string]int
+}
+
+func newSeen() *seen { return &seen{count: map[string]int{}} }
+
+func (s *seen) add(m *consumer.Msg) {
+	s.mu.Lock()
+	s.count[string(m.Data())]++
+	s.mu.Unlock()
+}
+
+func (s *seen) unique() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.count)
+}
+
+func (s *seen) total() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, c := range s.count {
+		n += c
+	}
+	return n
+}
+
+// missing lists payloads 0..n-1 never processed.
+func (s *seen) missing(n int) []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []int
+	for i := range n {
+		if s.count[strconv.Itoa(i)] == 0 {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func TestJetStreamProcessesEveryMessage(t *testing.T) {
+	t.Parallel()
+	e := newJSEnv(t, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}})
+	got := newSeen()
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		got.add(m)
+		return nil
+	})
+	cfg := consumer.Config{Subject: "orders.created", Workers: 4, QueueSize: 16,
+		JetStream: consumer.JetStream{Stream: "ORDERS", Consumer: "billing"}}
+	if err := e.sup.Handle("billing", cfg, h); err != nil {
+		t.Fatal(err)
+	}
+	const n = 500
+	e.publishSeq("orders.created", n)
+	stop := e.serve()
+	eventually(t, "all processed", func() bool { return got.unique() == n })
+	eventually(t, "all acked", func() bool { return e.status("billing").Counters.Acked == n })
+	cleanStop(t, stop)
+	c := e.status("billing").Counters
+	if c.Naked != 0 || c.Redelivered != 0 || c.Dropped != 0 || got.total() != n {
+		t.Fatalf("counters %+v, handled %d times: want each once", c, got.total())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cons, err := e.js.Consumer(ctx, "ORDERS", "billing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.NumAckPending != 0 || info.NumPending != 0 || info.Config.AckWait != 30*time.Second || info.Config.MaxDeliver != 5 {
+		t.Fatalf("consumer: got %+v", info)
+	}
+}
+
+func TestJetStreamHoldsNoMoreThanItsPool(t *testing.T) {
+	t.Parallel()
+	e := newJSEnv(t, jetstream.StreamConfig{Name: "FLOW", Subjects: []string{"flow"}})
+	gate := make(chan struct{})
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		<-gate
+		return nil
+	})
+	const workers, queue, n = 3, 5, 100
+	cfg := consumer.Config{Workers: workers, QueueSize: queue, JetStream: consumer.JetStream{Stream: "FLOW"}}
+	if err := e.sup.Handle("flow", cfg, h); err != nil {
+		t.Fatal(err)
+	}
+	e.publishSeq("flow", n)
+	stop := e.serve()
+	eventually(t, "pool full", func() bool {
+		c := e.status("flow").Counters
+		return c.InFlight == workers && c.QueueDepth == queue
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cons, err := e.js.Consumer(ctx, "FLOW", "flow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pull requests follow free room: with the pool full, none is out, so
+	// the server has delivered exactly what the pool holds.
+	for range 20 {
+		info, err := cons.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.NumAckPending != workers+queue || info.NumWaiting != 0 {
+			t.Fatalf("server has %d delivered unacked and %d pull requests waiting; want %d and 0",
+				info.NumAckPending, info.NumWaiting, workers+queue)
+		}
+		if c := e.status("flow").Counters; c.Received != workers+queue {
+			t.Fatalf("received %d, want %d", c.Received, workers+queue)
+		}
+	}
+	close(gate)
+	eventually(t, "all acked", func() bool { return e.status("flow").Counters.Acked == n })
+	cleanStop(t, stop)
+	if c := e.status("flow").Counters; c.Dropped != 0 || c.Redelivered != 0 {
+		t.Fatalf("counters: %+v", c)
+	}
+}
+
+func TestJetStreamNakBackoffFollowsSchedule(t *testing.T) {
+	t.Parallel()
+	e := newJSEnv(t, jetstream.StreamConfig{Name: "RETRY", Subjects: []string{"retry"}})
+	var mu sync.Mutex
+	var at []time.Time
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		mu.Lock()
+		at = append(at, time.Now())
+		mu.Unlock()
+		return errors.New("not yet")
+	})
+	backoff := []time.Duration{200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond}
+	cfg := consumer.Config{JetStream: consumer.JetStream{Stream: "RETRY", MaxDeliver: 4, Backoff: backoff, AckWait: 10 * time.Second}}
+	if err := e.sup.Handle("retry", cfg, h); err != nil {
+		t.Fatal(err)
+	}
+	e.publishSeq("retry", 1)
+	stop := e.serve()
+	eventually(t, "four deliveries", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(at) == 4
+	})
+	cleanStop(t, stop)
+	mu.Lock()
+	defer mu.Unlock()
+	for i, want := range backoff {
+		gap := at[i+1].Sub(at[i])
+		// Not before the delay; well before the 10s ack wait.
+		if gap < want || gap > want+2*time.Second {
+			t.Fatalf("delivery %d came %v after the previous, want %v (delays %v)", i+2, gap, want, backoff)
+		}
+	}
+	if c := e.status("retry").Counters; c.Naked != 4 || c.Redelivered != 3 || c.Acked != 0 {
+		t.Fatalf("counters: %+v", c)
+	}
+}
+
+func TestJetStreamKeepsLongHandlersAlive(t *testing.T) {
+	t.Parallel()
+	e := newJSEnv(t, jetstream.StreamConfig{Name: "LONG", Subjects: []string{"long"}})
+	const ackWait = 500 * time.Millisecond
+	var deliveries atomic.Int32
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		deliveries.Add(1)
+		select {
+		case <-time.After(3 * ackWait):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	cfg := consumer.Config{Workers: 2, JetStream: consumer.JetStream{Stream: "LONG", AckWait: ackWait}}
+	if err := e.sup.Handle("long", cfg, h); err != nil {
+		t.Fatal(err)
+	}
+	e.publishSeq("long", 1)
+	stop := e.serve()
+	eventually(t, "acked", func() bool { return e.status("long").Counters.Acked == 1 })
+	cleanStop(t, stop)
+	c := e.status("long").Counters
+	if deliveries.Load() != 1 || c.Redelivered != 0 || c.InProgress < 2 {
+		t.Fatalf("delivered %d times, counters %+v: want once, kept alive by in-progress acks", deliveries.Load(), c)
+	}
+}
+
+func TestJetStreamDeadLetters(t *testing.T) {
+	t.Parallel()
+	e := newJSEnv(t, jetstream.StreamConfig{Name: "WORK", Subjects: []string{"work.>"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: "DLQ", Subjects: []string{"dlq.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	fail := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		return fmt.Errorf("cannot process %s", m.Data())
+	})
+	cfg := consumer.Config{Subject: "work.stored", JetStream: consumer.JetStream{Stream: "WORK", MaxDeliver: 3,
+		Backoff: []time.Duration{10 * time.Millisecond}, DeadLetter: "dlq.work"}}
+	if err := e.sup.Handle("stored", cfg, fail); err != nil {
+		t.Fatal(err)
+	}
+	// Its dead-letter subject is in no stream: the copy cannot be stored.
+	lost := consumer.Config{Subject: "work.lost", JetStream: consumer.JetStream{Stream: "WORK", MaxDeliver: 2,
+		Backoff: []time.Duration{10 * time.Millisecond}, DeadLetter: "nowhere.work"}}
+	if err := e.sup.Handle("lost", lost, fail); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.js.Publish(ctx, "work.stored", []byte("m1"), jetstream.WithMsgID("id-1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.js.Publish(ctx, "work.lost", []byte("m2")); err != nil {
+		t.Fatal(err)
+	}
+	stop := e.serve()
+
+	ev, _ := natstest.WaitFor[consumer.DeadLettered](t, e.rec, 0, 20*time.Second, nil)
+	if ev.Sequence != 1 || ev.Deliveries != 3 || ev.DeadLetter != "dlq.work" {
+		t.Fatalf("dead-lettered event: %+v", ev)
+	}
+	dlq, err := e.js.Stream(ctx, "DLQ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := dlq.GetMsg(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdr := stored.Header
+	if string(stored.Data) != "m1" || hdr.Get(consumer.DeadLetterStreamHeader) != "WORK" ||
+		hdr.Get(consumer.DeadLetterSequenceHeader) != "1" || hdr.Get(consumer.DeadLetterDeliveriesHeader) != "3" ||
+		hdr.Get(consumer.DeadLetterSubjectHeader) != "work.stored" || hdr.Get(consumer.DeadLetterErrorHeader) != "cannot process m1" ||
+		hdr.Get(jetstream.MsgIDHeader) == "id-1" {
+		t.Fatalf("dead letter: %q %v", stored.Data, hdr)
+	}
+	failed, _ := natstest.WaitFor[consumer.DeadLetterFailed](t, e.rec, 0, 20*time.Second, nil)
+	if failed.PublishErr == nil || failed.Subject != "work.lost" {
+		t.Fatalf("dead-letter failure: %+v", failed)
+	}
+	// Not terminated: the server gives up redelivering it and says so.
+	natstest.WaitFor[consumer.MaxDeliveries](t, e.rec, 0, 20*time.Second, func(m consumer.MaxDeliveries) bool {
+		return m.Consumer == "lost"
+	})
+	cleanStop(t, stop)
+	if c := e.status("stored").Counters; c.DeadLettered != 1 || c.Naked != 2 {
+		t.Fatalf("stored counters: %+v", c)
+	}
+	if c := e.status("lost").Counters; c.DeadLettered != 0 || c.DeadLetterFailed != 1 || c.Terminated != 0 {
+		t.Fatalf("lost counters: %+v", c)
+	}
+}
+
+func TestJetStreamTerminalErrors(t *testing.T) {
+	t.Parallel()
+	e := newJSEnv(t, jetstream.StreamConfig{Name: "TERM", Subjects: []string{"term"}})
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		return consumer.Terminal(errors.New("malformed"))
+	})
+	if err := e.sup.Handle("term", consumer.Config{JetStream: consumer.JetStream{Stream: "TERM"}}, h); err != nil {
+		t.Fatal(err)
+	}
+	e.publishSeq("term", 3)
+	stop := e.serve()
+	eventually(t, "terminated", func() bool { return e.status("term").Counters.Terminated == 3 })
+	cleanStop(t, stop)
+	if c := e.status("term").Counters; c.Naked != 0 || c.Redelivered != 0 {
+		t.Fatalf("counters: %+v", c)
+	}
+}
+
+func TestJetStreamStopReturnsUnstartedMessages(t *testing.T) {
+	t.Parallel()
+	e := newJSEnv(t, jetstream.StreamConfig{Name: "HANDOFF", Subjects: []string{"handoff"}})
+	gate := make(chan struct{})
+	var gateOnce sync.Once
+	t.Cleanup(func() { gateOnce.Do(func() { close(gate) }) })
+	first := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		<-gate
+		return nil
+	})
+	// A long ack wait: a message that was not handed back would come back
+	// only after it.
+	cfg := consumer.Config{Workers: 1, QueueSize: 4, JetStream: consumer.JetStream{Stream: "HANDOFF", Consumer: "shared", AckWait: time.Minute}}
+	if err := e.sup.Handle("a", cfg, first); err != nil {
+		t.Fatal(err)
+	}
+	const n = 10
+	e.publishSeq("handoff", n)
+	stopA := e.serve()
+	eventually(t, "instance a holds five", func() bool {
+		c := e.status("a").Counters
+		return c.InFlight == 1 && c.QueueDepth == 4
+	})
+	stopped := make(chan error, 1)
+	go func() { stopped <- stopA() }()
+	gateOnce.Do(func() { close(gate) }) // the message in flight finishes
+	if err := <-stopped; !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	a := e.status("a").Counters
+	drained, _ := natstest.WaitFor[consumer.Drained](t, e.rec, 0, time.Second, nil)
+	if a.Acked+a.Naked != 5 || drained.Returned != a.Naked || drained.Abandoned != 0 {
+		t.Fatalf("instance a: counters %+v, drained %+v: want every held message acked or handed back", a, drained)
+	}
+
+	// Instance b, on the same durable consumer, gets the rest at once.
+	got := newSeen()
+	other := connect(t, e.srv.URL())
+	b := consumer.New(connection.NewFixed(other), nil)
+	if err := b.Handle("b", cfg, consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		got.add(m)
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Serve(ctx) }()
+	deadline := time.Now().Add(20 * time.Second) // a third of the ack wait
+	for got.unique() != n-int(a.Acked) {
+		if time.Now().After(deadline) {
+			t.Fatalf("instance b got %d of %d; the handed-back messages did not come back before their ack wait", got.unique(), n-int(a.Acked))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+}
+
+func TestJetStreamRecreatesADeletedConsumer(t *testing.T) {
+	t.Parallel()
+	e := newJSEnv(t, jetstream.StreamConfig{Name: "QUEUE", Subjects: []string{"queue"}, Retention: jetstream.WorkQueuePolicy})
+	got := newSeen()
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		got.add(m)
+		return nil
+	})
+	if err := e.sup.Handle("q", consumer.Config{Workers: 2, JetStream: consumer.JetStream{Stream: "QUEUE"}}, h); err != nil {
+		t.Fatal(err)
+	}
+	stop := e.serve()
+	e.subscribed(1)
+	e.publishSeq("queue", 100)
+	eventually(t, "first hundred", func() bool { return got.unique() == 100 })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.js.DeleteConsumer(ctx, "QUEUE", "q"); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor[consumer.ConsumerRecreated](t, e.rec, 0, 20*time.Second, nil)
+	for i := 100; i < 200; i++ {
+		if _, err := e.js.Publish(ctx, "queue", []byte(strconv.Itoa(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "all two hundred", func() bool { return got.unique() == 200 })
+	cleanStop(t, stop)
+	if m := got.missing(200); len(m) != 0 {
+		t.Fatalf("missing %v", m)
+	}
+}
+
+func TestJetStreamBindRequiresTheConsumer(t *testing.T) {
+	t.Parallel()
+	e := newJSEnv(t, jetstream.StreamConfig{Name: "BOUND", Subjects: []string{"bound"}})
+	cfg := consumer.Config{JetStream: consumer.JetStream{Stream: "BOUND", Consumer: "absent", Bind: true},
+		Restart: supervisor.Policy{Mode: supervisor.Temporary}}
+	if err := e.sup.Handle("bound", cfg, consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil })); err != nil {
+		t.Fatal(err)
+	}
+	stop := e.serve()
+	ev, _ := natstest.WaitFor[supervisor.ChildStopped](t, e.rec, 0, 10*time.Second, nil)
+	if !errors.Is(ev.Err, jetstream.ErrConsumerNotFound) {
+		t.Fatalf("got %v, want the missing consumer reported", ev.Err)
+	}
+	cleanStop(t, stop)
+}
+
+func TestJetStreamRefusesAChangeThatCannotBeMadeInPlace(t *testing.T) {
+	t.Parallel()
+	e := newJSEnv(t, jetstream.StreamConfig{Name: "FIXED", Subjects: []string{"fixed"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := e.js.CreateConsumer(ctx, "FIXED", jetstream.ConsumerConfig{Durable: "c", DeliverPolicy: jetstream.DeliverNewPolicy,
+		AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := consumer.Config{JetStream: consumer.JetStream{Stream: "FIXED", Consumer: "c", DeliverPolicy: "all"},
+		Restart: supervisor.Policy{Mode: supervisor.Temporary}}
+	if err := e.sup.Handle("c", cfg, consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil })); err != nil {
+		t.Fatal(err)
+	}
+	stop := e.serve()
+	ev, _ := natstest.WaitFor[supervisor.ChildStopped](t, e.rec, 0, 10*time.Second, nil)
+	if ev.Err == nil || !strings.Contains(ev.Err.Error(), "cannot be changed in place") {
+		t.Fatalf("got %v, want a clear refusal", ev.Err)
+	}
+	cleanStop(t, stop)
+}
