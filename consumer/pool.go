@@ -61,7 +61,6 @@ type pool struct {
 	streamPending *atomic.Uint64
 
 	queue chan *Msg
-	quit  chan struct{} // closed when the grace period ran out
 	// base is the ctx handlers get; cancelled when the grace period of a
 	// stop runs out.
 	base    context.Context
@@ -72,7 +71,8 @@ type pool struct {
 
 	inputs     sync.WaitGroup // subscriptions that may still feed the pool
 	closing    chan struct{}  // closed to release a Block callback at stop
-	inCallback atomic.Int32   // a Block callback is waiting for room
+	closeOnce  sync.Once
+	inCallback atomic.Int32 // a Block callback is waiting for room
 
 	// Slow-consumer episodes: started by overflow, ended by monitor.
 	episodeMu     sync.Mutex
@@ -105,7 +105,6 @@ func newPool(name string, cfg Config, events *supervisor.Events, stats *counters
 	return &pool{
 		name: name, subject: cfg.Subject, cfg: cfg, events: events, stats: stats, invoke: invoke,
 		queue:       make(chan *Msg, cfg.QueueSize),
-		quit:        make(chan struct{}),
 		base:        base,
 		cancel:      cancel,
 		closing:     make(chan struct{}),
@@ -128,26 +127,24 @@ func (p *pool) start() {
 // only after sub's last callback.
 func (p *pool) feed(sub *nats.Subscription) {
 	p.inputs.Add(1)
-	sub.SetClosedHandler(func(string) { p.inputs.Done() })
+	var once sync.Once
+	done := func(string) { once.Do(p.inputs.Done) }
+	sub.SetClosedHandler(done)
+	if !sub.IsValid() {
+		// Closed before the handler was set: nats.go may not call it.
+		done("")
+	}
 }
 
 func (p *pool) work(id int) {
 	defer p.wg.Done()
 	w := worker{id: id}
-	for {
-		select {
-		case m, ok := <-p.queue:
-			if !ok {
-				return
-			}
-			if p.abort.Load() {
-				p.unhandled(m)
-				continue
-			}
-			p.run(&w, m)
-		case <-p.quit:
-			return
+	for m := range p.queue {
+		if p.abort.Load() {
+			p.unhandled(m)
+			continue
 		}
+		p.run(&w, m)
 	}
 }
 
@@ -479,41 +476,20 @@ func (p *pool) stop(deadline time.Time, before uint64) (finished, abandoned uint
 		close(workersDone)
 	}()
 
-	inputsEnded := false
 	select {
 	case <-inputsDone:
-		inputsEnded = true
 	case <-timer.C:
-		p.hardStop() // a Block callback gives up once closing is closed
-		select {
-		case <-inputsDone:
-			inputsEnded = true
-		case <-time.After(time.Second):
-			// A subscription that closed before its closed handler was set
-			// never reports; the queue then stays open and unread.
-		}
+		p.hardStop()
+		<-inputsDone // a Block callback gives up once closing is closed
 	}
-	if inputsEnded {
-		// Nothing sends any more: workers run down the queue and exit.
-		close(p.queue)
-	}
+	// Nothing sends any more: workers run down the queue and exit; after a
+	// hard stop they hand back or abandon what they take.
+	close(p.queue)
 	select {
 	case <-workersDone:
 	case <-timer.C:
 		p.hardStop()
 		<-workersDone
-	}
-	for drained := false; !drained; {
-		select {
-		case m, ok := <-p.queue:
-			if !ok {
-				drained = true
-				break
-			}
-			p.unhandled(m)
-		default:
-			drained = true
-		}
 	}
 	abandoned = p.skipped.Load()
 	p.stats.dropped.Add(abandoned)
@@ -523,28 +499,12 @@ func (p *pool) stop(deadline time.Time, before uint64) (finished, abandoned uint
 	return p.handled() - before, abandoned
 }
 
-// hardStop ends the grace period: no new message starts, running handlers
-// are cancelled, idle workers exit.
+// hardStop ends the grace period: no new message starts and running
+// handlers are cancelled.
 func (p *pool) hardStop() {
-	if p.abort.Swap(true) && isClosed(p.quit) {
-		return
-	}
+	p.abort.Store(true)
 	p.cancel()
-	if !isClosed(p.closing) {
-		close(p.closing)
-	}
-	if !isClosed(p.quit) {
-		close(p.quit)
-	}
-}
-
-func isClosed(ch chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
+	p.closeOnce.Do(func() { close(p.closing) })
 }
 
 // respondError answers a request with a service error.
