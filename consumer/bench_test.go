@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
@@ -127,4 +128,132 @@ func benchConn(b *testing.B, url string) *nats.Conn {
 	}
 	b.Cleanup(nc.Close)
 	return nc
+}
+
+// The JetStream benchmarks fill a stream with b.N messages of 128 bytes,
+// then time until a consumer has handled and acked them all: raw nats.go
+// Consume (one handler call at a time, as nats.go runs it), raw Fetch
+// batches, and a Corral JetStream handler.
+//
+//	go test -run '^$' -bench JetStream -count 5 ./consumer
+func BenchmarkJetStream(b *testing.B) {
+	srv := natstest.RunServer(b)
+	sleep := func() { time.Sleep(time.Millisecond) }
+	nothing := func() {}
+	const workers = 16
+	for _, work := range []struct {
+		name    string
+		workers int
+		do      func()
+	}{{"noop", 4, nothing}, {"1ms", workers, sleep}} {
+		b.Run(work.name+"/raw-consume", func(b *testing.B) {
+			js, cons := benchStream(b, srv.URL())
+			_ = js
+			var handled atomic.Int64
+			b.ResetTimer()
+			start := time.Now()
+			cc, err := cons.Consume(func(m jetstream.Msg) {
+				work.do()
+				_ = m.Ack()
+				handled.Add(1)
+			}, jetstream.ConsumeErrHandler(func(jetstream.ConsumeContext, error) {}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			waitHandled(&handled, b.N)
+			b.StopTimer()
+			cc.Stop()
+			<-cc.Closed()
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
+		})
+		b.Run(work.name+"/raw-fetch", func(b *testing.B) {
+			if work.workers > 4 {
+				b.Skip("fetch batches are handled one message at a time")
+			}
+			_, cons := benchStream(b, srv.URL())
+			b.ResetTimer()
+			start := time.Now()
+			for done := 0; done < b.N; {
+				batch, err := cons.Fetch(min(500, b.N-done), jetstream.FetchMaxWait(5*time.Second))
+				if err != nil {
+					b.Fatal(err)
+				}
+				for m := range batch.Messages() {
+					work.do()
+					_ = m.Ack()
+					done++
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
+		})
+		b.Run(work.name+"/corral", func(b *testing.B) {
+			_, _ = benchStream(b, srv.URL())
+			nc := benchConn(b, srv.URL())
+			var handled atomic.Int64
+			sup := consumer.New(connection.NewFixed(nc), nil)
+			h := consumer.HandlerFunc(func(context.Context, *consumer.Msg) error {
+				work.do()
+				handled.Add(1)
+				return nil
+			})
+			cfg := consumer.Config{Workers: work.workers, QueueSize: 512, JetStream: consumer.JetStream{Stream: "BENCH", Consumer: "bench", Bind: true}}
+			if err := sup.Handle("bench", cfg, h); err != nil {
+				b.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			b.ResetTimer()
+			start := time.Now()
+			go func() { done <- sup.Serve(ctx) }()
+			waitHandled(&handled, b.N)
+			for sup.Status()[0].Counters.Acked < uint64(b.N) {
+				time.Sleep(50 * time.Microsecond)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
+			cancel()
+			<-done
+		})
+	}
+}
+
+// benchStream creates a stream BENCH holding b.N messages and a durable
+// pull consumer "bench" on it.
+func benchStream(b *testing.B, url string) (jetstream.JetStream, jetstream.Consumer) {
+	b.Helper()
+	nc := benchConn(b, url)
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_ = js.DeleteStream(ctx, "BENCH")
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "BENCH", Subjects: []string{"bench.js"}}); err != nil {
+		b.Fatal(err)
+	}
+	payload := make([]byte, 128)
+	for range b.N {
+		if _, err := js.PublishAsync("bench.js", payload); err != nil {
+			b.Fatal(err)
+		}
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-ctx.Done():
+		b.Fatal("stream not filled")
+	}
+	cons, err := js.CreateOrUpdateConsumer(ctx, "BENCH", jetstream.ConsumerConfig{Durable: "bench", AckPolicy: jetstream.AckExplicitPolicy,
+		MaxAckPending: 10000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return js, cons
+}
+
+func waitHandled(handled *atomic.Int64, n int) {
+	for handled.Load() < int64(n) {
+		time.Sleep(50 * time.Microsecond)
+	}
 }

@@ -238,3 +238,127 @@ func TestJetStreamTwoInstancesOneStops(t *testing.T) {
 		t.Fatalf("acked %d+%d of %d; counters a %+v b %+v", ca.Acked, cb.Acked, n, ca, cb)
 	}
 }
+
+func TestHandlerClaimsNATSSlowConsumerErrors(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	gate := make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(gate) }) })
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		<-gate
+		return nil
+	})
+	cfg := consumer.Config{Subject: "claimed", Workers: 1, QueueSize: 2, PendingMsgs: 5}
+	in := startInstance(t, []string{srv.URL()}, "claimed", cfg, h)
+	eventually(t, "subscribed", func() bool { return in.sup.Status()[0].Ready })
+	pub := connect(t, srv.URL())
+	for range 100 {
+		if err := pub.Publish("claimed", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pub.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "nats.go dropped", func() bool { return in.counters().PendingDropped > 0 })
+	once.Do(func() { close(gate) })
+	eventually(t, "all accounted for", func() bool {
+		c := in.counters()
+		return c.Processed+c.Dropped == 100
+	})
+	ended, _ := natstest.WaitFor[consumer.SlowConsumerEnded](t, in.rec, 0, 10*time.Second, nil)
+	if err := in.stop(); !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	if n := len(natstest.All[consumer.SlowConsumerStarted](in.rec)); n != 1 {
+		t.Fatalf("got %d slow-consumer episodes, want 1", n)
+	}
+	if n := len(natstest.All[connection.SlowConsumer](in.rec)); n != 0 {
+		t.Fatalf("got %d connection slow-consumer events for a handler's subscription, want none", n)
+	}
+	if ended.Dropped != in.counters().Dropped {
+		t.Fatalf("episode dropped %d, counters %+v", ended.Dropped, in.counters())
+	}
+}
+
+func TestJetStreamRedeclaresADeletedStream(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	got := newSeen()
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		got.add(m)
+		return nil
+	})
+	cfg := consumer.Config{JetStream: consumer.JetStream{Stream: "EPHEMERAL",
+		CreateStream: &connection.StreamConfig{Subjects: []string{"eph.>"}}}}
+	in := startInstance(t, []string{srv.URL()}, "eph", cfg, h)
+	eventually(t, "subscribed", func() bool { return in.sup.Status()[0].Ready })
+	pub := connect(t, srv.URL())
+	js, err := jetstream.New(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := js.Publish(ctx, "eph.a", []byte("before")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "first", func() bool { return got.unique() == 1 })
+	if err := js.DeleteStream(ctx, "EPHEMERAL"); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor[consumer.ConsumerRecreated](t, in.rec, 0, 20*time.Second, nil)
+	if _, err := js.Publish(ctx, "eph.a", []byte("after")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "second", func() bool { return got.unique() == 2 })
+	if errs := natstest.All[consumer.ConsumeError](in.rec); len(errs) == 0 {
+		t.Fatal("the lost stream was not reported")
+	}
+	if err := in.stop(); !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+}
+
+func TestJetStreamDoubleAck(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	got := newSeen()
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		got.add(m)
+		return nil
+	})
+	cfg := consumer.Config{Workers: 2, JetStream: consumer.JetStream{Stream: "DOUBLE", DoubleAck: true,
+		CreateStream: &connection.StreamConfig{Subjects: []string{"double"}}}}
+	in := startInstance(t, []string{srv.URL()}, "double", cfg, h)
+	eventually(t, "subscribed", func() bool { return in.sup.Status()[0].Ready })
+	pub := connect(t, srv.URL())
+	js, err := jetstream.New(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range 50 {
+		if _, err := js.Publish(ctx, "double", []byte(strconv.Itoa(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "all confirmed", func() bool { return in.counters().Acked == 50 })
+	cons, err := js.Consumer(ctx, "DOUBLE", "double")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Confirmed acks: the server's ack floor is already past every message.
+	if info.AckFloor.Stream != 50 || info.NumAckPending != 0 {
+		t.Fatalf("ack floor %d, %d pending; want 50 and 0", info.AckFloor.Stream, info.NumAckPending)
+	}
+	if err := in.stop(); !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+}

@@ -267,7 +267,9 @@ func (r *jsRun) pull(ctx context.Context, nc *nats.Conn, js jetstream.JetStream,
 		now := time.Now()
 		credits := r.credits.Load()
 		free := r.capacity - int(r.held.Load()) - int(credits)
-		if free > 0 && (credits == 0 || free >= threshold) && !now.Before(notBefore) {
+		// Like nats.go's Consume, ask again once half the room is free:
+		// asking for every freed slot would double the server's work.
+		if free >= threshold && !now.Before(notBefore) {
 			req, _ := json.Marshal(pullRequest{Batch: free, Expires: pullExpiry, Heartbeat: pullHeartbeat})
 			if err := nc.PublishRequest(subject, inbox, req); err != nil {
 				if errors.Is(err, nats.ErrConnectionClosed) {

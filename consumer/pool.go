@@ -74,9 +74,12 @@ type pool struct {
 	closeOnce  sync.Once
 	inCallback atomic.Int32 // a Block callback is waiting for room
 
-	// Slow-consumer episodes: started by overflow, ended by monitor.
+	// Slow-consumer episodes: started by overflow, ended by monitor. What
+	// is dropped between episodes (nats.go can drop before the pool sees
+	// the overflow) counts toward the next one.
 	episodeMu     sync.Mutex
 	episode       *episodeStart // the active episode, nil when none
+	sinceEpisode  episodeStart  // counts when the last episode ended
 	monitorEnded  bool
 	episodeActive atomic.Bool // episode != nil, for the hot path and status
 	lastOverflow  atomic.Int64
@@ -116,6 +119,7 @@ func newPool(name string, cfg Config, events *supervisor.Events, stats *counters
 
 // start runs the workers and the episode monitor.
 func (p *pool) start() {
+	p.sinceEpisode = episodeStart{dropped: p.dropped(), rejected: p.stats.rejected.Load()}
 	p.wg.Add(p.cfg.Workers)
 	for id := range p.cfg.Workers {
 		go p.work(id)
@@ -287,7 +291,7 @@ func (p *pool) overflow() {
 	if p.episode != nil || p.monitorEnded {
 		return
 	}
-	p.episode = &episodeStart{at: time.Now(), dropped: p.dropped(), rejected: p.stats.rejected.Load()}
+	p.episode = &episodeStart{at: time.Now(), dropped: p.sinceEpisode.dropped, rejected: p.sinceEpisode.rejected}
 	p.episodeActive.Store(true)
 	ev := SlowConsumerStarted{EventTime: p.events.Now(), Handler: p.name, Subject: p.subject,
 		QueueSize: p.cfg.QueueSize, Overflow: p.cfg.Overflow}
@@ -342,9 +346,11 @@ func (p *pool) endEpisode(final bool) {
 	if start == nil {
 		return
 	}
+	now := episodeStart{dropped: p.dropped(), rejected: p.stats.rejected.Load()}
 	p.events.Emit(SlowConsumerEnded{EventTime: p.events.Now(), Handler: p.name, Subject: p.subject,
-		Dropped: p.dropped() - start.dropped, Rejected: p.stats.rejected.Load() - start.rejected,
+		Dropped: now.dropped - start.dropped, Rejected: now.rejected - start.rejected,
 		Duration: time.Since(start.at)})
+	p.sinceEpisode = now
 	p.episode = nil
 	p.episodeActive.Store(false)
 }
