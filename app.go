@@ -315,9 +315,15 @@ func (s Status) String() string {
 				branch = "└──"
 			}
 			cn := h.Counters
-			fmt.Fprintf(&b, "%s%s %-12s %-11s restarts=%d subject=%s workers=%d queue=%d/%d received=%d processed=%d failed=%d dropped=%d",
-				indent, branch, h.Name, h.Child.State, h.Child.Restarts, h.Subject, h.Workers, cn.QueueDepth, h.QueueSize,
-				cn.Received, cn.Processed, cn.Failed, cn.Dropped)
+			fmt.Fprintf(&b, "%s%s %-12s %-11s restarts=%d", indent, branch, h.Name, h.Child.State, h.Child.Restarts)
+			if h.Stream != "" {
+				fmt.Fprintf(&b, " stream=%s consumer=%s workers=%d held=%d/%d received=%d acked=%d naked=%d dead_lettered=%d",
+					h.Stream, h.Consumer, h.Workers, cn.InFlight+int64(cn.QueueDepth), h.Workers+h.QueueSize,
+					cn.Received, cn.Acked, cn.Naked, cn.DeadLettered)
+			} else {
+				fmt.Fprintf(&b, " subject=%s workers=%d queue=%d/%d received=%d processed=%d failed=%d dropped=%d",
+					h.Subject, h.Workers, cn.QueueDepth, h.QueueSize, cn.Received, cn.Processed, cn.Failed, cn.Dropped)
+			}
 			if h.SlowConsumer {
 				b.WriteString(" slow_consumer")
 			}

@@ -35,6 +35,20 @@
 // the Nats-Service-Error and Nats-Service-Error-Code headers, as nats.go's
 // micro package does, so any NATS client can tell success from failure.
 //
+// # JetStream handlers
+//
+// A handler whose Config sets JetStream.Stream consumes a durable pull
+// consumer instead, at least once. Pull requests ask for exactly the room
+// free in the pool, so no message waits in a prefetch buffer while its ack
+// wait runs and nothing is dropped. The handler's result settles each
+// message: nil acks, an error naks with the Backoff delay for its delivery
+// count, Terminal(err) terminates, and on the last delivery (MaxDeliver) a
+// failing message is copied to DeadLetter and terminated once a stream has
+// stored the copy. Calls running past half the ack wait are kept alive with
+// in-progress acks. Lost pull requests, a deleted consumer or stream, a
+// leader change are reported (ConsumeError) and recovered from; at stop,
+// messages that did not start are naked for redelivery at once.
+//
 // # Lifecycle
 //
 // Supervisor is a suture.Service. Each handler is its own child with its

@@ -1,6 +1,6 @@
 // Command quickstart starts a Corral client on the embedded nats-server
-// with a handler and a request/reply endpoint, uses them, shows the
-// supervision tree and its events, and exits.
+// with a handler, a request/reply endpoint and a JetStream handler, uses
+// them, shows the supervision tree and its events, and exits.
 //
 //	go run ./examples/quickstart           # run once and exit 0
 //	go run ./examples/quickstart -serve    # keep running until interrupted
@@ -23,7 +23,10 @@ import (
 
 	"go.uber.org/zap/zapcore"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
 )
 
@@ -59,8 +62,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	greeted := make(chan string, 1)
-	if err := declare(client, greeted); err != nil {
+	greeted, ordered := make(chan string, 1), make(chan string, 1)
+	if err := declare(client, greeted, ordered); err != nil {
 		return err
 	}
 
@@ -70,7 +73,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	go func() { done <- client.Run(runCtx) }()
 
 	demoCtx, demoCancel := context.WithTimeout(ctx, 30*time.Second)
-	err = demo(demoCtx, client, greeted, p)
+	err = demo(demoCtx, client, greeted, ordered, p)
 	demoCancel()
 	if err == nil && *serve {
 		p.printf("serving; interrupt to stop\n")
@@ -87,12 +90,26 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
-// declare binds a handler and a request/reply endpoint to the client.
-func declare(client *corral.Client, greeted chan<- string) error {
+// declare binds a handler, a request/reply endpoint and a JetStream
+// handler to the client.
+func declare(client *corral.Client, greeted chan<- string, ordered chan<- string) error {
 	err := client.Handle("greetings", consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
 		greeted <- string(m.Data())
 		return nil
 	}), consumer.Config{Subject: "quickstart.greet", Workers: 2, QueueSize: 16})
+	if err != nil {
+		return err
+	}
+	// At least once: acked when the handler returns nil, redelivered with
+	// backoff when it fails.
+	err = client.Handle("orders", consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		md := m.Metadata()
+		ordered <- fmt.Sprintf("%s (stream sequence %d, delivery %d)", m.Data(), md.Sequence.Stream, md.NumDelivered)
+		return nil
+	}), consumer.Config{Subject: "quickstart.orders.>", Workers: 4, JetStream: consumer.JetStream{
+		Stream: "QUICKSTART", Consumer: "orders",
+		CreateStream: &connection.StreamConfig{Subjects: []string{"quickstart.orders.>"}, MaxAge: time.Hour},
+	}})
 	if err != nil {
 		return err
 	}
@@ -105,7 +122,7 @@ func declare(client *corral.Client, greeted chan<- string) error {
 }
 
 // demo waits for the connection and the handlers, then uses them.
-func demo(ctx context.Context, client *corral.Client, greeted <-chan string, p *printer) error {
+func demo(ctx context.Context, client *corral.Client, greeted, ordered <-chan string, p *printer) error {
 	nc, err := client.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("not connected: %w", err)
@@ -141,6 +158,22 @@ func demo(ctx context.Context, client *corral.Client, greeted <-chan string, p *
 	}
 	se := consumer.ResponseError(reply)
 	p.printf("endpoint clock refused an argument: code %d, %q\n", se.Code, se.Description)
+
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	ack, err := js.Publish(ctx, "quickstart.orders.new", []byte("order #1"))
+	if err != nil {
+		return err
+	}
+	p.printf("stored %q in stream %s at sequence %d\n", "order #1", ack.Stream, ack.Sequence)
+	select {
+	case o := <-ordered:
+		p.printf("handler orders processed %s\n", o)
+	case <-ctx.Done():
+		return fmt.Errorf("no order: %w", ctx.Err())
+	}
 
 	p.printf("\ntree:\n%s\n", client.Status())
 	return nil

@@ -23,6 +23,7 @@ func TestQuickstartRunsAndExits(t *testing.T) {
 	for _, want := range []string{
 		"event: connection.connected", "├── connection", "running", "stopped:",
 		`handler greetings received: "hello, corral"`, "endpoint clock answered: ", "code 400",
+		`handler orders processed order #1 (stream sequence`,
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())

@@ -1,0 +1,222 @@
+// Command workqueue processes a JetStream work-queue stream with two
+// Client instances in one process, sharing one durable consumer, and stops
+// one of them halfway. A few poison messages fail every time and end on a
+// dead-letter stream. It prints what happened and exits 0 only if no
+// message was lost:
+//
+//	go run ./examples/workqueue
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/consumer"
+)
+
+const (
+	published  = 10_000
+	poisonEach = 1_000 // every thousandth message fails every time
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "workqueue:", err)
+		os.Exit(1)
+	}
+}
+
+// tally records what the two instances did.
+type tally struct {
+	mu          sync.Mutex
+	processed   map[int]bool
+	redelivered int
+	duplicates  int
+}
+
+func (t *tally) handle(ctx context.Context, m *consumer.Msg) error {
+	n, err := strconv.Atoi(string(m.Data()))
+	if err != nil {
+		return consumer.Terminal(err)
+	}
+	if n%poisonEach == 0 {
+		return fmt.Errorf("job %d is poison", n)
+	}
+	time.Sleep(time.Millisecond) // the work
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if md := m.Metadata(); md != nil && md.NumDelivered > 1 {
+		t.redelivered++ // handed back by the stopped instance, or not acked in time
+	}
+	if t.processed[n] {
+		t.duplicates++
+	}
+	t.processed[n] = true
+	return nil
+}
+
+func (t *tally) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.processed)
+}
+
+func run(ctx context.Context, out io.Writer) error {
+	dir, err := os.MkdirTemp("", "corral-workqueue")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	t := &tally{processed: map[int]bool{}}
+	jobs := consumer.Config{Workers: 8, QueueSize: 32, JetStream: consumer.JetStream{
+		Stream: "JOBS", Consumer: "workers", MaxDeliver: 3, Backoff: []time.Duration{10 * time.Millisecond},
+		AckWait: 30 * time.Second, DeadLetter: "dead.jobs",
+		CreateStream: &connection.StreamConfig{Subjects: []string{"jobs.>"}, Retention: "workqueue"},
+	}}
+
+	// Instance a runs the embedded server; b connects to it.
+	var cfgA corral.Config
+	cfgA.Name, cfgA.Server.StoreDir = "worker-a", dir
+	a, err := corral.New(cfgA)
+	if err != nil {
+		return err
+	}
+	if err := a.Handle("jobs", consumer.HandlerFunc(t.handle), jobs); err != nil {
+		return err
+	}
+	stopA := start(ctx, a)
+	defer stopA()
+	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	nc, err := a.Conn(waitCtx)
+	if err != nil {
+		return err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	dead, err := js.CreateOrUpdateStream(waitCtx, jetstream.StreamConfig{Name: "DEAD", Subjects: []string{"dead.>"}})
+	if err != nil {
+		return err
+	}
+	if err := waitReady(waitCtx, a); err != nil {
+		return err
+	}
+
+	var cfgB corral.Config
+	cfgB.Name = "worker-b"
+	cfgB.Connection.Servers = []string{a.Status().Connection.URL}
+	b, err := corral.New(cfgB)
+	if err != nil {
+		return err
+	}
+	if err := b.Handle("jobs", consumer.HandlerFunc(t.handle), jobs); err != nil {
+		return err
+	}
+	stopB := start(ctx, b)
+	defer stopB()
+	if err := waitReady(waitCtx, b); err != nil {
+		return err
+	}
+
+	for i := range published {
+		if _, err := js.PublishAsync("jobs.new", []byte(strconv.Itoa(i))); err != nil {
+			return err
+		}
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-waitCtx.Done():
+		return errors.New("publishing did not complete")
+	}
+
+	// Stop b halfway: what it held and had not started goes back at once.
+	poison := published / poisonEach
+	if err := poll(ctx, 60*time.Second, func() bool { return t.count() >= published/2 }); err != nil {
+		return fmt.Errorf("half not processed: %w", err)
+	}
+	fmt.Fprintf(out, "stopping instance b after %d of %d jobs\n", t.count(), published)
+	if err := stopB(); err != nil {
+		return fmt.Errorf("stopping b: %w", err)
+	}
+	st := b.Status().Handlers[0].Counters
+	fmt.Fprintf(out, "instance b: processed %d, handed back %d unstarted\n", st.Processed, st.Naked)
+
+	done := func() bool {
+		info, err := dead.Info(ctx)
+		return err == nil && t.count() == published-poison && int(info.State.Msgs) == poison
+	}
+	if err := poll(ctx, 60*time.Second, done); err != nil {
+		fmt.Fprintf(out, "not everything arrived: %v\n", err)
+	}
+	info, err := dead.Info(ctx)
+	if err != nil {
+		return err
+	}
+	deadLettered := int(info.State.Msgs)
+	processed := t.count()
+	lost := published - processed - deadLettered
+	t.mu.Lock()
+	redelivered, duplicates := t.redelivered, t.duplicates
+	t.mu.Unlock()
+	fmt.Fprintf(out, "processed twice: %d\n", duplicates)
+	fmt.Fprintf(out, "summary: published=%d processed_unique=%d redelivered=%d dead_lettered=%d lost=%d\n",
+		published, processed, redelivered, deadLettered, lost)
+	if lost != 0 {
+		return fmt.Errorf("%d jobs lost", lost)
+	}
+	return stopA()
+}
+
+// start runs c until the returned function is called; it returns what Run
+// returned.
+func start(ctx context.Context, c *corral.Client) func() error {
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- c.Run(runCtx) }()
+	var once sync.Once
+	var err error
+	return func() error {
+		once.Do(func() {
+			cancel()
+			err = <-done
+		})
+		return err
+	}
+}
+
+func waitReady(ctx context.Context, c *corral.Client) error {
+	return poll(ctx, 30*time.Second, func() bool {
+		hs := c.Status().Handlers
+		return len(hs) == 1 && hs[0].Ready
+	})
+}
+
+func poll(ctx context.Context, limit time.Duration, cond func() bool) error {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return nil
+}
