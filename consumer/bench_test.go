@@ -166,6 +166,37 @@ func BenchmarkJetStream(b *testing.B) {
 			<-cc.Closed()
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
 		})
+		b.Run(work.name+"/raw-consume-pool", func(b *testing.B) {
+			// The hand-written alternative: Consume hands messages to W
+			// workers that ack. nats.go keeps pulling while they work.
+			_, cons := benchStream(b, srv.URL())
+			var handled atomic.Int64
+			queue := make(chan jetstream.Msg, 512)
+			var wg sync.WaitGroup
+			for range work.workers {
+				wg.Go(func() {
+					for m := range queue {
+						work.do()
+						_ = m.Ack()
+						handled.Add(1)
+					}
+				})
+			}
+			b.ResetTimer()
+			start := time.Now()
+			cc, err := cons.Consume(func(m jetstream.Msg) { queue <- m },
+				jetstream.PullMaxMessages(512), jetstream.ConsumeErrHandler(func(jetstream.ConsumeContext, error) {}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			waitHandled(&handled, b.N)
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
+			cc.Stop()
+			<-cc.Closed()
+			close(queue)
+			wg.Wait()
+		})
 		b.Run(work.name+"/raw-fetch", func(b *testing.B) {
 			if work.workers > 4 {
 				b.Skip("fetch batches are handled one message at a time")
