@@ -1,0 +1,130 @@
+package publisher
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/supervisor"
+)
+
+// OnFull is what Publish does when the buffer is full.
+type OnFull string
+
+const (
+	// Error makes Publish fail at once with ErrBufferFull.
+	Error OnFull = "error"
+	// Block makes Publish wait for room until its ctx ends.
+	Block OnFull = "block"
+)
+
+// Config configures the buffered publisher. Every zero field takes the
+// default its comment states.
+type Config struct {
+	// BufferMsgs and BufferBytes bound the messages accepted and not yet
+	// acknowledged (queued, in flight, or waiting to be retried).
+	// Defaults 10000 and 64MiB.
+	BufferMsgs  int           `yaml:"buffer_msgs"`
+	BufferBytes conf.ByteSize `yaml:"buffer_bytes"`
+	// OnFull is error (default) or block.
+	OnFull OnFull `yaml:"on_full"`
+	// MaxInFlight bounds the messages sent and not yet acknowledged.
+	// Default 4000.
+	MaxInFlight int `yaml:"max_in_flight"`
+	// AckTimeout is how long a sent message waits for its ack before it is
+	// sent again. Default 5s.
+	AckTimeout time.Duration `yaml:"ack_timeout"`
+	// RetryWait is the wait before the first retry of a failed send; it
+	// doubles with each further failure of that message, up to
+	// MaxRetryWait. Defaults 100ms and 5s. A send that fails because the
+	// connection dropped is retried as soon as it is back.
+	RetryWait    time.Duration `yaml:"retry_wait"`
+	MaxRetryWait time.Duration `yaml:"max_retry_wait"`
+	// SpoolDir, when set, keeps accepted messages in files there until they
+	// are acknowledged, so that a crash of the application loses none: the
+	// next start sends them. Default none: a crash loses what the buffer
+	// holds.
+	SpoolDir string `yaml:"spool_dir"`
+	// SpoolSync fsyncs every spooled message, so that it survives a crash
+	// of the machine too, at the cost of most of the throughput.
+	SpoolSync bool `yaml:"spool_sync"`
+	// Streams are declared (created, or updated to match) whenever the
+	// publisher connects, before it sends.
+	Streams map[string]connection.StreamConfig `yaml:"streams"`
+	// Restart is the publisher's restart policy; its shutdown timeout is
+	// how long a stop keeps flushing.
+	Restart supervisor.Policy `yaml:"restart"`
+
+	// Events receives the publisher's events and logs (nil: discarded).
+	Events *supervisor.Events `yaml:"-"`
+	// OnUndelivered is called, at stop, with every message that was
+	// accepted and not acknowledged, and the reason. Default: none (they
+	// are still counted and reported in a Stopped event).
+	OnUndelivered func(subject string, data []byte, err error) `yaml:"-"`
+}
+
+func (c Config) withDefaults() Config {
+	if c.BufferMsgs == 0 {
+		c.BufferMsgs = 10000
+	}
+	if c.BufferBytes == 0 {
+		c.BufferBytes = 64 << 20
+	}
+	if c.OnFull == "" {
+		c.OnFull = Error
+	}
+	if c.MaxInFlight == 0 {
+		c.MaxInFlight = 4000
+	}
+	if c.AckTimeout == 0 {
+		c.AckTimeout = 5 * time.Second
+	}
+	if c.RetryWait == 0 {
+		c.RetryWait = 100 * time.Millisecond
+	}
+	if c.MaxRetryWait == 0 {
+		c.MaxRetryWait = max(5*time.Second, c.RetryWait)
+	}
+	c.Restart = c.Restart.Inherit(supervisor.Defaults())
+	if c.Events == nil {
+		c.Events = supervisor.NewEvents(nil, nil, nil)
+	}
+	return c
+}
+
+// Validate reports every invalid field at once, wrapping ErrInvalidConfig.
+func (c Config) Validate() error {
+	p := conf.NewProblems("")
+	if c.BufferMsgs < 0 {
+		p.Addf("buffer_msgs", "must not be negative, got %d", c.BufferMsgs)
+	}
+	if c.BufferBytes < 0 {
+		p.Addf("buffer_bytes", "must not be negative, got %d", c.BufferBytes)
+	}
+	switch c.OnFull {
+	case "", Error, Block:
+	default:
+		p.Addf("on_full", "%q is not one of error, block", c.OnFull)
+	}
+	if c.MaxInFlight < 0 {
+		p.Addf("max_in_flight", "must not be negative, got %d", c.MaxInFlight)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"ack_timeout", c.AckTimeout}, {"retry_wait", c.RetryWait}, {"max_retry_wait", c.MaxRetryWait}} {
+		if d.v < 0 {
+			p.Addf(d.name, "must not be negative, got %v", d.v)
+		}
+	}
+	if c.RetryWait > 0 && c.MaxRetryWait > 0 && c.MaxRetryWait < c.RetryWait {
+		p.Addf("max_retry_wait", "%v is shorter than retry_wait %v", c.MaxRetryWait, c.RetryWait)
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Streams)) {
+		p.Merge("streams."+name, c.Streams[name].Validate())
+	}
+	p.Merge("restart", c.Restart.Validate())
+	return p.Err()
+}

@@ -1,0 +1,140 @@
+package publisher
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+
+	"github.com/corral-go/corral/supervisor"
+)
+
+// PublishFailed: a message failed for good (no stream stores its subject,
+// an expected sequence did not match, permissions...); its Future has the
+// error. At most one event a second: Suppressed counts the failures since
+// the previous one.
+type PublishFailed struct {
+	supervisor.EventTime
+	Subject    string
+	MsgID      string
+	Err        error
+	Suppressed uint64
+}
+
+// SpoolRecovered: messages a previous run left in the spool were queued to
+// be sent.
+type SpoolRecovered struct {
+	supervisor.EventTime
+	Dir      string
+	Messages int
+}
+
+// SpoolError: the spool could not record that a message was settled; it
+// may be sent again at the next start (and deduplicated by its Msg-Id).
+type SpoolError struct {
+	supervisor.EventTime
+	Err error
+}
+
+// Stopped: the publisher stopped. Undelivered messages were accepted and
+// not acknowledged within the shutdown timeout: with a spool they are sent
+// at the next start, without one they went to OnUndelivered.
+type Stopped struct {
+	supervisor.EventTime
+	Undelivered int
+	Spooled     bool
+}
+
+func (PublishFailed) Kind() string  { return "publisher.publish_failed" }
+func (SpoolRecovered) Kind() string { return "publisher.spool_recovered" }
+func (SpoolError) Kind() string     { return "publisher.spool_error" }
+func (Stopped) Kind() string        { return "publisher.stopped" }
+
+func (PublishFailed) Level() zapcore.Level  { return zapcore.ErrorLevel }
+func (SpoolRecovered) Level() zapcore.Level { return zapcore.InfoLevel }
+func (SpoolError) Level() zapcore.Level     { return zapcore.ErrorLevel }
+func (e Stopped) Level() zapcore.Level {
+	if e.Undelivered > 0 && !e.Spooled {
+		return zapcore.ErrorLevel
+	}
+	return zapcore.InfoLevel
+}
+
+func (e PublishFailed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("subject", e.Subject)
+	enc.AddString("msg_id", e.MsgID)
+	supervisor.AddError(enc, e.Err)
+	enc.AddUint64("suppressed", e.Suppressed)
+	return nil
+}
+
+func (e SpoolRecovered) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("dir", e.Dir)
+	enc.AddInt("messages", e.Messages)
+	return nil
+}
+
+func (e SpoolError) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	supervisor.AddError(enc, e.Err)
+	return nil
+}
+
+func (e Stopped) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddInt("undelivered", e.Undelivered)
+	enc.AddBool("spooled", e.Spooled)
+	return nil
+}
+
+// counters are the publisher's counts since it was created.
+type counters struct {
+	published, acked, retried, failed, rejected, duplicates, undelivered atomic.Uint64
+
+	failMu     sync.Mutex
+	lastFailAt time.Time
+	failsSince uint64
+}
+
+// failedEvent emits a PublishFailed event, at most one a second.
+func (p *Buffered) failedEvent(e *entry, err error) {
+	c := &p.stats
+	c.failMu.Lock()
+	now := time.Now()
+	if now.Sub(c.lastFailAt) < time.Second {
+		c.failsSince++
+		c.failMu.Unlock()
+		return
+	}
+	suppressed := c.failsSince
+	c.lastFailAt, c.failsSince = now, 0
+	c.failMu.Unlock()
+	p.events.Emit(PublishFailed{EventTime: p.events.Now(), Subject: e.msg.Subject,
+		MsgID: e.msg.Header.Get("Nats-Msg-Id"), Err: err, Suppressed: suppressed})
+}
+
+// Status is a snapshot of the publisher.
+type Status struct {
+	// Buffered and BufferedBytes are the messages accepted and not yet
+	// settled: queued, in flight or waiting to be retried.
+	Buffered      int
+	BufferedBytes int
+	InFlight      int
+	// Published counts accepted messages; Acked those a stream stored;
+	// Duplicates those it had stored already (a re-send); Retried the
+	// sends made again; Failed the messages that failed for good;
+	// Rejected the Publish calls refused for a full buffer; Undelivered
+	// the messages not delivered by a stop without a spool.
+	Published, Acked, Duplicates, Retried, Failed, Rejected, Undelivered uint64
+	Spooled                                                              bool
+}
+
+// Status returns a snapshot of the publisher.
+func (p *Buffered) Status() Status {
+	p.mu.Lock()
+	st := Status{Buffered: p.count, BufferedBytes: p.bytes, InFlight: len(p.inflight), Spooled: p.spool != nil}
+	p.mu.Unlock()
+	c := &p.stats
+	st.Published, st.Acked, st.Duplicates = c.published.Load(), c.acked.Load(), c.duplicates.Load()
+	st.Retried, st.Failed, st.Rejected, st.Undelivered = c.retried.Load(), c.failed.Load(), c.rejected.Load(), c.undelivered.Load()
+	return st
+}
