@@ -1,0 +1,217 @@
+package publisher_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/publisher"
+)
+
+// publishThroughFault publishes n messages to a child-process server,
+// applies fault once a third are acknowledged, and checks that every
+// acknowledged message is in the stream exactly once.
+func publishThroughFault(t *testing.T, n int, fault func(proc *natstest.Process)) {
+	t.Helper()
+	proc := natstest.StartProcess(t)
+	s := stream(t, proc.URL(), "FAULT", "fault")
+	p, _, stop := run(t, []string{proc.URL()}, publisher.Config{BufferMsgs: n, OnFull: publisher.Block})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	futures := make([]*publisher.Future, n)
+	published := make(chan error, 1)
+	go func() {
+		for i := range n {
+			f, err := p.Publish(ctx, "fault", []byte(strconv.Itoa(i)))
+			if err != nil {
+				published <- err
+				return
+			}
+			futures[i] = f
+		}
+		published <- nil
+	}()
+	for p.Status().Acked < uint64(n/3) {
+		if ctx.Err() != nil {
+			t.Fatal("a third not acknowledged")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	fault(proc)
+	if err := <-published; err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range futures {
+		if _, err := f.Wait(ctx); err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+	}
+	got := contents(t, s)
+	lost, dups := 0, 0
+	for i := range n {
+		switch got[strconv.Itoa(i)] {
+		case 0:
+			lost++
+		case 1:
+		default:
+			dups++
+		}
+	}
+	st := p.Status()
+	t.Logf("acked %d, stored %d distinct, lost %d, duplicates %d; retried %d, acks of duplicates %d",
+		st.Acked, len(got), lost, dups, st.Retried, st.Duplicates)
+	if lost != 0 || dups != 0 || len(got) != n {
+		t.Fatalf("lost %d, stored twice %d, stored %d of %d", lost, dups, len(got), n)
+	}
+	if err := stop(); err == nil {
+		t.Fatal("stop: want ctx.Err()")
+	}
+}
+
+func TestPublishThroughKill9(t *testing.T) {
+	t.Parallel()
+	publishThroughFault(t, 20000, func(proc *natstest.Process) {
+		proc.Kill()
+		time.Sleep(time.Second) // the outage
+		proc.Start()
+	})
+}
+
+func TestPublishThroughAPause(t *testing.T) {
+	t.Parallel()
+	publishThroughFault(t, 20000, func(proc *natstest.Process) {
+		proc.Pause()
+		time.Sleep(3 * time.Second) // the outage
+		proc.Resume()
+	})
+}
+
+func TestPublishThroughAGracefulRestart(t *testing.T) {
+	t.Parallel()
+	publishThroughFault(t, 20000, func(proc *natstest.Process) {
+		proc.Terminate()
+		proc.Start()
+	})
+}
+
+func TestPublishThroughALongOutage(t *testing.T) {
+	t.Parallel()
+	publishThroughFault(t, 20000, func(proc *natstest.Process) {
+		proc.Kill()
+		time.Sleep(20 * time.Second) // the outage the buffer absorbs
+		proc.Start()
+	})
+}
+
+// TestSpoolSurvivesACrash runs a publisher with a spool in a child
+// process, kills it with SIGKILL while it still buffers messages, and
+// checks that a new publisher on the same spool delivers them: every
+// message the child accepted is in the stream exactly once.
+func TestSpoolSurvivesACrash(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	s := stream(t, srv.URL(), "SPOOL", "spool")
+	dir := t.TempDir()
+	const n = 20000
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSpoolHelperProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "CORRAL_SPOOL_HELPER=1", "CORRAL_SPOOL_URL="+srv.URL(),
+		"CORRAL_SPOOL_DIR="+dir, "CORRAL_SPOOL_N="+strconv.Itoa(n))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	accepted := map[string]bool{}
+	var mu sync.Mutex
+	scanned := make(chan struct{})
+	go func() {
+		defer close(scanned)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "accepted "); ok {
+				mu.Lock()
+				accepted[v] = true
+				mu.Unlock()
+			}
+		}
+	}()
+	// Kill it once some messages are stored and many are only buffered.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for {
+		info, err := s.Info(ctx)
+		if err == nil && info.State.Msgs >= n/10 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the child stored nothing")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	<-scanned
+	info, _ := s.Info(ctx)
+	mu.Lock()
+	t.Logf("child killed after accepting %d, %d stored", len(accepted), info.State.Msgs)
+	mu.Unlock()
+
+	p, _, stop := run(t, []string{srv.URL()}, publisher.Config{SpoolDir: dir})
+	for p.Status().Buffered > 0 {
+		if ctx.Err() != nil {
+			t.Fatalf("the spooled messages were not all sent: %+v", p.Status())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = stop()
+	got := contents(t, s)
+	mu.Lock()
+	defer mu.Unlock()
+	for v := range accepted {
+		if got[v] == 0 {
+			t.Fatalf("accepted message %s is not in the stream", v)
+		}
+	}
+	for v, c := range got {
+		if c > 1 {
+			t.Fatalf("message %s stored %d times", v, c)
+		}
+	}
+	if len(accepted) == int(info.State.Msgs) {
+		t.Fatal("nothing was left in the spool: the test proved nothing")
+	}
+}
+
+// TestSpoolHelperProcess is the child of TestSpoolSurvivesACrash.
+func TestSpoolHelperProcess(t *testing.T) {
+	if os.Getenv("CORRAL_SPOOL_HELPER") == "" {
+		t.Skip("run by TestSpoolSurvivesACrash")
+	}
+	n, _ := strconv.Atoi(os.Getenv("CORRAL_SPOOL_N"))
+	p, _, _ := run(t, []string{os.Getenv("CORRAL_SPOOL_URL")},
+		publisher.Config{SpoolDir: os.Getenv("CORRAL_SPOOL_DIR"), BufferMsgs: n, MaxInFlight: 64})
+	w := bufio.NewWriter(os.Stdout)
+	for i := range n {
+		if _, err := p.Publish(context.Background(), "spool", []byte(strconv.Itoa(i))); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(w, "accepted %d\n", i)
+		if i%100 == 0 {
+			_ = w.Flush()
+		}
+	}
+	_ = w.Flush()
+	select {} // until killed
+}
