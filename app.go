@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/thejerf/suture/v4"
 
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/publisher"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -30,6 +32,7 @@ type Client struct {
 	tree      *supervisor.Tree
 	server    *connection.Server
 	conn      *connection.Supervisor
+	pub       *publisher.Buffered
 	consumers *consumer.Supervisor
 
 	mu             sync.Mutex
@@ -87,6 +90,20 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	}
 	c.conn = conn
 
+	pc := cfg.Publisher
+	pc.Events = events
+	pc.Restart = pc.Restart.Inherit(cfg.Restart)
+	pub, err := publisher.New(pc, conn)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.tree.Add(pub.String(), pub, pc.Restart); err != nil {
+		return nil, err
+	}
+	c.pub = pub
+
+	// Handlers join the tree at Run, after the publisher: they stop first,
+	// and what they publish while stopping is still flushed.
 	c.consumers = consumer.New(conn, events)
 	return c, nil
 }
@@ -257,6 +274,33 @@ func (c *Client) Conn(ctx context.Context) (*nats.Conn, error) {
 // connection across replacements.
 func (c *Client) Connection() *connection.Supervisor { return c.conn }
 
+// Publisher is the buffered publisher.
+func (c *Client) Publisher() *publisher.Buffered { return c.pub }
+
+// Publish accepts a message for a JetStream stream into the buffered
+// publisher and returns once it is buffered, with the Future of its ack;
+// see publisher.Buffered.Publish. It works before the connection is up:
+// the message is sent when it is.
+func (c *Client) Publish(ctx context.Context, subject string, data []byte, opts ...publisher.Option) (*publisher.Future, error) {
+	return c.pub.Publish(ctx, subject, data, opts...)
+}
+
+// PublishSync publishes through the buffer and waits for the stream's ack.
+func (c *Client) PublishSync(ctx context.Context, subject string, data []byte, opts ...publisher.Option) (*jetstream.PubAck, error) {
+	return c.pub.PublishSync(ctx, subject, data, opts...)
+}
+
+// PublishCore publishes on core NATS: at most once, with no ack and no
+// buffer of Corral's (only nats.go's reconnect buffer, while reconnecting).
+// It waits for the connection until ctx ends.
+func (c *Client) PublishCore(ctx context.Context, subject string, data []byte) error {
+	nc, err := c.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	return nc.Publish(subject, data)
+}
+
 // Status is a snapshot of a Client.
 type Status struct {
 	Name string
@@ -264,6 +308,8 @@ type Status struct {
 	Children []supervisor.ChildStatus
 	// Connection is the connection's state.
 	Connection connection.Status
+	// Publisher is the buffered publisher's state.
+	Publisher publisher.Status
 	// Handlers is every declared handler, with its counters.
 	Handlers []consumer.Status
 	// Unstopped names children that did not stop in time at the last
@@ -277,6 +323,7 @@ func (c *Client) Status() Status {
 		Name:       c.cfg.Name,
 		Children:   c.tree.Status(),
 		Connection: c.conn.Status(),
+		Publisher:  c.pub.Status(),
 		Handlers:   c.consumers.Status(),
 		Unstopped:  append(c.tree.Unstopped(), c.consumers.Unstopped()...),
 	}
@@ -292,11 +339,16 @@ func (s Status) String() string {
 			branch = "└──"
 		}
 		fmt.Fprintf(&b, "%s %-12s %-11s restarts=%d since=%s", branch, ch.Name, ch.State, ch.Restarts, ch.Since.Format(time.TimeOnly))
-		if ch.Name == "connection" {
+		switch ch.Name {
+		case "connection":
 			fmt.Fprintf(&b, " conn=%s", s.Connection.State)
 			if s.Connection.URL != "" {
 				fmt.Fprintf(&b, " url=%s", s.Connection.URL)
 			}
+		case "publisher":
+			p := s.Publisher
+			fmt.Fprintf(&b, " buffered=%d in_flight=%d published=%d acked=%d retried=%d failed=%d",
+				p.Buffered, p.InFlight, p.Published, p.Acked, p.Retried, p.Failed)
 		}
 		if ch.LastError != "" {
 			fmt.Fprintf(&b, " last_error=%q", ch.LastError)

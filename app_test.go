@@ -89,7 +89,7 @@ func TestRunsOnTheEmbeddedServer(t *testing.T) {
 			t.Errorf("%s: got %s, want running", ch.Name, ch.State)
 		}
 	}
-	if !slices.Equal(names, []string{"server", "connection"}) {
+	if !slices.Equal(names, []string{"server", "connection", "publisher"}) {
 		t.Fatalf("children: got %v", names)
 	}
 	if st.Connection.State != connection.StateConnected {
@@ -128,8 +128,8 @@ func TestRunsOnAnExternalServer(t *testing.T) {
 	}
 	stop := running(t, c)
 	waitConn(t, c)
-	if n := len(c.Status().Children); n != 1 {
-		t.Fatalf("got %d children, want only the connection", n)
+	if n := len(c.Status().Children); n != 2 {
+		t.Fatalf("got %d children, want the connection and the publisher", n)
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)

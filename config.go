@@ -9,6 +9,7 @@ import (
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/publisher"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -37,6 +38,8 @@ type Config struct {
 	// Restart is the restart policy every child inherits; each section's
 	// own restart field overrides it field by field.
 	Restart supervisor.Policy `yaml:"restart"`
+	// Publisher configures the buffered publisher.
+	Publisher publisher.Config `yaml:"publisher"`
 	// Handlers configures message handlers by name. Code binds a function
 	// to each name with Client.Handle or Client.HandleRequest; fields set
 	// here override those declared in code.
@@ -91,6 +94,7 @@ func (c Config) Validate() error {
 		p.Merge("server", c.Server.Validate())
 	}
 	p.Merge("restart", c.Restart.Validate())
+	p.Merge("publisher", c.Publisher.Validate())
 	for _, name := range slices.Sorted(maps.Keys(c.Handlers)) {
 		p.Merge("handlers."+name, c.Handlers[name].ValidateOverride())
 	}
@@ -121,6 +125,7 @@ func (c Config) validatePolicies(p conf.Problems) {
 	if len(c.Connection.Servers) == 0 {
 		child("server", c.Server.Restart)
 	}
+	child("publisher", c.Publisher.Restart)
 	for _, name := range slices.Sorted(maps.Keys(c.Handlers)) {
 		child("handlers."+name, c.Handlers[name].Restart)
 	}

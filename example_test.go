@@ -44,6 +44,7 @@ func ExampleClient_Run() {
 	// Output:
 	// server running
 	// connection running
+	// publisher running
 	// connection connected
 	// Run: <nil>
 }

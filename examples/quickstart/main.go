@@ -23,8 +23,6 @@ import (
 
 	"go.uber.org/zap/zapcore"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
@@ -159,15 +157,13 @@ func demo(ctx context.Context, client *corral.Client, greeted, ordered <-chan st
 	se := consumer.ResponseError(reply)
 	p.printf("endpoint clock refused an argument: code %d, %q\n", se.Code, se.Description)
 
-	js, err := jetstream.New(nc)
+	// The buffered publisher: accepted at once, sent when connected,
+	// confirmed by the stream's ack.
+	ack, err := client.PublishSync(ctx, "quickstart.orders.new", []byte("order #1"))
 	if err != nil {
 		return err
 	}
-	ack, err := js.Publish(ctx, "quickstart.orders.new", []byte("order #1"))
-	if err != nil {
-		return err
-	}
-	p.printf("stored %q in stream %s at sequence %d\n", "order #1", ack.Stream, ack.Sequence)
+	p.printf("published %q: stream %s stored it at sequence %d\n", "order #1", ack.Stream, ack.Sequence)
 	select {
 	case o := <-ordered:
 		p.printf("handler orders processed %s\n", o)

@@ -1,0 +1,45 @@
+package corral_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/connection"
+)
+
+func TestPublishesBeforeAndDuringRun(t *testing.T) {
+	t.Parallel()
+	cfg := embedded(t)
+	cfg.Publisher.Streams = map[string]connection.StreamConfig{"EVENTS": {Subjects: []string{"events.>"}}}
+	c, err := corral.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// Accepted before there is any connection; sent once there is.
+	early, err := c.Publish(ctx, "events.early", []byte("1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := running(t, c)
+	ack, err := early.Wait(ctx)
+	if err != nil || ack.Stream != "EVENTS" || ack.Sequence != 1 {
+		t.Fatalf("early message: %+v, %v", ack, err)
+	}
+	ack, err = c.PublishSync(ctx, "events.later", []byte("2"))
+	if err != nil || ack.Sequence != 2 {
+		t.Fatalf("PublishSync: %+v, %v", ack, err)
+	}
+	if err := c.PublishCore(ctx, "events.core", []byte("3")); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.Status().Publisher; st.Acked != 2 || st.Buffered != 0 {
+		t.Fatalf("publisher status: %+v", st)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
