@@ -1,0 +1,238 @@
+// Command outage publishes 50,000 messages through the buffered publisher
+// while its server, a child process, is killed (SIGKILL) and restarted
+// twice. It reads the stream back and exits 0 only if every message is
+// there exactly once:
+//
+//	go run ./examples/outage
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/publisher"
+)
+
+const messages = 50_000
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	if len(os.Args) > 1 && os.Args[1] == "-server" {
+		err = serve(ctx, os.Args[2:])
+	} else {
+		err = run(ctx, os.Stdout)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "outage:", err)
+		os.Exit(1)
+	}
+}
+
+// serve is the child: an embedded nats-server with JetStream.
+func serve(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	port := fs.Int("port", 0, "client port")
+	store := fs.String("store", "", "JetStream store directory")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	srv, err := connection.NewServer(connection.ServerConfig{Port: *port, StoreDir: *store})
+	if err != nil {
+		return err
+	}
+	if err := srv.Serve(ctx); !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// server runs this program as a child nats-server.
+type server struct {
+	port  int
+	store string
+	cmd   *exec.Cmd
+}
+
+func (s *server) start() error {
+	s.cmd = exec.Command(os.Args[0], "-server", "-port", strconv.Itoa(s.port), "-store", s.store)
+	s.cmd.Stderr = os.Stderr
+	if err := s.cmd.Start(); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.DialTimeout("tcp", s.addr(), time.Second); err == nil {
+			line, _ := bufio.NewReader(c).ReadString('\n')
+			_ = c.Close()
+			if strings.HasPrefix(line, "INFO") {
+				return nil
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return errors.New("the child server did not start")
+}
+
+func (s *server) kill() {
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+}
+
+func (s *server) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
+
+func run(ctx context.Context, out io.Writer) error {
+	dir, err := os.MkdirTemp("", "corral-outage")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &server{port: ln.Addr().(*net.TCPAddr).Port, store: dir}
+	_ = ln.Close()
+	if err := srv.start(); err != nil {
+		return err
+	}
+	defer srv.kill()
+
+	var cfg corral.Config
+	cfg.Name = "outage"
+	cfg.Connection.Servers = []string{"nats://" + srv.addr()}
+	cfg.Publisher = publisher.Config{BufferMsgs: messages, OnFull: publisher.Block,
+		Streams: map[string]connection.StreamConfig{"OUTAGE": {Subjects: []string{"outage.>"}}}}
+	client, err := corral.New(cfg)
+	if err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- client.Run(runCtx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+
+	// Publish everything; the server goes down twice meanwhile.
+	futures := make([]*publisher.Future, messages)
+	published := make(chan error, 1)
+	go func() {
+		for i := range futures {
+			f, err := client.Publish(ctx, "outage.events", []byte(strconv.Itoa(i)))
+			if err != nil {
+				published <- err
+				return
+			}
+			futures[i] = f
+		}
+		published <- nil
+	}()
+	for _, at := range []uint64{messages / 3, 2 * messages / 3} {
+		for client.Status().Publisher.Acked < at {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			time.Sleep(time.Millisecond)
+		}
+		srv.kill()
+		fmt.Fprintf(out, "server killed after %d acks; restarting in 1s\n", client.Status().Publisher.Acked)
+		time.Sleep(time.Second) // the outage
+		if err := srv.start(); err != nil {
+			return err
+		}
+	}
+	if err := <-published; err != nil {
+		return err
+	}
+	acked := 0
+	waitCtx, waitCancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer waitCancel()
+	for i, f := range futures {
+		if _, err := f.Wait(waitCtx); err != nil {
+			return fmt.Errorf("message %d: %w", i, err)
+		}
+		acked++
+	}
+
+	stored, counts, err := readBack(waitCtx, client)
+	if err != nil {
+		return err
+	}
+	duplicates, lost := 0, 0
+	for i := range messages {
+		switch c := counts[strconv.Itoa(i)]; {
+		case c == 0:
+			lost++
+		case c > 1:
+			duplicates += c - 1
+		}
+	}
+	st := client.Status().Publisher
+	fmt.Fprintf(out, "publisher: retried %d sends, %d were already stored\n", st.Retried, st.Duplicates)
+	fmt.Fprintf(out, "summary: published=%d acked=%d stored=%d duplicates=%d lost=%d\n",
+		messages, acked, stored, duplicates, lost)
+	if lost != 0 || duplicates != 0 {
+		return fmt.Errorf("lost %d, duplicated %d", lost, duplicates)
+	}
+	return nil
+}
+
+// readBack reads the whole stream and counts each payload.
+func readBack(ctx context.Context, client *corral.Client) (int, map[string]int, error) {
+	nc, err := client.Conn(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return 0, nil, err
+	}
+	s, err := js.Stream(ctx, "OUTAGE")
+	if err != nil {
+		return 0, nil, err
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		return 0, nil, err
+	}
+	counts := map[string]int{}
+	n := 0
+	for uint64(n) < info.State.Msgs {
+		batch, err := cons.Fetch(1000, jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			return 0, nil, err
+		}
+		for m := range batch.Messages() {
+			counts[string(m.Data())]++
+			n++
+		}
+		if err := batch.Error(); err != nil {
+			return 0, nil, err
+		}
+	}
+	return n, counts, nil
+}
