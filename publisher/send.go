@@ -95,12 +95,16 @@ func (p *Buffered) run(ctx context.Context, nc *nats.Conn, snd *sending, gone <-
 	})
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	p.setCurrent(snd)
+	defer p.setCurrent(nil)
 	for {
 		e, wait, idle := p.next()
 		if e != nil {
 			if !nc.IsConnected() {
+				p.setCurrent(nil)
 				// Paused: nats.go would hold it in its reconnect buffer and
 				// time it out; keep it here until the connection is back.
+				p.unhand()
 				p.putBack(e)
 				if watching {
 					_, watch = w.Watch()
@@ -108,26 +112,17 @@ func (p *Buffered) run(ctx context.Context, nc *nats.Conn, snd *sending, gone <-
 				if err := p.waitConnected(ctx, nc, gone, watch); err != nil {
 					return err
 				}
+				p.setCurrent(snd)
 				continue
 			}
 			if e.noStream && p.streamMissing(ctx, snd.js, e.msg.Subject) {
+				p.unhand()
 				p.settle(e, nil, ErrNoStream)
 				continue
 			}
 			p.register(e, snd)
-			if _, err := snd.js.PublishMsgAsync(e.msg); err != nil {
-				if !p.unregister(e, snd) {
-					continue // settled by a callback already
-				}
-				switch {
-				case errors.Is(err, nats.ErrConnectionClosed):
-					p.putBack(e)
-					return errConnGone
-				case errors.Is(err, nats.ErrMaxPayload), errors.Is(err, nats.ErrBadSubject):
-					p.settle(e, nil, err)
-				default:
-					p.retry(e, err)
-				}
+			if p.send(e, snd) {
+				return errConnGone
 			}
 			continue
 		}
@@ -147,6 +142,29 @@ func (p *Buffered) run(ctx context.Context, nc *nats.Conn, snd *sending, gone <-
 		case <-timer.C:
 		}
 	}
+}
+
+// send hands e, registered in flight on snd and counted in handing, to
+// nats.go. It reports whether the connection is gone.
+func (p *Buffered) send(e *entry, snd *sending) (gone bool) {
+	_, err := snd.js.PublishMsgAsync(e.msg)
+	p.mu.Lock()
+	p.handing--
+	p.mu.Unlock()
+	if err == nil || !p.unregister(e, snd) {
+		return false // sent, or settled by a callback already
+	}
+	switch {
+	case errors.Is(err, nats.ErrConnectionClosed):
+		p.putBack(e)
+		return true
+	case errors.Is(err, nats.ErrMaxPayload), errors.Is(err, nats.ErrBadSubject):
+		p.settle(e, nil, err)
+	default:
+		p.retry(e, err)
+	}
+	p.wake()
+	return false
 }
 
 // waitConnected waits for nc to be connected again.
@@ -199,18 +217,26 @@ func (p *Buffered) next() (e *entry, wait time.Duration, idle bool) {
 	if best >= 0 && !p.retries[best].due.After(now) {
 		e = p.retries[best]
 		p.retries = append(p.retries[:best], p.retries[best+1:]...)
+		p.handing++
 		return e, 0, false
 	}
 	if len(p.queue) > 0 {
 		e = p.queue[0]
 		p.queue[0] = nil
 		p.queue = p.queue[1:]
+		p.handing++
 		return e, 0, false
 	}
 	if best >= 0 {
 		wait = p.retries[best].due.Sub(now)
 	}
 	return nil, wait, idle
+}
+
+func (p *Buffered) unhand() {
+	p.mu.Lock()
+	p.handing--
+	p.mu.Unlock()
 }
 
 // putBack returns an unsent message to the front of the line.
@@ -346,6 +372,13 @@ func (p *Buffered) streamMissing(ctx context.Context, js jetstream.JetStream, su
 	}
 	p.noStreamMu.Unlock()
 	return missing
+}
+
+// setCurrent tells publishers whether they may send directly, on snd.
+func (p *Buffered) setCurrent(snd *sending) {
+	p.mu.Lock()
+	p.current = snd
+	p.mu.Unlock()
 }
 
 func (p *Buffered) isStopping() bool {
