@@ -63,39 +63,49 @@ type jsRun struct {
 	pool *pool
 	// capacity is what the pool holds (workers + queue); held counts
 	// messages pulled and not yet settled, credits those requested and not
-	// yet delivered. Requests keep held + credits within capacity.
+	// yet delivered. Requests keep held + credits within capacity, and a
+	// message beyond it is handed back at once.
 	capacity int
 	held     atomic.Int64
 	credits  atomic.Int64
 	freed    chan struct{} // a message was settled
-	status   chan error    // what the server said about a pull request
-	heard    atomic.Int64  // unix nanoseconds of the last message or heartbeat
+	status   chan error    // statuses of pull requests, newest kept
+	heard    atomic.Int64  // unix nanoseconds of the last message, heartbeat or request
 	js       atomic.Pointer[jetstream.JetStream]
-	slots    []slot // what each worker runs, for in-progress acks
 	returned atomic.Uint64
+	// ackWait and maxDeliver are the consumer's: configured, or read from a
+	// bound consumer. deadLetterClient says MaxDeliver is enforced here, so
+	// that a failed dead-letter publish can be tried again.
+	ackWait          time.Duration
+	maxDeliver       int
+	deadLetterClient bool
+
+	heldMu  sync.Mutex
+	heldSet map[*Msg]struct{} // for in-progress acks
+	// stopBy is when a stop's grace period ends (unix nanoseconds, 0 before
+	// a stop).
+	stopBy atomic.Int64
 }
 
-// slot is one worker's current message and when it last told the server
-// it is still working on it.
-type slot struct {
-	mu   sync.Mutex
-	m    *Msg
-	last time.Time
-}
+// errPastMaxDeliver marks a message delivered past MaxDeliver: only its
+// dead letter is tried again.
+var errPastMaxDeliver = errors.New("delivered past max_deliver; its dead-letter copy failed before")
+
+// errConnClosed marks a message whose connection closed before it started:
+// it cannot be acked, and the server redelivers it after its ack wait.
+var errConnClosed = errors.New("its connection closed before it started")
 
 func (j *jsHandler) Serve(ctx context.Context) error {
-	r := &jsRun{j: j, capacity: j.cfg.Workers + j.cfg.QueueSize,
-		freed: make(chan struct{}, 1), status: make(chan error, 16)}
-	r.slots = make([]slot, j.cfg.Workers)
+	r := &jsRun{j: j, capacity: j.cfg.Workers + j.cfg.QueueSize, freed: make(chan struct{}, 1),
+		status: make(chan error, 1), heldSet: map[*Msg]struct{}{}}
+	r.ackWait, r.maxDeliver = j.cfg.AckWait, j.cfg.MaxDeliver
+	r.deadLetterClient = j.cfg.DeadLetter != "" && j.cfg.MaxDeliver > 0 && !j.cfg.Bind
 	cfg := j.cfg
-	// Room for twice the capacity: after a pull request is presumed lost
-	// (missed heartbeats, a reconnect) it may still deliver, and the
-	// inbox must never block on the queue.
-	cfg.QueueSize = 2 * r.capacity
-	p := newPool(j.name, cfg, j.events, j.stats, j.h.Handle)
+	cfg.QueueSize = r.capacity // the queue never blocks: held is capped at capacity
+	p := newPool(j.name, cfg, j.events, j.stats, r.invoke)
 	p.subject = j.cfg.Stream
 	p.returnQueued = true
-	p.before, p.after, p.skip = r.before, r.after, r.skip
+	p.after, p.skip = r.after, r.skip
 	p.load = func() int { return int(r.held.Load()) }
 	p.streamPending = &j.numPending
 	r.pool = p
@@ -109,69 +119,89 @@ func (j *jsHandler) Serve(ctx context.Context) error {
 		<-keeperDone
 	}()
 
+	fail := func(err error) error {
+		r.beginStop()
+		r.stop()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
 	for {
 		nc, gone, err := j.conns.Conn(ctx)
 		if err != nil {
-			break
+			return fail(fmt.Errorf("connection: %w", err))
 		}
 		js, err := jetstream.New(nc)
 		if err != nil {
-			r.stop()
-			return err
+			return fail(fmt.Errorf("jetstream: %w", err))
 		}
 		r.js.Store(&js)
-		if _, err := j.ensure(ctx, js); err != nil {
-			r.stop()
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return err
+		if _, err := r.ensure(ctx, js); err != nil {
+			return fail(err)
 		}
 		unwatch := j.watchAdvisories(nc)
 		err = r.pull(ctx, nc, js, gone)
 		unwatch()
-		if ctx.Err() != nil {
-			break
-		}
-		if errors.Is(err, errConnGone) {
+		if errors.Is(err, errConnGone) && ctx.Err() == nil {
 			continue
 		}
-		r.stop()
-		return err
+		return fail(err)
 	}
-	r.stop()
-	return ctx.Err()
+}
+
+// beginStop starts the grace period: no message starts any more (the
+// queued ones are handed back), and draining the inbox is bounded by it.
+func (r *jsRun) beginStop() {
+	if r.stopBy.Load() == 0 {
+		r.stopBy.Store(time.Now().Add(grace(r.j.cfg.Restart.ShutdownTimeout)).UnixNano())
+	}
+	r.pool.abort.Store(true)
 }
 
 // stop hands back what did not start and lets what runs finish.
 func (r *jsRun) stop() {
 	start, before := time.Now(), r.pool.handled()
-	finished, _ := r.pool.stop(start.Add(grace(r.j.cfg.Restart.ShutdownTimeout)), before)
+	finished, _ := r.pool.stop(time.Unix(0, r.stopBy.Load()), before)
 	r.j.events.Emit(Drained{EventTime: r.j.events.Now(), Handler: r.j.name, Subject: r.j.cfg.Stream,
 		Finished: finished, Returned: r.returned.Swap(0), Took: time.Since(start)})
 }
 
-// ensure declares the stream (if asked) and the consumer, or checks that
-// the bound consumer exists. created reports a consumer that did not.
-func (j *jsHandler) ensure(ctx context.Context, js jetstream.JetStream) (created bool, err error) {
+// ensure declares the stream (if asked) and the consumer, or checks the
+// bound consumer and takes its ack wait and max deliveries. created
+// reports a consumer that did not exist.
+func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
-	c := j.cfg
+	c := r.j.cfg
 	if c.CreateStream != nil {
 		if _, err := c.CreateStream.Declare(ctx, js, c.Stream); err != nil {
 			return false, err
 		}
 	}
-	_, infoErr := js.Consumer(ctx, c.Stream, c.Consumer)
+	existing, infoErr := js.Consumer(ctx, c.Stream, c.Consumer)
 	if c.Bind {
 		if infoErr != nil {
 			return false, fmt.Errorf("bind consumer %s of stream %s: %w", c.Consumer, c.Stream, infoErr)
 		}
+		cc := existing.CachedInfo().Config
+		if cc.AckPolicy != jetstream.AckExplicitPolicy || cc.DeliverSubject != "" {
+			return false, fmt.Errorf("bind consumer %s of stream %s: %w: a handler needs a pull consumer with explicit acks",
+				c.Consumer, c.Stream, ErrInvalidConfig)
+		}
+		r.ackWait, r.maxDeliver = cc.AckWait, cc.MaxDeliver
 		return false, nil
 	}
-	if _, err := js.CreateOrUpdateConsumer(ctx, c.Stream, c.consumerConfig()); err != nil {
+	cfg := c.consumerConfig()
+	if r.deadLetterClient {
+		// Enforced here, so that a message whose dead-letter copy failed
+		// is delivered again to try once more.
+		cfg.MaxDeliver = -1
+	}
+	if _, err := js.CreateOrUpdateConsumer(ctx, c.Stream, cfg); err != nil {
 		var apiErr *jetstream.APIError
-		if errors.As(err, &apiErr) && strings.Contains(strings.ToLower(apiErr.Description), "can not be updated") {
+		if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeConsumerCreate ||
+			errors.As(err, &apiErr) && strings.Contains(strings.ToLower(apiErr.Description), "can not be updated") {
 			return false, fmt.Errorf("consumer %s of stream %s exists with settings that cannot be changed in place "+
 				"(delete it, or bind to it as it is): %w", c.Consumer, c.Stream, err)
 		}
@@ -216,33 +246,56 @@ type pullRequest struct {
 	Heartbeat time.Duration `json:"idle_heartbeat"`
 }
 
-// Statuses a pull request ends with; they are not failures.
+// Statuses of pull requests that are not failures.
 var (
 	errRequestDone = errors.New("pull request done")
+	errRequestLost = errors.New("pull requests lost")
 )
 
-// pull sends pull requests for the pool's free room, from one inbox,
-// until ctx ends, the connection is gone, or the consumer fails for good.
-// Before it returns, the inbox is drained, so that every message the
+// inbox is the subscription pull requests are answered on. When requests
+// are presumed lost, a new inbox replaces it: the server checks interest
+// before it delivers, so requests it still has for the old one deliver
+// nothing once the old one is unsubscribed.
+type inbox struct {
+	subject string
+	sub     *nats.Subscription
+}
+
+// pull sends pull requests for the pool's free room until ctx ends, the
+// connection is gone, or the consumer fails for good. Before it returns,
+// the inboxes are drained (within the stop's grace), so that what the
 // server sent reaches the pool, which hands back what it will not start.
-func (r *jsRun) pull(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, gone <-chan struct{}) error {
+func (r *jsRun) pull(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, gone <-chan struct{}) (err error) {
 	j := r.j
-	inbox := nc.NewInbox()
-	sub, err := nc.Subscribe(inbox, func(msg *nats.Msg) { r.receive(nc, msg) })
+	in, err := r.openInbox(nc)
 	if err != nil {
 		if errors.Is(err, nats.ErrConnectionClosed) {
 			return errConnGone
 		}
 		return err
 	}
-	r.pool.feed(sub)
-	// Requests bound what arrives; the inbox buffers it all.
-	_ = sub.SetPendingLimits(-1, -1)
-	defer r.drainInbox(sub)
-	r.credits.Store(0)
-	r.heard.Store(time.Now().UnixNano())
+	retired := []*inbox{}
 	j.ready.Store(true)
-	defer j.ready.Store(false)
+	defer func() {
+		if ctx.Err() != nil {
+			r.beginStop()
+		}
+		j.ready.Store(false)
+		r.drainInboxes(nc, append(retired, in))
+	}()
+	replace := func(cause error) {
+		if cause != nil {
+			j.consumeError(cause)
+		}
+		fresh, err := r.openInbox(nc)
+		if err != nil {
+			return // keep the old one; the next loss replaces it
+		}
+		_ = in.sub.Drain()
+		retired = append(retired, in)
+		in = fresh
+	}
+
 	j.events.Emit(Subscribed{EventTime: j.events.Now(), Handler: j.name, Subject: j.cfg.Subject,
 		Stream: j.cfg.Stream, Consumer: j.cfg.Consumer})
 
@@ -265,30 +318,32 @@ func (r *jsRun) pull(ctx context.Context, nc *nats.Conn, js jetstream.JetStream,
 	defer timer.Stop()
 	for {
 		now := time.Now()
-		credits := r.credits.Load()
-		free := r.capacity - int(r.held.Load()) - int(credits)
+		// Requests are out but nothing, not even a heartbeat, came for two
+		// heartbeats: the server lost them (restart, pause, leader change).
+		if r.credits.Load() > 0 && now.Sub(time.Unix(0, r.heard.Load())) > 2*pullHeartbeat {
+			replace(jetstream.ErrNoHeartbeat)
+		}
+		free := r.capacity - int(r.held.Load()) - int(r.credits.Load())
 		// Like nats.go's Consume, ask again once half the room is free:
 		// asking for every freed slot would double the server's work.
-		if free >= threshold && !now.Before(notBefore) {
+		if free >= threshold && !now.Before(notBefore) && nc.IsConnected() {
 			req, _ := json.Marshal(pullRequest{Batch: free, Expires: pullExpiry, Heartbeat: pullHeartbeat})
-			if err := nc.PublishRequest(subject, inbox, req); err != nil {
+			r.credits.Add(int64(free))
+			r.heard.Store(now.UnixNano()) // heartbeats are due from now
+			if err := nc.PublishRequest(subject, in.subject, req); err != nil {
+				r.dropCredits(int64(free))
 				if errors.Is(err, nats.ErrConnectionClosed) {
 					return errConnGone
 				}
 				j.consumeError(err)
 				retry = nextRetry(retry)
 				notBefore = now.Add(retry)
-			} else {
-				if credits == 0 {
-					r.heard.Store(now.UnixNano()) // heartbeats are due from now
-				}
-				r.credits.Add(int64(free))
 			}
 		}
 
 		// Full for longer than SlowAfter: a slow consumer, reported once an
 		// episode.
-		wait := pullHeartbeat
+		wait := pullHeartbeat / 2
 		if int(r.held.Load()) >= r.capacity {
 			if fullSince.IsZero() {
 				fullSince = now
@@ -314,34 +369,28 @@ func (r *jsRun) pull(ctx context.Context, nc *nats.Conn, js jetstream.JetStream,
 			return errConnGone
 		case <-r.freed:
 		case <-timer.C:
-			// Requests are out but nothing, not even a heartbeat, came for
-			// two heartbeats: the server lost them (restart, leader change).
-			if r.credits.Load() > 0 && time.Since(time.Unix(0, r.heard.Load())) > 2*pullHeartbeat {
-				r.credits.Store(0)
-				j.consumeError(jetstream.ErrNoHeartbeat)
-			}
 		case <-watch:
 			var st connection.Status
 			st, watch = w.Watch()
 			if st.State == connection.StateConnected && st.Stats.Reconnects != reconnects {
-				// Requests do not survive a reconnect: ask again now rather
-				// than after missed heartbeats.
+				// Requests do not survive a reconnect: ask again now on a
+				// fresh inbox rather than after missed heartbeats.
 				reconnects = st.Stats.Reconnects
-				r.credits.Store(0)
+				replace(nil)
 			}
 		case err := <-r.status:
 			switch {
-			case errors.Is(err, errRequestDone), errors.Is(err, jetstream.ErrConsumerLeadershipChanged),
-				errors.Is(err, jetstream.ErrServerShutdown):
+			case errors.Is(err, errRequestDone), errors.Is(err, jetstream.ErrServerShutdown):
 				retry = 0
-			case errors.Is(err, jetstream.ErrBadRequest):
+			case errors.Is(err, errRequestLost):
+				replace(err)
+			case errors.Is(err, jetstream.ErrBadRequest), errors.Is(err, ErrPullStatus):
 				return fmt.Errorf("pull from consumer %s of stream %s: %w", j.cfg.Consumer, j.cfg.Stream, err)
 			case errors.Is(err, jetstream.ErrConsumerDeleted), errors.Is(err, nats.ErrNoResponders):
 				// The consumer, its stream or JetStream is gone or moving:
 				// declare it again, or fail when bound to it.
-				j.consumeError(err)
-				r.credits.Store(0)
-				created, err := j.ensure(ctx, js)
+				replace(err)
+				created, err := r.ensure(ctx, js)
 				switch {
 				case err != nil && j.cfg.Bind:
 					return err
@@ -362,36 +411,116 @@ func (r *jsRun) pull(ctx context.Context, nc *nats.Conn, js jetstream.JetStream,
 	}
 }
 
+// openInbox subscribes a fresh inbox; credits start from nothing.
+func (r *jsRun) openInbox(nc *nats.Conn) (*inbox, error) {
+	in := &inbox{subject: nc.NewInbox()}
+	sub, err := nc.Subscribe(in.subject, func(msg *nats.Msg) { r.receive(nc, msg) })
+	if err != nil {
+		return nil, err
+	}
+	r.pool.feed(sub)
+	// Requests bound what arrives; the inbox buffers it all.
+	_ = sub.SetPendingLimits(-1, -1)
+	in.sub = sub
+	r.credits.Store(0)
+	return in, nil
+}
+
+// drainInboxes unsubscribes so that the server sends no more, while what
+// it sent already still reaches the pool; bounded by the stop's grace.
+func (r *jsRun) drainInboxes(nc *nats.Conn, inboxes []*inbox) {
+	deadline := time.Now().Add(apiTimeout)
+	if by := r.stopBy.Load(); by != 0 {
+		deadline = time.Unix(0, by)
+	}
+	var closed []<-chan nats.SubStatus
+	for _, in := range inboxes {
+		closed = append(closed, in.sub.StatusChanged(nats.SubscriptionClosed))
+		if !nc.IsConnected() || in.sub.Drain() != nil {
+			_ = in.sub.Unsubscribe() // nothing can arrive; do not wait
+		}
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	for i, ch := range closed {
+		select {
+		case <-ch:
+		case <-t.C:
+			for _, in := range inboxes[i:] {
+				_ = in.sub.Unsubscribe()
+			}
+			return
+		}
+	}
+}
+
+// dropCredits takes n from the credits, never below zero.
+func (r *jsRun) dropCredits(n int64) {
+	for {
+		c := r.credits.Load()
+		if r.credits.CompareAndSwap(c, max(c-n, 0)) {
+			return
+		}
+	}
+}
+
+// hold counts a message as held unless the pool is full; it reports
+// whether it did.
+func (r *jsRun) hold() bool {
+	for {
+		h := r.held.Load()
+		if h >= int64(r.capacity) {
+			return false
+		}
+		if r.held.CompareAndSwap(h, h+1) {
+			for peak := &r.j.stats.peakHeld; ; {
+				p := peak.Load()
+				if h+1 <= p || peak.CompareAndSwap(p, h+1) {
+					return true
+				}
+			}
+		}
+	}
+}
+
 // receive is the inbox callback: messages go to the pool, statuses to the
-// puller.
+// puller. It never blocks.
 func (r *jsRun) receive(nc *nats.Conn, msg *nats.Msg) {
 	j := r.j
 	r.heard.Store(time.Now().UnixNano())
 	status := msg.Header.Get("Status")
 	if len(msg.Data) > 0 || status == "" {
-		m := &Msg{raw: msg, nc: nc, handler: j.name, pulled: time.Now()}
+		r.dropCredits(1)
 		meta, err := metadata(msg)
 		if err != nil {
-			return // not a JetStream message: nothing to ack
+			j.stats.dropped.Add(1) // not from JetStream: nothing to ack
+			return
 		}
-		m.meta = meta
+		m := &Msg{raw: msg, nc: nc, handler: j.name, meta: meta}
+		m.alive.Store(time.Now().UnixNano())
 		j.numPending.Store(meta.NumPending)
+		j.stats.received.Add(1)
 		if meta.NumDelivered > 1 {
 			j.stats.redelivered.Add(1)
 		}
-		r.held.Add(1)
-		if r.credits.Add(-1) < 0 {
-			r.credits.Store(0)
+		if !r.hold() {
+			// More than the pool has room for (a request presumed lost
+			// delivered after all): back to the server at once.
+			if m.Nak(0) == nil {
+				j.stats.naked.Add(1)
+			}
+			r.returned.Add(1)
+			return
 		}
-		j.stats.received.Add(1)
-		r.pool.queue <- m // requests were sized to the room
+		r.heldMu.Lock()
+		r.heldSet[m] = struct{}{}
+		r.heldMu.Unlock()
+		r.pool.queue <- m // held <= capacity = cap(queue)
 		return
 	}
 	// A request ended: its undelivered part is no longer owed.
 	if n, err := strconv.Atoi(msg.Header.Get("Nats-Pending-Messages")); err == nil && n > 0 {
-		if r.credits.Add(-int64(n)) < 0 {
-			r.credits.Store(0)
-		}
+		r.dropCredits(int64(n))
 	}
 	var err error
 	desc := strings.ToLower(msg.Header.Get("Description"))
@@ -408,38 +537,33 @@ func (r *jsRun) receive(nc *nats.Conn, msg *nats.Msg) {
 		case strings.Contains(desc, "consumer deleted"):
 			err = jetstream.ErrConsumerDeleted
 		case strings.Contains(desc, "leadership change"):
-			err = jetstream.ErrConsumerLeadershipChanged
+			// The requests went with the old leader, pending or not.
+			err = fmt.Errorf("%w: %w", errRequestLost, jetstream.ErrConsumerLeadershipChanged)
 		case strings.Contains(desc, "server shutdown"):
 			err = jetstream.ErrServerShutdown
+		case strings.Contains(desc, "exceeded max") || strings.Contains(desc, "push based"):
+			err = fmt.Errorf("%w: %s", ErrPullStatus, msg.Header.Get("Description"))
 		default:
-			err = fmt.Errorf("pull request: %s", msg.Header.Get("Description"))
+			err = errRequestDone // e.g. max bytes or batch completed: the request is over
 		}
 	case "503":
 		err = nats.ErrNoResponders
 	case "400":
 		err = fmt.Errorf("%w: %s", jetstream.ErrBadRequest, msg.Header.Get("Description"))
 	default:
-		err = fmt.Errorf("pull request: status %s %s", status, msg.Header.Get("Description"))
+		err = fmt.Errorf("%w: status %s %s", ErrPullStatus, status, msg.Header.Get("Description"))
 	}
-	select {
-	case r.status <- err:
-	default: // the puller has statuses to read; it also polls
-	}
-}
-
-// drainInbox unsubscribes so that the server sends no more, while every
-// message already sent is still delivered to the pool.
-func (r *jsRun) drainInbox(sub *nats.Subscription) {
-	closed := sub.StatusChanged(nats.SubscriptionClosed)
-	if sub.Drain() != nil {
-		return
-	}
-	t := time.NewTimer(apiTimeout)
-	defer t.Stop()
-	select {
-	case <-closed:
-	case <-t.C:
-		_ = sub.Unsubscribe()
+	// Keep the newest status: an older one it replaces is stale.
+	for {
+		select {
+		case r.status <- err:
+			return
+		default:
+		}
+		select {
+		case <-r.status:
+		default:
+		}
 	}
 }
 
@@ -455,30 +579,22 @@ func (j *jsHandler) consumeError(err error) {
 		Consumer: j.cfg.Consumer, Err: err})
 }
 
-// before runs when a worker starts a message: it is now kept alive.
-func (r *jsRun) before(worker int, m *Msg) {
-	now := time.Now()
-	s := &r.slots[worker]
-	s.mu.Lock()
-	s.m, s.last = m, m.pulled
-	s.mu.Unlock()
-	if now.Sub(m.pulled) >= r.j.cfg.AckWait/2 {
-		// It waited long in the queue; reset its clock before starting.
-		_ = m.InProgress()
-		s.mu.Lock()
-		s.last = now
-		s.mu.Unlock()
+// invoke runs the handler, unless the message can only be dead-lettered
+// again or can no longer be acked.
+func (r *jsRun) invoke(ctx context.Context, m *Msg) error {
+	if m.nc.IsClosed() {
+		return errConnClosed
 	}
+	if r.deadLetterClient && m.meta.NumDelivered > uint64(r.maxDeliver) {
+		return errPastMaxDeliver
+	}
+	return r.j.h.Handle(ctx, m)
 }
 
 // after settles a message the handler is done with, then frees its room.
-func (r *jsRun) after(worker int, ctx context.Context, m *Msg, err error) {
-	s := &r.slots[worker]
-	s.mu.Lock()
-	s.m = nil
-	s.mu.Unlock()
+func (r *jsRun) after(ctx context.Context, _ int, m *Msg, err error) {
 	r.settle(ctx, m, err)
-	r.release()
+	r.release(m)
 }
 
 // skip hands back a message that did not start, for redelivery at once.
@@ -487,10 +603,13 @@ func (r *jsRun) skip(m *Msg) {
 		r.j.stats.naked.Add(1)
 	}
 	r.returned.Add(1)
-	r.release()
+	r.release(m)
 }
 
-func (r *jsRun) release() {
+func (r *jsRun) release(m *Msg) {
+	r.heldMu.Lock()
+	delete(r.heldSet, m)
+	r.heldMu.Unlock()
 	r.held.Add(-1)
 	select {
 	case r.freed <- struct{}{}:
@@ -498,28 +617,33 @@ func (r *jsRun) release() {
 	}
 }
 
-// keep sends in-progress acks for handlers running for more than half the
-// ack wait, from one goroutine for all workers, until stop is closed.
+// keep sends in-progress acks for every held message, running or queued,
+// that the server last heard of more than half an ack wait ago, from one
+// goroutine for all of them, until stop is closed.
 func (r *jsRun) keep(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
-	every := max(r.j.cfg.AckWait/4, 10*time.Millisecond)
-	t := time.NewTicker(every)
+	t := time.NewTicker(max(r.ackWait/4, 10*time.Millisecond))
 	defer t.Stop()
+	var due []*Msg
 	for {
 		select {
 		case <-stop:
 			return
 		case now := <-t.C:
-			for i := range r.slots {
-				s := &r.slots[i]
-				s.mu.Lock()
-				if s.m != nil && now.Sub(s.last) >= r.j.cfg.AckWait/2 {
-					if s.m.InProgress() == nil {
-						r.j.stats.inProgress.Add(1)
-					}
-					s.last = now
+			// ackWait may change when a bound consumer is read.
+			t.Reset(max(r.ackWait/4, 10*time.Millisecond))
+			due = due[:0]
+			r.heldMu.Lock()
+			for m := range r.heldSet {
+				if now.Sub(time.Unix(0, m.alive.Load())) >= r.ackWait/2 {
+					due = append(due, m)
 				}
-				s.mu.Unlock()
+			}
+			r.heldMu.Unlock()
+			for _, m := range due {
+				if m.InProgress() == nil {
+					r.j.stats.inProgress.Add(1)
+				}
 			}
 		}
 	}
@@ -529,15 +653,17 @@ func (r *jsRun) keep(stop <-chan struct{}, done chan<- struct{}) {
 // the handler settled it already.
 func (r *jsRun) settle(ctx context.Context, m *Msg, err error) {
 	j := r.j
-	if m.settled.Load() {
+	if m.isSettled() {
 		return
 	}
 	var term *TerminalError
 	switch {
+	case errors.Is(err, errConnClosed):
+		j.stats.ackFailed.Add(1) // redelivered after its ack wait
 	case err == nil:
 		var aerr error
 		if j.cfg.DoubleAck {
-			actx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), apiTimeout)
 			aerr = m.DoubleAck(actx)
 			cancel()
 		} else {
@@ -552,8 +678,8 @@ func (r *jsRun) settle(ctx context.Context, m *Msg, err error) {
 		if m.Term(term.Err.Error()) == nil {
 			j.stats.terminated.Add(1)
 		}
-	case j.cfg.MaxDeliver > 0 && m.meta != nil && m.meta.NumDelivered >= uint64(j.cfg.MaxDeliver) && j.cfg.DeadLetter != "":
-		r.deadLetter(m, err)
+	case j.cfg.DeadLetter != "" && r.maxDeliver > 0 && m.meta.NumDelivered >= uint64(r.maxDeliver):
+		r.deadLetter(ctx, m, err)
 	default:
 		if m.Nak(j.backoff(m)) == nil {
 			j.stats.naked.Add(1)
@@ -571,9 +697,10 @@ func (j *jsHandler) backoff(m *Msg) time.Duration {
 }
 
 // deadLetter publishes m to the dead-letter subject and terminates it once
-// a stream has acknowledged the copy. If the publish fails, m is naked,
-// not terminated: it stays in its stream.
-func (r *jsRun) deadLetter(m *Msg, cause error) {
+// a stream has acknowledged the copy. If the publish fails, m is naked:
+// it is delivered again (max deliveries are counted here, not by the
+// server, when a dead-letter subject is set) and the copy is tried again.
+func (r *jsRun) deadLetter(ctx context.Context, m *Msg, cause error) {
 	j := r.j
 	ev := DeadLettered{EventTime: j.events.Now(), Handler: j.name, Stream: j.cfg.Stream, Consumer: j.cfg.Consumer,
 		Subject: m.Subject(), DeadLetter: j.cfg.DeadLetter, Sequence: m.meta.Sequence.Stream,
@@ -581,7 +708,10 @@ func (r *jsRun) deadLetter(m *Msg, cause error) {
 	out := nats.NewMsg(j.cfg.DeadLetter)
 	out.Data = m.Data()
 	for k, v := range m.Header() {
-		out.Header[k] = append([]string(nil), v...)
+		// Headers that would act on the dead-letter stream are dropped.
+		if !actsOnStream(k) {
+			out.Header[k] = append([]string(nil), v...)
+		}
 	}
 	out.Header.Set(DeadLetterStreamHeader, j.cfg.Stream)
 	out.Header.Set(DeadLetterConsumerHeader, j.cfg.Consumer)
@@ -589,15 +719,18 @@ func (r *jsRun) deadLetter(m *Msg, cause error) {
 	out.Header.Set(DeadLetterSequenceHeader, strconv.FormatUint(m.meta.Sequence.Stream, 10))
 	out.Header.Set(DeadLetterDeliveriesHeader, strconv.FormatUint(m.meta.NumDelivered, 10))
 	out.Header.Set(DeadLetterErrorHeader, cause.Error())
-	// A retried dead-letter publish is not stored twice.
-	out.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("dead-letter.%s.%d", j.cfg.Stream, m.meta.Sequence.Stream))
+	// A retried dead-letter publish is not stored twice; the stream, the
+	// consumer and the message's time tell apart copies of different
+	// messages with the same sequence.
+	out.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("dead-letter.%s.%s.%d.%d",
+		j.cfg.Stream, j.cfg.Consumer, m.meta.Sequence.Stream, m.meta.Timestamp.UnixNano()))
 
 	var err error
 	if js := r.js.Load(); js == nil {
 		err = errConnGone
 	} else {
-		ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
-		_, err = (*js).PublishMsg(ctx, out)
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), apiTimeout)
+		_, err = (*js).PublishMsg(pctx, out)
 		cancel()
 	}
 	if err != nil {
@@ -610,6 +743,17 @@ func (r *jsRun) deadLetter(m *Msg, cause error) {
 		j.stats.deadLettered.Add(1)
 	}
 	j.events.Emit(ev)
+}
+
+// actsOnStream reports headers that tell a stream what to do with a
+// message (expectations, rollups, TTLs, schedules, batches, its Msg-Id).
+func actsOnStream(header string) bool {
+	for _, prefix := range []string{"Nats-Expected-", "Nats-Rollup", "Nats-TTL", "Nats-Schedule", "Nats-Batch-", "Nats-Msg-Id"} {
+		if strings.HasPrefix(header, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // watchAdvisories reports the server's max-deliveries advisories for the

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -223,9 +222,9 @@ func TestJetStreamKeepsLongHandlersAlive(t *testing.T) {
 	t.Parallel()
 	e := newJSEnv(t, jetstream.StreamConfig{Name: "LONG", Subjects: []string{"long"}})
 	const ackWait = 500 * time.Millisecond
-	var deliveries atomic.Int32
+	got := newSeen()
 	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
-		deliveries.Add(1)
+		got.add(m)
 		select {
 		case <-time.After(3 * ackWait):
 			return nil
@@ -233,17 +232,19 @@ func TestJetStreamKeepsLongHandlersAlive(t *testing.T) {
 			return ctx.Err()
 		}
 	})
-	cfg := consumer.Config{Workers: 2, JetStream: consumer.JetStream{Stream: "LONG", AckWait: ackWait}}
+	// One worker, one queued: the second message waits 3 ack waits in the
+	// queue, the first runs them.
+	cfg := consumer.Config{Workers: 1, QueueSize: 1, JetStream: consumer.JetStream{Stream: "LONG", AckWait: ackWait}}
 	if err := e.sup.Handle("long", cfg, h); err != nil {
 		t.Fatal(err)
 	}
-	e.publishSeq("long", 1)
+	e.publishSeq("long", 2)
 	stop := e.serve()
-	eventually(t, "acked", func() bool { return e.status("long").Counters.Acked == 1 })
+	eventually(t, "acked", func() bool { return e.status("long").Counters.Acked == 2 })
 	cleanStop(t, stop)
 	c := e.status("long").Counters
-	if deliveries.Load() != 1 || c.Redelivered != 0 || c.InProgress < 2 {
-		t.Fatalf("delivered %d times, counters %+v: want once, kept alive by in-progress acks", deliveries.Load(), c)
+	if got.total() != 2 || c.Redelivered != 0 || c.InProgress < 4 {
+		t.Fatalf("handled %d times, counters %+v: want each once, kept alive by in-progress acks", got.total(), c)
 	}
 }
 
@@ -263,16 +264,18 @@ func TestJetStreamDeadLetters(t *testing.T) {
 	if err := e.sup.Handle("stored", cfg, fail); err != nil {
 		t.Fatal(err)
 	}
-	// Its dead-letter subject is in no stream: the copy cannot be stored.
-	lost := consumer.Config{Subject: "work.lost", JetStream: consumer.JetStream{Stream: "WORK", MaxDeliver: 2,
-		Backoff: []time.Duration{10 * time.Millisecond}, DeadLetter: "nowhere.work"}}
-	if err := e.sup.Handle("lost", lost, fail); err != nil {
+	// Its dead-letter subject is in no stream yet: the copy cannot be
+	// stored, so the message is not terminated, and is tried again.
+	later := consumer.Config{Subject: "work.later", JetStream: consumer.JetStream{Stream: "WORK", MaxDeliver: 2,
+		Backoff: []time.Duration{10 * time.Millisecond}, DeadLetter: "later.work"}}
+	if err := e.sup.Handle("later", later, fail); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.js.Publish(ctx, "work.stored", []byte("m1"), jetstream.WithMsgID("id-1")); err != nil {
+	if _, err := e.js.Publish(ctx, "work.stored", []byte("m1"), jetstream.WithMsgID("id-1"),
+		jetstream.WithExpectLastSequence(0)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.js.Publish(ctx, "work.lost", []byte("m2")); err != nil {
+	if _, err := e.js.Publish(ctx, "work.later", []byte("m2")); err != nil {
 		t.Fatal(err)
 	}
 	stop := e.serve()
@@ -293,24 +296,52 @@ func TestJetStreamDeadLetters(t *testing.T) {
 	if string(stored.Data) != "m1" || hdr.Get(consumer.DeadLetterStreamHeader) != "WORK" ||
 		hdr.Get(consumer.DeadLetterSequenceHeader) != "1" || hdr.Get(consumer.DeadLetterDeliveriesHeader) != "3" ||
 		hdr.Get(consumer.DeadLetterSubjectHeader) != "work.stored" || hdr.Get(consumer.DeadLetterErrorHeader) != "cannot process m1" ||
-		hdr.Get(jetstream.MsgIDHeader) == "id-1" {
+		hdr.Get(jetstream.MsgIDHeader) == "id-1" || hdr.Get(jetstream.ExpectedLastSeqHeader) != "" {
 		t.Fatalf("dead letter: %q %v", stored.Data, hdr)
 	}
-	failed, _ := natstest.WaitFor[consumer.DeadLetterFailed](t, e.rec, 0, 20*time.Second, nil)
-	if failed.PublishErr == nil || failed.Subject != "work.lost" {
-		t.Fatalf("dead-letter failure: %+v", failed)
+
+	var from int
+	for range 2 {
+		failed, i := natstest.WaitFor[consumer.DeadLetterFailed](t, e.rec, from, 20*time.Second, nil)
+		if failed.PublishErr == nil || failed.Subject != "work.later" {
+			t.Fatalf("dead-letter failure: %+v", failed)
+		}
+		from = i + 1
 	}
-	// Not terminated: the server gives up redelivering it and says so.
-	natstest.WaitFor[consumer.MaxDeliveries](t, e.rec, 0, 20*time.Second, func(m consumer.MaxDeliveries) bool {
-		return m.Consumer == "lost"
+	if c := e.status("later").Counters; c.Terminated != 0 || c.DeadLettered != 0 {
+		t.Fatalf("a message whose copy failed was settled: %+v", c)
+	}
+	// Once the dead-letter stream exists, the next try stores the copy.
+	if _, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: "LATER", Subjects: []string{"later.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor[consumer.DeadLettered](t, e.rec, 0, 20*time.Second, func(ev consumer.DeadLettered) bool {
+		return ev.Subject == "work.later"
 	})
 	cleanStop(t, stop)
 	if c := e.status("stored").Counters; c.DeadLettered != 1 || c.Naked != 2 {
 		t.Fatalf("stored counters: %+v", c)
 	}
-	if c := e.status("lost").Counters; c.DeadLettered != 0 || c.DeadLetterFailed != 1 || c.Terminated != 0 {
-		t.Fatalf("lost counters: %+v", c)
+	if c := e.status("later").Counters; c.DeadLettered != 1 || c.DeadLetterFailed < 2 {
+		t.Fatalf("later counters: %+v", c)
 	}
+}
+
+func TestJetStreamReportsMaxDeliveries(t *testing.T) {
+	t.Parallel()
+	e := newJSEnv(t, jetstream.StreamConfig{Name: "MAX", Subjects: []string{"max"}})
+	fail := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error { return errors.New("no") })
+	cfg := consumer.Config{JetStream: consumer.JetStream{Stream: "MAX", MaxDeliver: 2, Backoff: []time.Duration{10 * time.Millisecond}}}
+	if err := e.sup.Handle("max", cfg, fail); err != nil {
+		t.Fatal(err)
+	}
+	e.publishSeq("max", 1)
+	stop := e.serve()
+	ev, _ := natstest.WaitFor[consumer.MaxDeliveries](t, e.rec, 0, 20*time.Second, nil)
+	if ev.Sequence != 1 || ev.Deliveries != 2 || ev.Consumer != "max" {
+		t.Fatalf("max deliveries: %+v", ev)
+	}
+	cleanStop(t, stop)
 }
 
 func TestJetStreamTerminalErrors(t *testing.T) {
@@ -356,7 +387,10 @@ func TestJetStreamStopReturnsUnstartedMessages(t *testing.T) {
 	})
 	stopped := make(chan error, 1)
 	go func() { stopped <- stopA() }()
-	gateOnce.Do(func() { close(gate) }) // the message in flight finishes
+	// Once it no longer pulls, it starts nothing new either; then the
+	// message in flight may finish.
+	eventually(t, "instance a stopping", func() bool { return !e.status("a").Ready })
+	gateOnce.Do(func() { close(gate) })
 	if err := <-stopped; !errors.Is(err, context.Canceled) {
 		t.Fatal(err)
 	}

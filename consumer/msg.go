@@ -2,8 +2,8 @@ package consumer
 
 import (
 	"context"
-	"errors"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,8 +21,11 @@ type Msg struct {
 	// JetStream messages only.
 	nc      *nats.Conn // acks go back on the connection it came from
 	meta    *jetstream.MsgMetadata
-	settled atomic.Bool // acked, naked or terminated
-	pulled  time.Time   // when it reached the pool
+	mu      sync.Mutex // orders acks: no in-progress ack after a settle
+	settled bool       // acked, naked or terminated
+	alive   atomic.Int64
+	// alive is when the server last heard the message is being worked on
+	// (unix nanoseconds): when it arrived, or the last in-progress ack.
 }
 
 // Subject is the subject the message was published to.
@@ -48,13 +51,6 @@ func (m *Msg) Raw() *nats.Msg { return m.raw }
 // delivery count, timestamp and pending count; nil for core messages.
 func (m *Msg) Metadata() *jetstream.MsgMetadata { return m.meta }
 
-// ErrNotJetStream is returned by the ack methods of a core message.
-var ErrNotJetStream = errors.New("consumer: not a JetStream message")
-
-// ErrSettled is returned when a message is acked, naked or terminated a
-// second time.
-var ErrSettled = errors.New("consumer: message already acked, naked or terminated")
-
 // Ack acknowledges the message now, instead of when the handler returns;
 // the handler's result then no longer settles it.
 func (m *Msg) Ack() error { return m.settle(ackBody) }
@@ -65,9 +61,12 @@ func (m *Msg) DoubleAck(ctx context.Context) error {
 	if m.meta == nil {
 		return ErrNotJetStream
 	}
-	if !m.settled.CompareAndSwap(false, true) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.settled {
 		return ErrSettled
 	}
+	m.settled = true
 	_, err := m.nc.RequestWithContext(ctx, m.raw.Reply, ackBody)
 	return err
 }
@@ -94,9 +93,12 @@ func (m *Msg) InProgress() error {
 	if m.meta == nil {
 		return ErrNotJetStream
 	}
-	if m.settled.Load() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.settled {
 		return ErrSettled
 	}
+	m.alive.Store(time.Now().UnixNano())
 	return m.nc.Publish(m.raw.Reply, progressBody)
 }
 
@@ -111,10 +113,19 @@ func (m *Msg) settle(body []byte) error {
 	if m.meta == nil {
 		return ErrNotJetStream
 	}
-	if !m.settled.CompareAndSwap(false, true) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.settled {
 		return ErrSettled
 	}
+	m.settled = true
 	return m.nc.Publish(m.raw.Reply, body)
+}
+
+func (m *Msg) isSettled() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.settled
 }
 
 // metadata reads a JetStream message's ack subject.

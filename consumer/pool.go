@@ -44,12 +44,11 @@ type pool struct {
 	stats   *counters
 	invoke  invoker
 
-	// Hooks of JetStream handlers (nil for core ones): before and after
-	// each handler call, and for a queued message that will not be
-	// handled because the pool is stopping.
-	before func(worker int, m *Msg)
-	after  func(worker int, ctx context.Context, m *Msg, err error)
-	skip   func(m *Msg)
+	// Hooks of JetStream handlers (nil for core ones): after each handler
+	// call, and for a queued message that will not be handled because the
+	// pool is stopping.
+	after func(ctx context.Context, worker int, m *Msg, err error)
+	skip  func(m *Msg)
 	// returnQueued stops without handling what is queued: it is handed to
 	// skip instead (JetStream naks it, so that it is redelivered at once).
 	returnQueued bool
@@ -183,9 +182,6 @@ func (p *pool) run(w *worker, m *Msg) {
 	if p.cfg.Timeout > 0 {
 		ctx, cancel = context.WithTimeout(p.base, p.cfg.Timeout)
 	}
-	if p.before != nil {
-		p.before(w.id, m)
-	}
 	w.n++
 	var err error
 	if w.slow || w.n%sampleEvery == 1 {
@@ -198,7 +194,7 @@ func (p *pool) run(w *worker, m *Msg) {
 		err = p.call(ctx, m)
 	}
 	if p.after != nil {
-		p.after(w.id, ctx, m, err)
+		p.after(ctx, w.id, m, err)
 	}
 	if cancel != nil {
 		cancel()
@@ -453,6 +449,7 @@ func (p *pool) snapshot() Counters {
 		Redelivered:      c.redelivered.Load(),
 		AckFailed:        c.ackFailed.Load(),
 		InProgress:       c.inProgress.Load(),
+		PeakHeld:         c.peakHeld.Load(),
 	}
 }
 

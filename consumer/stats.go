@@ -45,8 +45,11 @@ type Counters struct {
 	// AckFailed counts acks that could not be sent or confirmed; those
 	// messages will be redelivered.
 	AckFailed uint64
-	// InProgress counts in-progress acks sent for handlers running long.
+	// InProgress counts in-progress acks sent for messages held long.
 	InProgress uint64
+	// PeakHeld is the most messages held at once (running and queued);
+	// never more than workers + queue size.
+	PeakHeld int64
 }
 
 // Latency summarizes how long handler calls took. Calls are sampled:
@@ -76,6 +79,7 @@ type counters struct {
 	// JetStream settlement, written by the workers.
 	acked, naked, terminated, deadLettered, deadLetterFailed atomic.Uint64
 	redelivered, ackFailed, inProgress                       atomic.Uint64
+	peakHeld                                                 atomic.Int64
 	_                                                        [64]byte
 	latency                                                  histogram
 }
