@@ -347,4 +347,3 @@ func TestTooLarge(t *testing.T) {
 		t.Fatal("an invalid subject was accepted")
 	}
 }
-
