@@ -182,6 +182,34 @@ func (p *Buffered) Publish(ctx context.Context, subject string, data []byte, opt
 
 // PublishMsg is Publish for a message with headers. msg is copied.
 func (p *Buffered) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...Option) (*Future, error) {
+	e, err := p.prepare(msg, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.accept(ctx, e, false); err != nil {
+		return nil, err
+	}
+	return e.future, nil
+}
+
+// PublishSync publishes and waits for the stream's ack. When nothing
+// older waits to be sent it publishes at once from this goroutine, as
+// nats.go's synchronous publish does; otherwise, or when that fails, the
+// message takes its turn in the buffer like any other. If ctx ends first,
+// the message stays buffered and is still sent.
+func (p *Buffered) PublishSync(ctx context.Context, subject string, data []byte, opts ...Option) (*jetstream.PubAck, error) {
+	e, err := p.prepare(&nats.Msg{Subject: subject, Data: data}, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.accept(ctx, e, true); err != nil {
+		return nil, err
+	}
+	return e.future.Wait(ctx)
+}
+
+// prepare copies msg into a new entry with its Msg-Id and options.
+func (p *Buffered) prepare(msg *nats.Msg, opts []Option) (*entry, error) {
 	if err := subject.Validate(msg.Subject, false); err != nil {
 		return nil, fmt.Errorf("publisher: %w", err)
 	}
@@ -199,20 +227,7 @@ func (p *Buffered) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...Option
 	if limit := p.maxPayload.Load(); int64(size) > limit {
 		return nil, fmt.Errorf("%w: %d bytes, the server accepts %d", ErrTooLarge, size, limit)
 	}
-	e := &entry{msg: m, size: size, future: newFuture()}
-	if err := p.accept(ctx, e); err != nil {
-		return nil, err
-	}
-	return e.future, nil
-}
-
-// PublishSync publishes and waits for the stream's ack.
-func (p *Buffered) PublishSync(ctx context.Context, subject string, data []byte, opts ...Option) (*jetstream.PubAck, error) {
-	f, err := p.Publish(ctx, subject, data, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return f.Wait(ctx)
+	return &entry{msg: m, size: size, future: newFuture()}, nil
 }
 
 func headerSize(h nats.Header) int {
@@ -225,8 +240,9 @@ func headerSize(h nats.Header) int {
 	return n
 }
 
-// accept waits for room (or fails) and queues e.
-func (p *Buffered) accept(ctx context.Context, e *entry) error {
+// accept waits for room (or fails) and queues e, or sends it at once when
+// nothing older waits: asynchronously, or synchronously with sync.
+func (p *Buffered) accept(ctx context.Context, e *entry, sync bool) error {
 	p.mu.Lock()
 	for {
 		if p.stopping {
@@ -274,7 +290,11 @@ func (p *Buffered) accept(ctx context.Context, e *entry) error {
 		p.inflight[e.msg] = e
 		e.sender = snd
 		p.mu.Unlock()
-		p.send(e, snd)
+		if sync {
+			p.sendSync(ctx, e, snd)
+		} else {
+			p.send(e, snd)
+		}
 		return nil
 	}
 	p.queue = append(p.queue, e)

@@ -167,6 +167,31 @@ func (p *Buffered) send(e *entry, snd *sending) (gone bool) {
 	return false
 }
 
+// sendSync publishes e, registered in flight on snd and counted in
+// handing, and waits for its ack; a failure that is not final leaves e to
+// the send loop.
+func (p *Buffered) sendSync(ctx context.Context, e *entry, snd *sending) {
+	// Without a deadline on ctx, nats.go bounds the wait by its default
+	// timeout.
+	ack, err := snd.js.PublishMsg(ctx, e.msg)
+	p.mu.Lock()
+	p.handing--
+	p.mu.Unlock()
+	if !p.unregister(e, snd) {
+		return // the connection went meanwhile: e was queued to be sent again
+	}
+	switch {
+	case err == nil:
+		p.settle(e, ack, nil)
+	case final(err):
+		p.settle(e, nil, err)
+	default:
+		e.noStream = errors.Is(err, jetstream.ErrNoStreamResponse)
+		p.retry(e, err)
+		p.wake()
+	}
+}
+
 // waitConnected waits for nc to be connected again.
 func (p *Buffered) waitConnected(ctx context.Context, nc *nats.Conn, gone, watch <-chan struct{}) error {
 	for !nc.IsConnected() {
@@ -284,8 +309,18 @@ func (p *Buffered) take(snd *sending, m *nats.Msg) *entry {
 func (p *Buffered) acked(snd *sending, m *nats.Msg, ack *jetstream.PubAck) {
 	if e := p.take(snd, m); e != nil {
 		p.settle(e, ack, nil)
-		p.wake()
+		if p.backlog() {
+			p.wake() // room in the window for what waits
+		}
 	}
+}
+
+// backlog reports whether the send loop has anything to do: messages
+// waiting, or a stop waiting for the last acks.
+func (p *Buffered) backlog() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.queue) > 0 || len(p.retries) > 0 || p.stopping
 }
 
 // failed is nats.go's error callback: a final error settles the message,
