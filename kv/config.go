@@ -1,0 +1,103 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/internal/conf"
+)
+
+// Config declares a bucket. The zero value of every field is its default.
+type Config struct {
+	// Description is shown by tools.
+	Description string `yaml:"description"`
+	// History is how many revisions of each key are kept, 1 to 64.
+	// Default 1.
+	History int `yaml:"history"`
+	// TTL removes values this long after they were written. Default none.
+	TTL time.Duration `yaml:"ttl"`
+	// MaxValueSize bounds one value. Default the server's max payload.
+	MaxValueSize conf.ByteSize `yaml:"max_value_size"`
+	// MaxBytes bounds the bucket. Default unlimited.
+	MaxBytes conf.ByteSize `yaml:"max_bytes"`
+	// Storage is file (default) or memory.
+	Storage string `yaml:"storage"`
+	// Replicas is the number of copies in a cluster. Default 1.
+	Replicas int `yaml:"replicas"`
+	// LimitMarkerTTL keeps a marker this long when a key expires, so that
+	// watches see the expiry, and allows a TTL per key (CreateTTL). It
+	// needs nats-server 2.11 or later. Default off.
+	LimitMarkerTTL time.Duration `yaml:"limit_marker_ttl"`
+	// Bind uses the existing bucket as it is and fails when it does not
+	// exist. Default false: the bucket is created, or updated to match.
+	Bind bool `yaml:"bind"`
+}
+
+// Validate reports every invalid field at once, wrapping ErrInvalidConfig.
+func (c Config) Validate() error {
+	p := conf.NewProblems("")
+	if c.History < 0 || c.History > 64 {
+		p.Addf("history", "must be between 1 and 64, got %d", c.History)
+	}
+	if c.TTL < 0 {
+		p.Addf("ttl", "must not be negative, got %v", c.TTL)
+	}
+	if c.MaxValueSize < 0 || c.MaxBytes < 0 {
+		p.Addf("", "max_value_size and max_bytes must not be negative")
+	}
+	switch c.Storage {
+	case "", "file", "memory":
+	default:
+		p.Addf("storage", "%q is not one of file, memory", c.Storage)
+	}
+	if c.Replicas < 0 || c.Replicas > 5 {
+		p.Addf("replicas", "must be between 1 and 5, got %d", c.Replicas)
+	}
+	if c.LimitMarkerTTL != 0 && c.LimitMarkerTTL < time.Second {
+		p.Addf("limit_marker_ttl", "must be at least 1s, got %v", c.LimitMarkerTTL)
+	}
+	return p.Err()
+}
+
+func (c Config) jetStream(name string) jetstream.KeyValueConfig {
+	kc := jetstream.KeyValueConfig{
+		Bucket:         name,
+		Description:    c.Description,
+		History:        uint8(max(c.History, 1)),
+		TTL:            c.TTL,
+		MaxValueSize:   int32(c.MaxValueSize),
+		MaxBytes:       int64(c.MaxBytes),
+		Replicas:       max(c.Replicas, 1),
+		LimitMarkerTTL: c.LimitMarkerTTL,
+	}
+	if kc.MaxValueSize == 0 {
+		kc.MaxValueSize = -1
+	}
+	if kc.MaxBytes == 0 {
+		kc.MaxBytes = -1
+	}
+	if c.Storage == "memory" {
+		kc.Storage = jetstream.MemoryStorage
+	}
+	return kc
+}
+
+// open binds or declares the bucket name on js.
+func (c Config) open(ctx context.Context, js jetstream.JetStream, name string) (jetstream.KeyValue, error) {
+	if c.Bind {
+		b, err := js.KeyValue(ctx, name)
+		if errors.Is(err, jetstream.ErrBucketNotFound) {
+			return nil, fmt.Errorf("%w: %s: %w", ErrBucketNotFound, name, err)
+		}
+		return b, err
+	}
+	b, err := js.CreateOrUpdateKeyValue(ctx, c.jetStream(name))
+	if err != nil {
+		return nil, fmt.Errorf("kv: declare bucket %s: %w", name, err)
+	}
+	return b, nil
+}

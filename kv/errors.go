@@ -1,0 +1,56 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/internal/conf"
+)
+
+// Errors that also match nats.go's with errors.Is, so that code written
+// against either keeps working.
+var (
+	// ErrInvalidConfig is wrapped by every configuration error.
+	ErrInvalidConfig = conf.ErrInvalid
+	// ErrKeyNotFound: the key has no value (never set, deleted or
+	// expired). Also matches jetstream.ErrKeyNotFound.
+	ErrKeyNotFound = errors.New("kv: key not found")
+	// ErrKeyExists: Create found a value already. Also matches
+	// jetstream.ErrKeyExists.
+	ErrKeyExists = errors.New("kv: key exists")
+	// ErrRevisionMismatch: CompareAndSet found another revision. Also
+	// matches jetstream.ErrKeyExists, which nats.go returns for it.
+	ErrRevisionMismatch = errors.New("kv: revision mismatch")
+	// ErrInvalidKey: see ValidKey for what keys may hold.
+	ErrInvalidKey = errors.New("kv: invalid key")
+	// ErrValueTooLarge: the value is larger than the bucket's
+	// MaxValueSize or the server's max payload.
+	ErrValueTooLarge = errors.New("kv: value too large")
+	// ErrBucketNotFound: a bound bucket does not exist. Also matches
+	// jetstream.ErrBucketNotFound.
+	ErrBucketNotFound = errors.New("kv: bucket not found")
+	// ErrTooManyConflicts: Update gave up after its retries.
+	ErrTooManyConflicts = errors.New("kv: too many conflicting updates")
+)
+
+// wrap gives a nats.go error our matching sentinel as well.
+func wrap(op, key string, err error) error {
+	var ours error
+	var apiErr *jetstream.APIError
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrKeyDeleted):
+		ours = ErrKeyNotFound
+	case errors.Is(err, jetstream.ErrBucketNotFound):
+		ours = ErrBucketNotFound
+	case errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamMessageExceedsMaximum,
+		errors.Is(err, nats.ErrMaxPayload):
+		ours = ErrValueTooLarge
+	}
+	if ours == nil {
+		return fmt.Errorf("kv: %s %s: %w", op, key, err)
+	}
+	return fmt.Errorf("%w: %s %s: %w", ours, op, key, err)
+}

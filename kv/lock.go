@@ -1,0 +1,192 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+)
+
+// LockConfig configures a lock: a key in a bucket whose TTL is the lock's.
+type LockConfig struct {
+	// Bucket holds the lock; it is declared with TTL as its TTL.
+	Bucket string
+	// Key is the lock's key.
+	Key string
+	// TTL is how long a holder that stops renewing keeps the lock.
+	// Default 10s.
+	TTL time.Duration
+	// RenewEvery is how often the holder renews. Default TTL/3.
+	RenewEvery time.Duration
+}
+
+// Lock is a distributed lock (and a leader election): at most one holder
+// at a time, each acquisition with a fencing token larger than the
+// previous one's. It is safe for concurrent use.
+type Lock struct {
+	cfg    LockConfig
+	bucket *Bucket[string]
+}
+
+// ErrLockLost is returned by Release once the lease was lost.
+var ErrLockLost = errors.New("kv: lock lost")
+
+// NewLock returns a lock; nothing is contacted until Acquire.
+func NewLock(cfg LockConfig, conns Conns) (*Lock, error) {
+	if cfg.TTL == 0 {
+		cfg.TTL = 10 * time.Second
+	}
+	if cfg.RenewEvery == 0 {
+		cfg.RenewEvery = cfg.TTL / 3
+	}
+	if cfg.TTL < time.Second || cfg.RenewEvery <= 0 || cfg.RenewEvery >= cfg.TTL {
+		return nil, fmt.Errorf("kv: lock %s: %w: ttl must be at least 1s and renew_every shorter than it", cfg.Key, ErrInvalidConfig)
+	}
+	if err := ValidKey(cfg.Key); err != nil {
+		return nil, err
+	}
+	b, err := Open(cfg.Bucket, Config{History: 1, TTL: cfg.TTL}, conns, String{})
+	if err != nil {
+		return nil, err
+	}
+	return &Lock{cfg: cfg, bucket: b}, nil
+}
+
+// Lease is one holding of a lock. Token is its fencing token: pass it to
+// what the lock protects, which should refuse a token smaller than the
+// largest it has seen.
+type Lease struct {
+	Token uint64
+
+	lock   *Lock
+	id     string
+	lost   chan struct{}
+	stop   chan struct{}
+	done   chan struct{}
+	mu     sync.Mutex
+	rev    uint64
+	isLost bool
+}
+
+// TryAcquire takes the lock if it is free; ok is false when another holds
+// it.
+func (l *Lock) TryAcquire(ctx context.Context) (lease *Lease, ok bool, err error) {
+	id := nuid.Next()
+	sent := time.Now()
+	rev, err := l.bucket.Create(ctx, l.cfg.Key, id)
+	if errors.Is(err, ErrKeyExists) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	lease = &Lease{Token: rev, lock: l, id: id, rev: rev,
+		lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	go lease.renew(sent)
+	return lease, true, nil
+}
+
+// Acquire waits until it holds the lock, or ctx ends. A holder that
+// stops renewing (it crashed, or lost the server) loses the lock after
+// TTL; Acquire then gets it within about TTL/5.
+func (l *Lock) Acquire(ctx context.Context) (*Lease, error) {
+	for {
+		lease, ok, err := l.TryAcquire(ctx)
+		if err != nil || ok {
+			return lease, err
+		}
+		wait := l.cfg.TTL / 5
+		t := time.NewTimer(wait/2 + rand.N(wait/2+1))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// Lost is closed the moment the holder can no longer be sure it holds the
+// lock: a renewal found another holder, or none succeeded for TTL (less a
+// tenth, for clock drift) since it was sent.
+func (s *Lease) Lost() <-chan struct{} { return s.lost }
+
+// Release gives the lock up at once (it deletes the key if this lease
+// still holds it) and stops renewing. It returns ErrLockLost if the lease
+// was lost before.
+func (s *Lease) Release(ctx context.Context) error {
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
+	<-s.done
+	s.mu.Lock()
+	lost, rev := s.isLost, s.rev
+	s.mu.Unlock()
+	if lost {
+		return ErrLockLost
+	}
+	kv, err := s.lock.bucket.bucket(ctx)
+	if err != nil {
+		return err
+	}
+	if err := kv.Delete(ctx, s.lock.cfg.Key, jetstream.LastRevision(rev)); err != nil {
+		return wrap("release", s.lock.cfg.Key, err)
+	}
+	return nil
+}
+
+// renew keeps the lease until Release, or until it is lost.
+func (s *Lease) renew(sent time.Time) {
+	defer close(s.done)
+	cfg := s.lock.cfg
+	valid := func(from time.Time) time.Duration { return time.Until(from.Add(cfg.TTL - cfg.TTL/10)) }
+	expiry := time.NewTimer(valid(sent))
+	defer expiry.Stop()
+	tick := time.NewTicker(cfg.RenewEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-expiry.C:
+			s.markLost()
+			return
+		case <-tick.C:
+			s.mu.Lock()
+			rev := s.rev
+			s.mu.Unlock()
+			sent := time.Now()
+			ctx, cancel := context.WithTimeout(context.Background(), cfg.RenewEvery)
+			next, err := s.lock.bucket.CompareAndSet(ctx, cfg.Key, s.id, rev)
+			cancel()
+			switch {
+			case err == nil:
+				s.mu.Lock()
+				s.rev = next
+				s.mu.Unlock()
+				expiry.Reset(valid(sent))
+			case errors.Is(err, ErrRevisionMismatch), errors.Is(err, ErrKeyNotFound):
+				s.markLost() // it expired, or another holds it now
+				return
+			}
+			// Any other error: the server may be unreachable; keep trying
+			// until the lease expires.
+		}
+	}
+}
+
+func (s *Lease) markLost() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.isLost {
+		s.isLost = true
+		close(s.lost)
+	}
+}

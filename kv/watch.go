@@ -1,0 +1,110 @@
+package kv
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/internal/streamwatch"
+	"github.com/corral-go/corral/internal/subject"
+)
+
+// Synced is the Op of the entry a watch delivers once it has delivered
+// the current values (or at once, without them): what follows are changes.
+const Synced Op = "synced"
+
+// WatchConfig selects what a watch sees.
+type WatchConfig struct {
+	// Keys are the keys watched; '*' and '>' wildcards allowed. Default
+	// every key (">").
+	Keys []string `yaml:"keys"`
+	// UpdatesOnly skips the current values: only changes from the start of
+	// the watch on are delivered.
+	UpdatesOnly bool `yaml:"updates_only"`
+	// IgnoreDeletes skips deletes, purges and expiries.
+	IgnoreDeletes bool `yaml:"ignore_deletes"`
+}
+
+// WatchFunc receives each change of a watched key, once and in revision
+// order. An error fails the watch, which is restarted per its policy and
+// delivers that change again.
+type WatchFunc[T any] func(ctx context.Context, e Entry[T]) error
+
+// Watch is a supervised watch of a bucket: a suture.Service that delivers
+// every change once and in order and, after an error, a server restart or
+// a replaced connection, resumes after the last revision it delivered,
+// with no gap and no duplicate. Expiries (with LimitMarkerTTL) are
+// delivered as Expired.
+type Watch[T any] struct {
+	*streamwatch.Watch
+}
+
+// NewWatch returns a watch of bucket, named name, that calls fn.
+func NewWatch[T any](name, bucket string, cfg WatchConfig, conns Conns, codec Codec[T], fn WatchFunc[T]) (*Watch[T], error) {
+	if err := validBucketName(bucket); err != nil {
+		return nil, err
+	}
+	keys := cfg.Keys
+	if len(keys) == 0 {
+		keys = []string{">"}
+	}
+	prefix := "$KV." + bucket + "."
+	filters := make([]string, len(keys))
+	for i, k := range keys {
+		if err := subject.Validate(k, true); err != nil {
+			return nil, fmt.Errorf("kv: watch %s: keys[%d]: %w: %w", name, i, ErrInvalidKey, err)
+		}
+		filters[i] = prefix + k
+	}
+	decode := func(m jetstream.Msg) (Entry[T], error) {
+		meta, err := m.Metadata()
+		if err != nil {
+			return Entry[T]{}, err
+		}
+		e := Entry[T]{Key: strings.TrimPrefix(m.Subject(), prefix), Revision: meta.Sequence.Stream,
+			Created: meta.Timestamp, Op: watchOp(m)}
+		if e.Op == Put {
+			if e.Value, err = codec.Decode(m.Data()); err != nil {
+				return e, fmt.Errorf("kv: decode %s revision %d: %w", e.Key, e.Revision, err)
+			}
+		}
+		return e, nil
+	}
+	w := streamwatch.New(streamwatch.Config{
+		Name: name, Stream: "KV_" + bucket, Filters: filters, UpdatesOnly: cfg.UpdatesOnly,
+		Deliver: func(ctx context.Context, m jetstream.Msg) error {
+			e, err := decode(m)
+			if err != nil {
+				return err
+			}
+			if cfg.IgnoreDeletes && e.Op != Put {
+				return nil
+			}
+			return fn(ctx, e)
+		},
+		InitialDone: func(ctx context.Context) error { return fn(ctx, Entry[T]{Op: Synced}) },
+	}, conns)
+	return &Watch[T]{Watch: w}, nil
+}
+
+// watchOp reads what a revision did from its headers.
+func watchOp(m jetstream.Msg) Op {
+	h := m.Headers()
+	switch h.Get("KV-Operation") {
+	case "DEL":
+		return Delete
+	case "PURGE":
+		return Purge
+	}
+	switch h.Get(jetstream.MarkerReasonHeader) {
+	case "MaxAge":
+		return Expired
+	case "Purge":
+		return Purge
+	case "Remove":
+		return Delete
+	}
+	return Put
+}

@@ -1,0 +1,324 @@
+package objectstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/internal/streamwatch"
+)
+
+// Conns is where a store gets its connection.
+type Conns interface {
+	Conn(ctx context.Context) (*nats.Conn, <-chan struct{}, error)
+}
+
+var (
+	// ErrInvalidConfig is wrapped by every configuration error.
+	ErrInvalidConfig = conf.ErrInvalid
+	// ErrNotFound: no such object. Also matches jetstream.ErrObjectNotFound.
+	ErrNotFound = errors.New("objectstore: object not found")
+	// ErrDigestMismatch: what was read does not match the object's
+	// digest. Also matches jetstream.ErrDigestMismatch.
+	ErrDigestMismatch = errors.New("objectstore: digest mismatch")
+	// ErrStoreNotFound: a bound store does not exist.
+	ErrStoreNotFound = errors.New("objectstore: store not found")
+)
+
+// Config declares an object store.
+type Config struct {
+	// Description is shown by tools.
+	Description string `yaml:"description"`
+	// TTL removes objects this long after they were put. Default none.
+	TTL time.Duration `yaml:"ttl"`
+	// MaxBytes bounds the store. Default unlimited.
+	MaxBytes conf.ByteSize `yaml:"max_bytes"`
+	// Storage is file (default) or memory.
+	Storage string `yaml:"storage"`
+	// Replicas is the number of copies in a cluster. Default 1.
+	Replicas int `yaml:"replicas"`
+	// Compression compresses stored chunks (S2).
+	Compression bool `yaml:"compression"`
+	// Bind uses the existing store as it is and fails when it does not
+	// exist. Default false: the store is created, or updated to match.
+	Bind bool `yaml:"bind"`
+}
+
+// Validate reports every invalid field at once, wrapping ErrInvalidConfig.
+func (c Config) Validate() error {
+	p := conf.NewProblems("")
+	if c.TTL < 0 || c.MaxBytes < 0 {
+		p.Addf("", "ttl and max_bytes must not be negative")
+	}
+	switch c.Storage {
+	case "", "file", "memory":
+	default:
+		p.Addf("storage", "%q is not one of file, memory", c.Storage)
+	}
+	if c.Replicas < 0 || c.Replicas > 5 {
+		p.Addf("replicas", "must be between 1 and 5, got %d", c.Replicas)
+	}
+	return p.Err()
+}
+
+// Store is an object store that follows the connection: after it is
+// replaced, the next call uses the new one. Objects are streamed in
+// chunks, so their size does not bound memory. Its methods are safe for
+// concurrent use.
+type Store struct {
+	name  string
+	cfg   Config
+	conns Conns
+
+	mu    sync.Mutex
+	nc    *nats.Conn
+	store jetstream.ObjectStore
+}
+
+// Open returns the store name, declared (or bound) on first use.
+func Open(name string, cfg Config, conns Conns) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("objectstore: %s: %w", name, err)
+	}
+	if name == "" {
+		return nil, fmt.Errorf("objectstore: %w: empty store name", ErrInvalidConfig)
+	}
+	return &Store{name: name, cfg: cfg, conns: conns}, nil
+}
+
+// Name is the store's name.
+func (s *Store) Name() string { return s.name }
+
+// Raw is the nats.go store on the current connection.
+func (s *Store) Raw(ctx context.Context) (jetstream.ObjectStore, error) { return s.current(ctx) }
+
+func (s *Store) current(ctx context.Context) (jetstream.ObjectStore, error) {
+	nc, _, err := s.conns.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.nc == nc && s.store != nil {
+		return s.store, nil
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	var store jetstream.ObjectStore
+	if s.cfg.Bind {
+		store, err = js.ObjectStore(ctx, s.name)
+		if errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil, fmt.Errorf("%w: %s: %w", ErrStoreNotFound, s.name, err)
+		}
+	} else {
+		oc := jetstream.ObjectStoreConfig{Bucket: s.name, Description: s.cfg.Description, TTL: s.cfg.TTL,
+			MaxBytes: int64(s.cfg.MaxBytes), Replicas: max(s.cfg.Replicas, 1), Compression: s.cfg.Compression}
+		if oc.MaxBytes == 0 {
+			oc.MaxBytes = -1
+		}
+		if s.cfg.Storage == "memory" {
+			oc.Storage = jetstream.MemoryStorage
+		}
+		store, err = js.CreateOrUpdateObjectStore(ctx, oc)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("objectstore: open %s: %w", s.name, err)
+	}
+	s.nc, s.store = nc, store
+	return store, nil
+}
+
+func wrap(op, name string, err error) error {
+	switch {
+	case errors.Is(err, jetstream.ErrObjectNotFound):
+		return fmt.Errorf("%w: %s %s: %w", ErrNotFound, op, name, err)
+	case errors.Is(err, jetstream.ErrDigestMismatch):
+		return fmt.Errorf("%w: %s %s: %w", ErrDigestMismatch, op, name, err)
+	}
+	return fmt.Errorf("objectstore: %s %s: %w", op, name, err)
+}
+
+// Put stores what r yields as the object name, replacing any object of
+// that name once it is complete: an interrupted put (r fails, ctx ends)
+// leaves the previous object, and no part of the new one, visible.
+func (s *Store) Put(ctx context.Context, name string, r io.Reader) (*jetstream.ObjectInfo, error) {
+	store, err := s.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	info, err := store.Put(ctx, jetstream.ObjectMeta{Name: name}, r)
+	if err != nil {
+		return nil, wrap("put", name, err)
+	}
+	return info, nil
+}
+
+// PutBytes stores data as the object name.
+func (s *Store) PutBytes(ctx context.Context, name string, data []byte) (*jetstream.ObjectInfo, error) {
+	return s.Put(ctx, name, bytes.NewReader(data))
+}
+
+// PutFile stores the file at path as the object name.
+func (s *Store) PutFile(ctx context.Context, name, path string) (*jetstream.ObjectInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("objectstore: put %s: %w", name, err)
+	}
+	defer f.Close()
+	return s.Put(ctx, name, f)
+}
+
+// Get writes the object name to w, chunk by chunk, and verifies its digest
+// at the end: ErrDigestMismatch means w received corrupt data.
+func (s *Store) Get(ctx context.Context, name string, w io.Writer) (*jetstream.ObjectInfo, error) {
+	store, err := s.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := store.Get(ctx, name)
+	if err != nil {
+		return nil, wrap("get", name, err)
+	}
+	defer res.Close()
+	info, err := res.Info()
+	if err != nil {
+		return nil, wrap("get", name, err)
+	}
+	if _, err := io.Copy(w, res); err != nil {
+		return nil, wrap("get", name, err)
+	}
+	return info, nil
+}
+
+// GetBytes returns the object name.
+func (s *Store) GetBytes(ctx context.Context, name string) ([]byte, error) {
+	var b bytes.Buffer
+	if _, err := s.Get(ctx, name, &b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// GetFile writes the object name to path, through a temporary file renamed
+// once the digest is verified: path never holds a partial or corrupt
+// object.
+func (s *Store) GetFile(ctx context.Context, name, path string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("objectstore: get %s: %w", name, err)
+	}
+	defer os.Remove(tmp.Name()) // a no-op once renamed
+	if _, err := s.Get(ctx, name, tmp); err != nil {
+		_ = tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("objectstore: get %s: %w", name, err)
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// Info describes the object name.
+func (s *Store) Info(ctx context.Context, name string) (*jetstream.ObjectInfo, error) {
+	store, err := s.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	info, err := store.GetInfo(ctx, name)
+	if err != nil {
+		return nil, wrap("info", name, err)
+	}
+	return info, nil
+}
+
+// List describes every object in the store.
+func (s *Store) List(ctx context.Context) ([]*jetstream.ObjectInfo, error) {
+	store, err := s.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	infos, err := store.List(ctx)
+	if errors.Is(err, jetstream.ErrNoObjectsFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, wrap("list", "", err)
+	}
+	return infos, nil
+}
+
+// Delete removes the object name.
+func (s *Store) Delete(ctx context.Context, name string) error {
+	store, err := s.current(ctx)
+	if err != nil {
+		return err
+	}
+	if err := store.Delete(ctx, name); err != nil {
+		return wrap("delete", name, err)
+	}
+	return nil
+}
+
+// AddLink makes name a link to the object target of this store: getting
+// name gets target.
+func (s *Store) AddLink(ctx context.Context, name, target string) (*jetstream.ObjectInfo, error) {
+	store, err := s.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	to, err := store.GetInfo(ctx, target)
+	if err != nil {
+		return nil, wrap("link", target, err)
+	}
+	info, err := store.AddLink(ctx, name, to)
+	if err != nil {
+		return nil, wrap("link", name, err)
+	}
+	return info, nil
+}
+
+// Change is one change of a watched store: an object put, or deleted
+// (Info.Deleted), or Synced once the current objects have been delivered.
+type Change struct {
+	Info   *jetstream.ObjectInfo
+	Synced bool
+}
+
+// WatchFunc receives each change of a store, once and in order. An error
+// fails the watch, which is restarted per its policy and delivers that
+// change again.
+type WatchFunc func(ctx context.Context, c Change) error
+
+// NewWatch returns a supervised watch of store (a suture.Service): it
+// delivers the current objects, then every change, and after an error, a
+// server restart or a replaced connection resumes after the last change
+// it delivered, with no gap and no duplicate.
+func NewWatch(name, store string, updatesOnly bool, conns Conns, fn WatchFunc) *streamwatch.Watch {
+	return streamwatch.New(streamwatch.Config{
+		Name: name, Stream: "OBJ_" + store, Filters: []string{"$O." + store + ".M.>"}, UpdatesOnly: updatesOnly,
+		Deliver: func(ctx context.Context, m jetstream.Msg) error {
+			var info jetstream.ObjectInfo
+			if err := json.Unmarshal(m.Data(), &info); err != nil {
+				return fmt.Errorf("objectstore: watch %s: %w", store, err)
+			}
+			if meta, err := m.Metadata(); err == nil {
+				info.ModTime = meta.Timestamp
+			}
+			return fn(ctx, Change{Info: &info})
+		},
+		InitialDone: func(ctx context.Context) error { return fn(ctx, Change{Synced: true}) },
+	}, conns)
+}
