@@ -1,0 +1,310 @@
+package objectstore_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/objectstore"
+)
+
+func open(t *testing.T, name string) (*objectstore.Store, *nats.Conn) {
+	t.Helper()
+	srv := natstest.RunServer(t)
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	s, err := objectstore.Open(name, objectstore.Config{}, connection.NewFixed(nc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, nc
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestOperations(t *testing.T) {
+	t.Parallel()
+	s, _ := open(t, "docs")
+	ctx := ctxT(t)
+	if _, err := s.PutBytes(ctx, "a.txt", []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetBytes(ctx, "a.txt")
+	if err != nil || string(got) != "hello" {
+		t.Fatalf("get: %q, %v", got, err)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.bin")
+	if err := os.WriteFile(src, bytes.Repeat([]byte("x"), 300_000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.PutFile(ctx, "b.bin", src)
+	if err != nil || info.Size != 300_000 || info.Chunks < 2 {
+		t.Fatalf("put file: %+v, %v", info, err)
+	}
+	dst := filepath.Join(dir, "dst.bin")
+	if err := s.GetFile(ctx, "b.bin", dst); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := sum(t, src), sum(t, dst); a != b {
+		t.Fatal("the file got differs from the file put")
+	}
+	if _, err := s.AddLink(ctx, "latest", "a.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetBytes(ctx, "latest"); err != nil || string(got) != "hello" {
+		t.Fatalf("get through a link: %q, %v", got, err)
+	}
+	list, err := s.List(ctx)
+	if err != nil || len(list) != 3 {
+		t.Fatalf("list: %d, %v", len(list), err)
+	}
+	if err := s.Delete(ctx, "a.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetBytes(ctx, "a.txt"); !errors.Is(err, objectstore.ErrNotFound) || !errors.Is(err, jetstream.ErrObjectNotFound) {
+		t.Fatalf("get after delete: %v", err)
+	}
+	if _, err := s.Info(ctx, "never"); !errors.Is(err, objectstore.ErrNotFound) {
+		t.Fatalf("info of a missing object: %v", err)
+	}
+}
+
+func sum(t *testing.T, path string) [32]byte {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(data)
+}
+
+// pattern yields n deterministic bytes without holding them.
+type pattern struct{ left, i int }
+
+func (p *pattern) Read(b []byte) (int, error) {
+	if p.left == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(b), p.left)
+	for k := range n {
+		b[k] = byte(p.i * 31)
+		p.i++
+	}
+	p.left -= n
+	return n, nil
+}
+
+func TestLargeObjectInBoundedMemory(t *testing.T) {
+	t.Parallel()
+	// The server is a child process, so that the heap measured is ours.
+	proc := natstest.StartProcess(t)
+	nc, err := nats.Connect(proc.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	s, err := objectstore.Open("big", objectstore.Config{}, connection.NewFixed(nc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	const size = 64 << 20
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > peak.Load() {
+				peak.Store(ms.HeapInuse)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	})
+	runtime.GC()
+	var base runtime.MemStats
+	runtime.ReadMemStats(&base)
+
+	if _, err := s.Put(ctx, "blob", &pattern{left: size}); err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	info, err := s.Get(ctx, "blob", h)
+	close(stop)
+	wg.Wait()
+	if err != nil || info.Size != size {
+		t.Fatalf("get: %+v, %v", info, err)
+	}
+	want := sha256.New()
+	_, _ = io.Copy(want, &pattern{left: size})
+	if !bytes.Equal(h.Sum(nil), want.Sum(nil)) {
+		t.Fatal("the object got differs from the object put")
+	}
+	// Chunks are 128KiB; a copy of the object would add 64MiB. Other
+	// tests of the package run alongside and allocate too.
+	grew := int64(peak.Load()) - int64(base.HeapInuse)
+	t.Logf("heap grew by at most %.1f MiB while putting and getting 64MiB", float64(grew)/(1<<20))
+	if grew > 24<<20 {
+		t.Fatalf("heap grew by %d MiB while moving a 64MiB object", grew>>20)
+	}
+}
+
+func TestDigestMismatchIsDetected(t *testing.T) {
+	t.Parallel()
+	s, nc := open(t, "corrupt")
+	ctx := ctxT(t)
+	info, err := s.PutBytes(ctx, "doc", []byte("the real content"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Rewrite the object's description with a wrong digest.
+	info.Digest = "SHA-256=" + "47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU="
+	meta, _ := json.Marshal(info)
+	msg := nats.NewMsg("$O.corrupt.M." + "ZG9j") // base64url("doc")
+	msg.Data = meta
+	msg.Header.Set("Nats-Rollup", "sub")
+	js, _ := jetstream.New(nc)
+	if _, err := js.PublishMsg(ctx, msg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetBytes(ctx, "doc"); !errors.Is(err, objectstore.ErrDigestMismatch) || !errors.Is(err, jetstream.ErrDigestMismatch) {
+		t.Fatalf("got %v, want a digest mismatch", err)
+	}
+	dst := filepath.Join(t.TempDir(), "doc")
+	if err := s.GetFile(ctx, "doc", dst); !errors.Is(err, objectstore.ErrDigestMismatch) {
+		t.Fatalf("get file: %v", err)
+	}
+	if _, err := os.Stat(dst); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("a corrupt object was left at the destination")
+	}
+}
+
+type failing struct {
+	left int
+}
+
+func (f *failing) Read(b []byte) (int, error) {
+	if f.left == 0 {
+		return 0, errors.New("disk gone")
+	}
+	n := min(len(b), f.left)
+	f.left -= n
+	return n, nil
+}
+
+func TestInterruptedPutLeavesNoHalfObject(t *testing.T) {
+	t.Parallel()
+	s, nc := open(t, "half")
+	ctx := ctxT(t)
+	if _, err := s.PutBytes(ctx, "doc", []byte("version 1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(ctx, "doc", &failing{left: 1 << 20}); err == nil {
+		t.Fatal("a put whose reader failed succeeded")
+	}
+	got, err := s.GetBytes(ctx, "doc")
+	if err != nil || string(got) != "version 1" {
+		t.Fatalf("after an interrupted put: %q, %v; want the previous version", got, err)
+	}
+	if _, err := s.Put(ctx, "new", &failing{left: 1 << 20}); err == nil {
+		t.Fatal("a put whose reader failed succeeded")
+	}
+	if _, err := s.Info(ctx, "new"); !errors.Is(err, objectstore.ErrNotFound) {
+		t.Fatalf("an interrupted new object is visible: %v", err)
+	}
+	js, _ := jetstream.New(nc)
+	stream, err := js.Stream(ctx, "OBJ_half")
+	if err != nil {
+		t.Fatal(err)
+	}
+	si, err := stream.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if si.State.Bytes > 64<<10 {
+		t.Fatalf("the interrupted chunks were kept: %d bytes in the store", si.State.Bytes)
+	}
+}
+
+func TestWatch(t *testing.T) {
+	t.Parallel()
+	s, nc := open(t, "watched")
+	ctx := ctxT(t)
+	if _, err := s.PutBytes(ctx, "before", []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var changes []objectstore.Change
+	w := objectstore.NewWatch("watch", "watched", false, connection.NewFixed(nc), func(_ context.Context, c objectstore.Change) error {
+		mu.Lock()
+		changes = append(changes, c)
+		mu.Unlock()
+		return nil
+	})
+	wctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Serve(wctx) }()
+	for synced := false; !synced; {
+		mu.Lock()
+		synced = len(changes) == 2
+		mu.Unlock()
+		if ctx.Err() != nil {
+			t.Fatal("the watch did not deliver the current object and sync")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := s.PutBytes(ctx, "after", []byte("2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, "before"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		mu.Lock()
+		n := len(changes)
+		mu.Unlock()
+		if n == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("got %d changes, want 4", n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	if changes[0].Info.Name != "before" || !changes[1].Synced || changes[2].Info.Name != "after" ||
+		changes[3].Info.Name != "before" || !changes[3].Info.Deleted {
+		t.Fatalf("changes: %+v %+v %+v %+v", changes[0], changes[1], changes[2], changes[3])
+	}
+}
