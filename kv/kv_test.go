@@ -263,7 +263,7 @@ func TestWatchSeesEveryChangeThroughRestartAndReplacement(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := newRecord()
-	w, err := kv.NewWatch("watch", "config", kv.WatchConfig{Keys: []string{"app.*"}}, conn, kv.JSON[int]{}, rec.fn)
+	w, err := writer.Watch("watch", kv.WatchConfig{Keys: []string{"app.*"}}, rec.fn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +325,7 @@ func TestWatchReportsExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := newRecord()
-	w, err := kv.NewWatch("watch", "sessions", kv.WatchConfig{UpdatesOnly: true}, conns, kv.JSON[int]{}, rec.fn)
+	w, err := b.Watch("watch", kv.WatchConfig{UpdatesOnly: true}, rec.fn)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,11 +41,10 @@ type Watch[T any] struct {
 	*streamwatch.Watch
 }
 
-// NewWatch returns a watch of bucket, named name, that calls fn.
-func NewWatch[T any](name, bucket string, cfg WatchConfig, conns Conns, codec Codec[T], fn WatchFunc[T]) (*Watch[T], error) {
-	if err := validBucketName(bucket); err != nil {
-		return nil, err
-	}
+// Watch returns a watch of the bucket, named name, that calls fn. The
+// bucket is declared (or bound) before it is watched.
+func (b *Bucket[T]) Watch(name string, cfg WatchConfig, fn WatchFunc[T]) (*Watch[T], error) {
+	bucket, conns, codec := b.name, b.conns, b.codec
 	keys := cfg.Keys
 	if len(keys) == 0 {
 		keys = []string{">"}
@@ -85,6 +84,10 @@ func NewWatch[T any](name, bucket string, cfg WatchConfig, conns Conns, codec Co
 			return fn(ctx, e)
 		},
 		InitialDone: func(ctx context.Context) error { return fn(ctx, Entry[T]{Op: Synced}) },
+		Prepare: func(ctx context.Context) error {
+			_, err := b.bucket(ctx)
+			return err
+		},
 	}, conns)
 	return &Watch[T]{Watch: w}, nil
 }

@@ -302,11 +302,13 @@ type Change struct {
 // change again.
 type WatchFunc func(ctx context.Context, c Change) error
 
-// NewWatch returns a supervised watch of store (a suture.Service): it
-// delivers the current objects, then every change, and after an error, a
-// server restart or a replaced connection resumes after the last change
-// it delivered, with no gap and no duplicate.
-func NewWatch(name, store string, updatesOnly bool, conns Conns, fn WatchFunc) *streamwatch.Watch {
+// Watch returns a supervised watch of the store (a suture.Service) named
+// name: it delivers the current objects (unless updatesOnly), then every
+// change, and after an error, a server restart or a replaced connection
+// resumes after the last change it delivered, with no gap and no
+// duplicate. The store is declared (or bound) before it is watched.
+func (s *Store) Watch(name string, updatesOnly bool, fn WatchFunc) *streamwatch.Watch {
+	store, conns := s.name, s.conns
 	return streamwatch.New(streamwatch.Config{
 		Name: name, Stream: "OBJ_" + store, Filters: []string{"$O." + store + ".M.>"}, UpdatesOnly: updatesOnly,
 		Deliver: func(ctx context.Context, m jetstream.Msg) error {
@@ -320,5 +322,9 @@ func NewWatch(name, store string, updatesOnly bool, conns Conns, fn WatchFunc) *
 			return fn(ctx, Change{Info: &info})
 		},
 		InitialDone: func(ctx context.Context) error { return fn(ctx, Change{Synced: true}) },
+		Prepare: func(ctx context.Context) error {
+			_, err := s.current(ctx)
+			return err
+		},
 	}, conns)
 }

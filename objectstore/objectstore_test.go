@@ -255,14 +255,14 @@ func TestInterruptedPutLeavesNoHalfObject(t *testing.T) {
 
 func TestWatch(t *testing.T) {
 	t.Parallel()
-	s, nc := open(t, "watched")
+	s, _ := open(t, "watched")
 	ctx := ctxT(t)
 	if _, err := s.PutBytes(ctx, "before", []byte("1")); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
 	var changes []objectstore.Change
-	w := objectstore.NewWatch("watch", "watched", false, connection.NewFixed(nc), func(_ context.Context, c objectstore.Change) error {
+	w := s.Watch("watch", false, func(_ context.Context, c objectstore.Change) error {
 		mu.Lock()
 		changes = append(changes, c)
 		mu.Unlock()

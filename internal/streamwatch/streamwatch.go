@@ -36,6 +36,9 @@ type Config struct {
 	// InitialDone is called once, when the current values have been
 	// delivered (at once with UpdatesOnly or when there are none).
 	InitialDone func(ctx context.Context) error
+	// Prepare, if set, runs on each connection before the stream is read:
+	// it declares the stream.
+	Prepare func(ctx context.Context) error
 }
 
 // Watch is a suture.Service. Its position survives its restarts.
@@ -99,6 +102,11 @@ func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) 
 	}
 	actx, acancel := context.WithTimeout(wctx, 10*time.Second)
 	defer acancel()
+	if w.cfg.Prepare != nil {
+		if err := w.cfg.Prepare(actx); err != nil {
+			return err
+		}
+	}
 	s, err := js.Stream(actx, w.cfg.Stream)
 	if err != nil {
 		if wctx.Err() != nil && ctx.Err() == nil {
