@@ -34,10 +34,12 @@ type Client struct {
 	conn      *connection.Supervisor
 	pub       *publisher.Buffered
 	consumers *consumer.Supervisor
+	watchers  *supervisor.Tree
 
 	mu             sync.Mutex
 	bound          map[string]bool // handler names bound by code
 	consumersAdded bool
+	watchersAdded  bool
 	serving        bool
 }
 
@@ -102,9 +104,10 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	}
 	c.pub = pub
 
-	// Handlers join the tree at Run, after the publisher: they stop first,
-	// and what they publish while stopping is still flushed.
+	// Handlers and watches join the tree at Run, after the publisher: they
+	// stop first, and what they publish while stopping is still flushed.
 	c.consumers = consumer.New(conn, events)
+	c.watchers = supervisor.NewGroup("watchers", events)
 	return c, nil
 }
 
@@ -163,24 +166,34 @@ func (c *Client) declare(name string, code []consumer.Config, add func(consumer.
 	return nil
 }
 
-// addConsumers puts the consumer supervisor in the tree, after everything
-// it depends on, once handlers are declared; its shutdown timeout covers
-// the longest of theirs.
-func (c *Client) addConsumers() error {
+// addDeclared puts the consumer supervisor and the watchers in the tree,
+// after everything they depend on, once handlers and watches are
+// declared; each one's shutdown timeout covers the longest of its
+// children's.
+func (c *Client) addDeclared() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	handlers := c.consumers.Status()
-	if len(handlers) == 0 {
-		return nil
+	if handlers := c.consumers.Status(); len(handlers) > 0 {
+		p := c.consumersPolicy(longestShutdown(handlers))
+		if err := c.addOnce(&c.consumersAdded, c.consumers, p); err != nil {
+			return err
+		}
 	}
-	p := c.consumersPolicy(longestShutdown(handlers))
-	if c.consumersAdded {
-		return c.tree.SetPolicy(c.consumers.String(), p)
+	if len(c.watchers.Status()) > 0 {
+		return c.addOnce(&c.watchersAdded, c.watchers, c.watchersPolicy())
 	}
-	if err := c.tree.Add(c.consumers.String(), c.consumers, p); err != nil {
+	return nil
+}
+
+func (c *Client) addOnce(added *bool, svc suture.Service, p supervisor.Policy) error {
+	name := fmt.Sprint(svc)
+	if *added {
+		return c.tree.SetPolicy(name, p)
+	}
+	if err := c.tree.Add(name, svc, p); err != nil {
 		return err
 	}
-	c.consumersAdded = true
+	*added = true
 	return nil
 }
 
@@ -210,7 +223,7 @@ func (c *Client) Serve(ctx context.Context) error {
 		// A configuration mistake: restarting will not mend it.
 		return errors.Join(fmt.Errorf("%w: %s", ErrUnboundHandler, strings.Join(names, ", ")), suture.ErrDoNotRestart)
 	}
-	if err := c.addConsumers(); err != nil {
+	if err := c.addDeclared(); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -239,6 +252,9 @@ func (c *Client) ShutdownTimeout() time.Duration {
 		if handlers := c.consumers.Status(); len(handlers) > 0 {
 			total += c.consumersPolicy(longestShutdown(handlers)).ShutdownTimeout + time.Second
 		}
+	}
+	if !c.watchersAdded && len(c.watchers.Status()) > 0 {
+		total += c.watchersPolicy().ShutdownTimeout + time.Second
 	}
 	return total
 }
@@ -312,6 +328,8 @@ type Status struct {
 	Publisher publisher.Status
 	// Handlers is every declared handler, with its counters.
 	Handlers []consumer.Status
+	// Watches is every declared watch.
+	Watches []supervisor.ChildStatus
 	// Unstopped names children that did not stop in time at the last
 	// shutdown.
 	Unstopped []string
@@ -325,7 +343,8 @@ func (c *Client) Status() Status {
 		Connection: c.conn.Status(),
 		Publisher:  c.pub.Status(),
 		Handlers:   c.consumers.Status(),
-		Unstopped:  append(c.tree.Unstopped(), c.consumers.Unstopped()...),
+		Watches:    c.watchers.Status(),
+		Unstopped:  slices.Concat(c.tree.Unstopped(), c.consumers.Unstopped(), c.watchers.Unstopped()),
 	}
 }
 
@@ -334,11 +353,7 @@ func (s Status) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", s.Name)
 	for i, ch := range s.Children {
-		branch := "├──"
-		if i == len(s.Children)-1 {
-			branch = "└──"
-		}
-		fmt.Fprintf(&b, "%s %-12s %-11s restarts=%d since=%s", branch, ch.Name, ch.State, ch.Restarts, ch.Since.Format(time.TimeOnly))
+		fmt.Fprintf(&b, "%s %-12s %-11s restarts=%d since=%s", twig(i, len(s.Children)), ch.Name, ch.State, ch.Restarts, ch.Since.Format(time.TimeOnly))
 		switch ch.Name {
 		case "connection":
 			fmt.Fprintf(&b, " conn=%s", s.Connection.State)
@@ -354,33 +369,49 @@ func (s Status) String() string {
 			fmt.Fprintf(&b, " last_error=%q", ch.LastError)
 		}
 		b.WriteByte('\n')
-		if ch.Name != "consumers" {
-			continue
-		}
 		indent := "│   "
 		if i == len(s.Children)-1 {
 			indent = "    "
 		}
-		for j, h := range s.Handlers {
-			branch := "├──"
-			if j == len(s.Handlers)-1 {
-				branch = "└──"
+		switch ch.Name {
+		case "consumers":
+			s.drawHandlers(&b, indent)
+		case "watchers":
+			for j, w := range s.Watches {
+				fmt.Fprintf(&b, "%s%s %-12s %-11s restarts=%d", indent, twig(j, len(s.Watches)), w.Name, w.State, w.Restarts)
+				if w.LastError != "" {
+					fmt.Fprintf(&b, " last_error=%q", w.LastError)
+				}
+				b.WriteByte('\n')
 			}
-			cn := h.Counters
-			fmt.Fprintf(&b, "%s%s %-12s %-11s restarts=%d", indent, branch, h.Name, h.Child.State, h.Child.Restarts)
-			if h.Stream != "" {
-				fmt.Fprintf(&b, " stream=%s consumer=%s workers=%d held=%d/%d received=%d acked=%d naked=%d dead_lettered=%d",
-					h.Stream, h.Consumer, h.Workers, cn.InFlight+int64(cn.QueueDepth), h.Workers+h.QueueSize,
-					cn.Received, cn.Acked, cn.Naked, cn.DeadLettered)
-			} else {
-				fmt.Fprintf(&b, " subject=%s workers=%d queue=%d/%d received=%d processed=%d failed=%d dropped=%d",
-					h.Subject, h.Workers, cn.QueueDepth, h.QueueSize, cn.Received, cn.Processed, cn.Failed, cn.Dropped)
-			}
-			if h.SlowConsumer {
-				b.WriteString(" slow_consumer")
-			}
-			b.WriteByte('\n')
 		}
 	}
 	return b.String()
+}
+
+func (s Status) drawHandlers(b *strings.Builder, indent string) {
+	for j, h := range s.Handlers {
+		cn := h.Counters
+		fmt.Fprintf(b, "%s%s %-12s %-11s restarts=%d", indent, twig(j, len(s.Handlers)), h.Name, h.Child.State, h.Child.Restarts)
+		if h.Stream != "" {
+			fmt.Fprintf(b, " stream=%s consumer=%s workers=%d held=%d/%d received=%d acked=%d naked=%d dead_lettered=%d",
+				h.Stream, h.Consumer, h.Workers, cn.InFlight+int64(cn.QueueDepth), h.Workers+h.QueueSize,
+				cn.Received, cn.Acked, cn.Naked, cn.DeadLettered)
+		} else {
+			fmt.Fprintf(b, " subject=%s workers=%d queue=%d/%d received=%d processed=%d failed=%d dropped=%d",
+				h.Subject, h.Workers, cn.QueueDepth, h.QueueSize, cn.Received, cn.Processed, cn.Failed, cn.Dropped)
+		}
+		if h.SlowConsumer {
+			b.WriteString(" slow_consumer")
+		}
+		b.WriteByte('\n')
+	}
+}
+
+// twig is the branch drawn before item j of n.
+func twig(j, n int) string {
+	if j == n-1 {
+		return "└──"
+	}
+	return "├──"
 }

@@ -9,6 +9,9 @@ import (
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/internal/subject"
+	"github.com/corral-go/corral/kv"
+	"github.com/corral-go/corral/objectstore"
 	"github.com/corral-go/corral/publisher"
 	"github.com/corral-go/corral/supervisor"
 )
@@ -44,6 +47,22 @@ type Config struct {
 	// to each name with Client.Handle or Client.HandleRequest; fields set
 	// here override those declared in code.
 	Handlers map[string]consumer.Config `yaml:"handlers"`
+	// KV declares key-value buckets by name; code opens them with Bucket
+	// or Client.KV. Each is created, or updated to match, on first use.
+	KV map[string]kv.Config `yaml:"kv"`
+	// ObjectStores declares object stores by name; code opens them with
+	// Client.ObjectStore.
+	ObjectStores map[string]objectstore.Config `yaml:"object_stores"`
+	// Watches configures the watches declared with WatchKV and
+	// WatchObjects.
+	Watches WatchesConfig `yaml:"watches"`
+}
+
+// WatchesConfig configures every watch declared in code.
+type WatchesConfig struct {
+	// Restart is each watch's restart policy; it inherits the top-level
+	// one.
+	Restart supervisor.Policy `yaml:"restart"`
 }
 
 // LoadConfig reads the YAML file at path (none if path is empty), rejecting
@@ -98,6 +117,19 @@ func (c Config) Validate() error {
 	for _, name := range slices.Sorted(maps.Keys(c.Handlers)) {
 		p.Merge("handlers."+name, c.Handlers[name].ValidateOverride())
 	}
+	for _, name := range slices.Sorted(maps.Keys(c.KV)) {
+		if err := subject.ValidBucket(name); err != nil {
+			p.Addf("kv", "bucket %v", err)
+		}
+		p.Merge("kv."+name, c.KV[name].Validate())
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.ObjectStores)) {
+		if err := subject.ValidBucket(name); err != nil {
+			p.Addf("object_stores", "store %v", err)
+		}
+		p.Merge("object_stores."+name, c.ObjectStores[name].Validate())
+	}
+	p.Merge("watches.restart", c.Watches.Restart.Validate())
 	c.validatePolicies(p)
 	return p.Err()
 }
@@ -129,4 +161,5 @@ func (c Config) validatePolicies(p conf.Problems) {
 	for _, name := range slices.Sorted(maps.Keys(c.Handlers)) {
 		child("handlers."+name, c.Handlers[name].Restart)
 	}
+	child("watches", c.Watches.Restart)
 }

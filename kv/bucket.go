@@ -11,6 +11,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/internal/subject"
 )
 
 // Conns is where a bucket gets its connection: connection.Supervisor, or
@@ -63,7 +65,7 @@ func Open[T any](name string, cfg Config, conns Conns, codec Codec[T]) (*Bucket[
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("kv: bucket %s: %w", name, err)
 	}
-	if err := validBucketName(name); err != nil {
+	if err := ValidBucketName(name); err != nil {
 		return nil, err
 	}
 	return &Bucket[T]{name: name, cfg: cfg, conns: conns, codec: codec}, nil
@@ -359,14 +361,11 @@ func keyRune(r rune) bool {
 	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_=/", r)
 }
 
-func validBucketName(name string) error {
-	if name == "" {
-		return fmt.Errorf("kv: %w: empty bucket name", ErrInvalidConfig)
-	}
-	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return fmt.Errorf("kv: %w: bucket name %q: letters, digits, - and _ only", ErrInvalidConfig, name)
-		}
+// ValidBucketName reports whether name can name a bucket: letters,
+// digits, - and _ only.
+func ValidBucketName(name string) error {
+	if err := subject.ValidBucket(name); err != nil {
+		return fmt.Errorf("kv: %w: bucket %w", ErrInvalidConfig, err)
 	}
 	return nil
 }

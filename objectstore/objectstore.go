@@ -17,6 +17,7 @@ import (
 
 	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/internal/streamwatch"
+	"github.com/corral-go/corral/internal/subject"
 )
 
 // Conns is where a store gets its connection.
@@ -91,10 +92,19 @@ func Open(name string, cfg Config, conns Conns) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("objectstore: %s: %w", name, err)
 	}
-	if name == "" {
-		return nil, fmt.Errorf("objectstore: %w: empty store name", ErrInvalidConfig)
+	if err := ValidStoreName(name); err != nil {
+		return nil, err
 	}
 	return &Store{name: name, cfg: cfg, conns: conns}, nil
+}
+
+// ValidStoreName reports whether name can name a store: letters, digits,
+// - and _ only.
+func ValidStoreName(name string) error {
+	if err := subject.ValidBucket(name); err != nil {
+		return fmt.Errorf("objectstore: %w: store %w", ErrInvalidConfig, err)
+	}
+	return nil
 }
 
 // Name is the store's name.

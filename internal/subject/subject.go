@@ -45,3 +45,17 @@ func ValidateQueue(q string) error {
 	}
 	return nil
 }
+
+// ValidBucket checks the name of a KV bucket or object store: letters,
+// digits, - and _ only, as JetStream requires of the stream behind it.
+func ValidBucket(name string) error {
+	if name == "" {
+		return errors.New("empty name")
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return fmt.Errorf("name %q: letters, digits, - and _ only", name)
+		}
+	}
+	return nil
+}
