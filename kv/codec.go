@@ -3,7 +3,8 @@ package kv
 import "encoding/json"
 
 // Codec turns values into bytes and back. Implement it for your own
-// encoding (protobuf, msgpack...).
+// encoding (protobuf, msgpack...). Decode may keep data: each message's
+// data is its own, never reused.
 type Codec[T any] interface {
 	Encode(v T) ([]byte, error)
 	Decode(data []byte) (T, error)
@@ -28,8 +29,8 @@ type Raw struct{}
 // Encode returns v.
 func (Raw) Encode(v []byte) ([]byte, error) { return v, nil }
 
-// Decode returns a copy of data.
-func (Raw) Decode(data []byte) ([]byte, error) { return append([]byte(nil), data...), nil }
+// Decode returns data.
+func (Raw) Decode(data []byte) ([]byte, error) { return data, nil }
 
 // String stores strings as their bytes.
 type String struct{}
