@@ -1,6 +1,7 @@
 // Command quickstart starts a Corral client on the embedded nats-server
-// with a handler, a request/reply endpoint and a JetStream handler, uses
-// them, shows the supervision tree and its events, and exits.
+// with a handler, a request/reply endpoint, a JetStream handler, a KV
+// bucket with a watch and an object store, uses them, shows the
+// supervision tree and its events, and exits.
 //
 //	go run ./examples/quickstart           # run once and exit 0
 //	go run ./examples/quickstart -serve    # keep running until interrupted
@@ -26,6 +27,8 @@ import (
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/kv"
+	"github.com/corral-go/corral/objectstore"
 )
 
 func main() {
@@ -55,6 +58,19 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if url := os.Getenv("NATS_URL"); url != "" {
 		cfg.Connection.Servers = strings.Split(url, ",")
 	}
+	// A configuration file may declare these too; these are the defaults.
+	if cfg.KV == nil {
+		cfg.KV = map[string]kv.Config{}
+	}
+	if _, ok := cfg.KV["settings"]; !ok {
+		cfg.KV["settings"] = kv.Config{History: 5}
+	}
+	if cfg.ObjectStores == nil {
+		cfg.ObjectStores = map[string]objectstore.Config{}
+	}
+	if _, ok := cfg.ObjectStores["files"]; !ok {
+		cfg.ObjectStores["files"] = objectstore.Config{}
+	}
 	p := &printer{out: out}
 	client, err := corral.New(cfg, corral.WithEventHook(p.event))
 	if err != nil {
@@ -62,6 +78,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	greeted, ordered := make(chan string, 1), make(chan string, 1)
 	if err := declare(client, greeted, ordered); err != nil {
+		return err
+	}
+	settings, changes, err := watchSettings(client)
+	if err != nil {
 		return err
 	}
 
@@ -72,6 +92,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	demoCtx, demoCancel := context.WithTimeout(ctx, 30*time.Second)
 	err = demo(demoCtx, client, greeted, ordered, p)
+	if err == nil {
+		err = demoStores(demoCtx, client, settings, changes, p)
+	}
+	if err == nil {
+		p.printf("\ntree:\n%s\n", client.Status())
+	}
 	demoCancel()
 	if err == nil && *serve {
 		p.printf("serving; interrupt to stop\n")
@@ -117,6 +143,84 @@ func declare(client *corral.Client, greeted chan<- string, ordered chan<- string
 		}
 		return consumer.Reply{Data: []byte(time.Now().UTC().Format(time.RFC3339))}, nil
 	}), consumer.Config{Subject: "quickstart.time"})
+}
+
+// greeting is what the settings bucket holds, as JSON.
+type greeting struct {
+	Text  string `json:"text"`
+	Shout bool   `json:"shout"`
+}
+
+// watchSettings opens the settings bucket and declares a supervised watch
+// of its greeting key: it sees every change once and in order, even
+// across a server restart or a replaced connection.
+func watchSettings(client *corral.Client) (*kv.Bucket[greeting], <-chan kv.Entry[greeting], error) {
+	settings, err := corral.Bucket(client, "settings", kv.JSON[greeting]{})
+	if err != nil {
+		return nil, nil, err
+	}
+	changes := make(chan kv.Entry[greeting], 8)
+	err = corral.WatchKV(client, "settings-watch", settings, kv.WatchConfig{Keys: []string{"greeting"}, UpdatesOnly: true},
+		func(ctx context.Context, e kv.Entry[greeting]) error {
+			select {
+			case changes <- e:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	return settings, changes, err
+}
+
+// demoStores changes a setting twice, shows what the watch saw, and puts
+// and gets an object.
+func demoStores(ctx context.Context, client *corral.Client, settings *kv.Bucket[greeting], changes <-chan kv.Entry[greeting], p *printer) error {
+	next := func() (kv.Entry[greeting], error) {
+		select {
+		case e := <-changes:
+			return e, nil
+		case <-ctx.Done():
+			return kv.Entry[greeting]{}, fmt.Errorf("the settings watch saw nothing: %w", ctx.Err())
+		}
+	}
+	if e, err := next(); err != nil || e.Op != kv.Synced {
+		return fmt.Errorf("settings watch did not start: %v %w", e.Op, err)
+	}
+	if _, err := settings.Put(ctx, "greeting", greeting{Text: "hello"}); err != nil {
+		return err
+	}
+	// Read, modify, compare-and-set, retried if another writer got there
+	// first.
+	if _, err := settings.Update(ctx, "greeting", func(old greeting, _ bool) (greeting, error) {
+		old.Shout = true
+		return old, nil
+	}); err != nil {
+		return err
+	}
+	for range 2 {
+		e, err := next()
+		if err != nil {
+			return err
+		}
+		p.printf("watch settings-watch saw %s %s = %+v (revision %d)\n", e.Op, e.Key, e.Value, e.Revision)
+	}
+
+	files, err := client.ObjectStore("files")
+	if err != nil {
+		return err
+	}
+	report := strings.Repeat("corral,nats,jetstream\n", 1000)
+	info, err := files.Put(ctx, "report.csv", strings.NewReader(report))
+	if err != nil {
+		return err
+	}
+	var got strings.Builder
+	if _, err := files.Get(ctx, "report.csv", &got); err != nil {
+		return err
+	}
+	p.printf("object report.csv: put %d bytes in %d chunks, got %d bytes back, digest %s verified\n",
+		info.Size, info.Chunks, got.Len(), info.Digest)
+	return nil
 }
 
 // demo waits for the connection and the handlers, then uses them.
@@ -170,8 +274,6 @@ func demo(ctx context.Context, client *corral.Client, greeted, ordered <-chan st
 	case <-ctx.Done():
 		return fmt.Errorf("no order: %w", ctx.Err())
 	}
-
-	p.printf("\ntree:\n%s\n", client.Status())
 	return nil
 }
 

@@ -24,6 +24,9 @@ func TestQuickstartRunsAndExits(t *testing.T) {
 		"event: connection.connected", "├── connection", "running", "stopped:",
 		`handler greetings received: "hello, corral"`, "endpoint clock answered: ", "code 400",
 		`handler orders processed order #1 (stream sequence`,
+		"watch settings-watch saw put greeting = {Text:hello Shout:false}",
+		"watch settings-watch saw put greeting = {Text:hello Shout:true}",
+		"object report.csv: put 22000 bytes", "got 22000 bytes back", "└── settings-watch",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
