@@ -24,3 +24,13 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestValidBucket(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"settings": true, "a-b_C9": true, "": false, "a.b": false, "a b": false, "a*": false, "a>": false, "ü": false,
+	} {
+		if err := ValidBucket(name); (err == nil) != ok {
+			t.Errorf("ValidBucket(%q) = %v, want ok=%v", name, err, ok)
+		}
+	}
+}
