@@ -3,12 +3,14 @@ package corral_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/kv"
 )
 
 // A Client with no server configured runs the embedded nats-server with
@@ -114,4 +116,80 @@ restart: {mode: forever}
 	fmt.Println(cfg.Validate())
 	// Output:
 	// invalid config: connection.servers[0]: http://127.0.0.1:4222: scheme must be nats, tls, ws or wss; connection.ping_interval: must not be negative, got -1s; restart.mode: "forever" is not one of permanent, transient, temporary
+}
+
+// Buckets are declared in the configuration and typed in code.
+func ExampleBucket() {
+	dir, _ := os.MkdirTemp("", "corral-example")
+	defer os.RemoveAll(dir)
+	var cfg corral.Config
+	cfg.Server.StoreDir = dir
+	cfg.KV = map[string]kv.Config{"counters": {History: 5}}
+	c, _ := corral.New(cfg)
+	counters, err := corral.Bucket(c, "counters", kv.JSON[int]{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	opCtx, opCancel := context.WithTimeout(ctx, 10*time.Second)
+	defer opCancel()
+	if _, err := counters.Put(opCtx, "visits", 41); err != nil {
+		fmt.Println(err)
+		return
+	}
+	e, err := counters.Update(opCtx, "visits", func(old int, exists bool) (int, error) { return old + 1, nil })
+	fmt.Println(e.Value, e.Revision, err)
+	_, err = counters.Get(opCtx, "nobody")
+	fmt.Println(errors.Is(err, kv.ErrKeyNotFound))
+	_, err = counters.Put(opCtx, "no spaces", 1)
+	fmt.Println(errors.Is(err, kv.ErrInvalidKey))
+	// Output:
+	// 42 2 <nil>
+	// true
+	// true
+}
+
+// A watch is a supervised child: it sees every change once and in order,
+// and resumes where it stopped after a failure or a server restart.
+func ExampleWatchKV() {
+	dir, _ := os.MkdirTemp("", "corral-example")
+	defer os.RemoveAll(dir)
+	var cfg corral.Config
+	cfg.Server.StoreDir = dir
+	cfg.KV = map[string]kv.Config{"settings": {}}
+	c, _ := corral.New(cfg)
+	settings, _ := corral.Bucket(c, "settings", kv.String{})
+
+	seen := make(chan string, 8)
+	err := corral.WatchKV(c, "print-settings", settings, kv.WatchConfig{Keys: []string{"mode"}},
+		func(ctx context.Context, e kv.Entry[string]) error {
+			seen <- fmt.Sprintf("%s %s=%s", e.Op, e.Key, e.Value)
+			return nil
+		})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	fmt.Println(<-seen) // the current values (none), then changes
+	opCtx, opCancel := context.WithTimeout(ctx, 10*time.Second)
+	defer opCancel()
+	_, _ = settings.Put(opCtx, "mode", "fast")
+	_, _ = settings.Put(opCtx, "other", "ignored")
+	_ = settings.Delete(opCtx, "mode")
+	fmt.Println(<-seen)
+	fmt.Println(<-seen)
+	// Output:
+	// synced =
+	// put mode=fast
+	// delete mode=
 }
