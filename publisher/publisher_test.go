@@ -295,9 +295,12 @@ func TestStopReportsEveryUndeliveredMessage(t *testing.T) {
 	var mu sync.Mutex
 	undelivered := map[string]error{}
 	cfg := publisher.Config{Restart: supervisor.Policy{ShutdownTimeout: 300 * time.Millisecond},
-		OnUndelivered: func(subject string, data []byte, err error) {
+		OnUndelivered: func(msg *nats.Msg, err error) {
+			if msg.Header.Get(jetstream.MsgIDHeader) == "" {
+				t.Errorf("message %s reached the callback without its Msg-Id", msg.Data)
+			}
 			mu.Lock()
-			undelivered[string(data)] = err
+			undelivered[string(msg.Data)] = err
 			mu.Unlock()
 		}}
 	p, rec, stop := run(t, []string{srv.URL()}, cfg)
