@@ -21,10 +21,17 @@ import (
 // returns the function that stops both.
 func run(t *testing.T, urls []string, cfg publisher.Config) (*publisher.Buffered, *natstest.Recorder, func() error) {
 	t.Helper()
+	return runOn(t, connection.Config{Servers: urls, ReconnectWait: 50 * time.Millisecond,
+		MaxReconnectWait: 200 * time.Millisecond}, cfg)
+}
+
+// runOn is run with the connection configured by cc.
+func runOn(t *testing.T, cc connection.Config, cfg publisher.Config) (*publisher.Buffered, *natstest.Recorder, func() error) {
+	t.Helper()
 	rec := natstest.NewRecorder()
 	events := supervisor.NewEvents(nil, rec.Hook, nil)
-	conn, err := connection.New(connection.Config{Servers: urls, Events: events,
-		ReconnectWait: 50 * time.Millisecond, MaxReconnectWait: 200 * time.Millisecond})
+	cc.Events = events
+	conn, err := connection.New(cc)
 	if err != nil {
 		t.Fatal(err)
 	}
