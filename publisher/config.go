@@ -55,8 +55,10 @@ type Config struct {
 	// next start sends them. Default none: a crash loses what the buffer
 	// holds.
 	SpoolDir string `yaml:"spool_dir"`
-	// SpoolSync fsyncs every spooled message, so that it survives a crash
-	// of the machine too, at the cost of most of the throughput.
+	// SpoolSync fsyncs every spooled message and settle record, and the
+	// directory when segments come and go, so that the spool survives a
+	// crash of the machine too, at the cost of most of the throughput.
+	// Default false: it survives a crash of the process.
 	SpoolSync bool `yaml:"spool_sync"`
 	// Streams are declared (created, or updated to match) whenever the
 	// publisher connects, before it sends.

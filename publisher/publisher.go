@@ -70,7 +70,7 @@ type entry struct {
 	due       time.Time
 	noStream  bool     // the last send found no stream responding
 	sender    *sending // the send in flight, nil when not in flight
-	sent      bool     // handed to nats.go once: the stream may hold it
+	sent      bool     // handed to nats.go at least once: the stream may hold it
 	lastErr   error
 	recovered bool // from the spool: no caller holds its Future
 	settled   bool
@@ -349,7 +349,7 @@ func (p *Buffered) accept(ctx context.Context, e *entry, sync bool) error {
 		len(p.inflight) < p.cfg.MaxInFlight {
 		p.handing++
 		p.inflight[e.msg] = e
-		e.sender = snd
+		e.sender, e.sent = snd, true
 		p.mu.Unlock()
 		p.send(e, snd)
 		return nil

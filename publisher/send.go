@@ -184,7 +184,6 @@ func (p *Buffered) send(e *entry, snd *sending) (gone bool) {
 	p.mu.Lock()
 	p.handing--
 	if err == nil {
-		e.sent = true
 		p.mu.Unlock()
 		return false
 	}
@@ -309,6 +308,7 @@ func (p *Buffered) register(e *entry, snd *sending) {
 	defer p.mu.Unlock()
 	p.inflight[e.msg] = e
 	e.sender = snd
+	e.sent = true // from here a stop cannot know whether nats.go sent it
 }
 
 // unregisterLocked takes e out of flight, if it still is in flight on snd.
