@@ -345,3 +345,55 @@ func TestClosedFixedConnectionFailsServe(t *testing.T) {
 		t.Fatalf("OnUndelivered got %v", u.msgs)
 	}
 }
+
+// A stop that races nats.go failing every in-flight publish (the
+// connection is cut just before) leaves no message unsettled: each Future
+// is done, the counts add up, and each undelivered message reached
+// OnUndelivered.
+func TestStopRacingALostConnectionSettlesEverything(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	stream(t, srv.URL(), "RACE", "race")
+	for round := range 3 {
+		px := natstest.NewProxy(t, srv.URL())
+		var u undelivered
+		p, _, stop := runOn(t, connection.Config{Servers: []string{px.URL()}, DrainTimeout: 100 * time.Millisecond,
+			ReconnectWait: 10 * time.Millisecond, MaxReconnectWait: 10 * time.Millisecond},
+			// The cut proxy refuses reconnects: the flush (about 450ms) cannot
+			// deliver, and stop reports what is left.
+			publisher.Config{OnUndelivered: u.add, Restart: supervisor.Policy{ShutdownTimeout: 500 * time.Millisecond}})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if _, err := p.PublishSync(ctx, "race", []byte("warm")); err != nil {
+			t.Fatal(err)
+		}
+		var futures []*publisher.Future
+		for i := range 2000 {
+			f, err := p.Publish(ctx, "race", []byte(strconv.Itoa(i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			futures = append(futures, f)
+		}
+		until(t, ctx, "messages in flight", func() bool { return p.Status().InFlight > 0 })
+		px.Cut()
+		if err := stop(); !errors.Is(err, context.Canceled) || errors.Is(err, supervisor.ErrShutdownIncomplete) {
+			t.Fatalf("round %d: stop: %v", round, err)
+		}
+		for i, f := range futures {
+			select {
+			case <-f.Done():
+			default:
+				t.Fatalf("round %d: message %d never settled; status %+v", round, i, p.Status())
+			}
+		}
+		st := p.Status()
+		if st.Buffered != 0 || st.Acked+st.Failed+st.Undelivered != st.Published {
+			t.Fatalf("round %d: status %+v: acked+failed+undelivered != published", round, st)
+		}
+		if got := uint64(u.len()); got != st.Failed+st.Undelivered {
+			t.Fatalf("round %d: OnUndelivered got %d, want %d", round, got, st.Failed+st.Undelivered)
+		}
+		t.Logf("round %d: %+v", round, st)
+		cancel()
+	}
+}
