@@ -47,6 +47,7 @@ type Buffered struct {
 	space    chan struct{} // closed and replaced when room frees, if anyone waits
 	waiting  int           // publishers waiting for room
 	handing  int           // messages taken from the queue, not yet handed to nats.go
+	direct   int           // of which PublishSync callers hand over themselves
 	current  *sending      // the send loop's connection, nil when not connected
 	serving  bool
 	stopping bool // Publish is refused
@@ -350,8 +351,13 @@ func (p *Buffered) accept(ctx context.Context, e *entry, sync bool) error {
 		p.handing++
 		p.inflight[e.msg] = e
 		e.sender, e.sent = snd, true
+		p.direct++
 		p.mu.Unlock()
 		p.send(e, snd)
+		p.mu.Lock()
+		p.direct--
+		p.mu.Unlock()
+		p.wake()
 		return nil
 	}
 	p.queue = append(p.queue, e)

@@ -255,7 +255,9 @@ func (p *Buffered) next() (e *entry, check bool, wait time.Duration, idle bool) 
 		p.handing++
 		return e, true, 0, false
 	}
-	if len(p.inflight) >= p.cfg.MaxInFlight {
+	if len(p.inflight) >= p.cfg.MaxInFlight || p.direct > 0 {
+		// A PublishSync caller is handing an older message to nats.go
+		// (it wakes us when done): sending now could overtake it.
 		return nil, false, 0, idle
 	}
 	now := time.Now()
