@@ -72,6 +72,7 @@ type entry struct {
 	noStream  bool     // the last send found no stream responding
 	sender    *sending // the send in flight, nil when not in flight
 	sent      bool     // handed to nats.go at least once: the stream may hold it
+	sends     int      // times handed to nats.go
 	lastErr   error
 	recovered bool // from the spool: no caller holds its Future
 	settled   bool
@@ -351,6 +352,7 @@ func (p *Buffered) accept(ctx context.Context, e *entry, sync bool) error {
 		p.handing++
 		p.inflight[e.msg] = e
 		e.sender, e.sent = snd, true
+		e.sends++
 		p.direct++
 		p.mu.Unlock()
 		p.send(e, snd)

@@ -311,6 +311,7 @@ func (p *Buffered) register(e *entry, snd *sending) {
 	p.inflight[e.msg] = e
 	e.sender = snd
 	e.sent = true // from here a stop cannot know whether nats.go sent it
+	e.sends++
 }
 
 // unregisterLocked takes e out of flight, if it still is in flight on snd.
@@ -401,8 +402,8 @@ func (p *Buffered) acked(snd *sending, m *nats.Msg, ack *jetstream.PubAck) {
 }
 
 // failed is nats.go's error callback: a final error settles the message,
-// a failed expectation has the send loop check whether the stream holds
-// it already, any other error sends it again later.
+// a failed expectation on a re-send has the send loop check whether the
+// stream holds it already, any other error sends it again later.
 func (p *Buffered) failed(snd *sending, m *nats.Msg, err error) {
 	p.mu.Lock()
 	e := p.takeLocked(snd, m)
@@ -412,7 +413,7 @@ func (p *Buffered) failed(snd *sending, m *nats.Msg, err error) {
 	}
 	e.lastErr = err
 	switch {
-	case expectationFailed(err):
+	case expectationFailed(err) && e.sends > 1: // perhaps stored by an earlier send
 		if p.closed {
 			p.mu.Unlock()
 			p.undeliver(e)
