@@ -74,9 +74,10 @@ type Config struct {
 	// a final error (also on its Future; for a message recovered from the
 	// spool, this is the only report), or a stop without a spool
 	// (ErrStopped, with ErrMaybeStored if it was sent and not confirmed:
-	// publish it again with the same Msg-Id, not a new one). It runs on the
-	// publisher's goroutines and nats.go's callback goroutine, and must not
-	// block. Default: none (they are still counted, and reported in events).
+	// publish it again with the same Msg-Id, not a new one). It runs on
+	// whichever goroutine settles the message (the send loop, nats.go's
+	// callback goroutine, a PublishSync caller) and must not block.
+	// Default: none (they are still counted, and reported in events).
 	OnUndelivered func(msg *nats.Msg, err error) `yaml:"-"`
 
 	// segmentSize is the spool's segment size; tests make it small.

@@ -106,6 +106,6 @@
 // # Concurrency
 //
 // All methods are safe for concurrent use. OnUndelivered and the event
-// hook run on the publisher's goroutines and nats.go's callback goroutine,
-// and must not block.
+// hook run on whichever goroutine settles a message, nats.go's callback
+// goroutine among them, and must not block.
 package publisher
