@@ -359,15 +359,16 @@ func TestStopRacingALostConnectionSettlesEverything(t *testing.T) {
 		var u undelivered
 		p, _, stop := runOn(t, connection.Config{Servers: []string{px.URL()}, DrainTimeout: 100 * time.Millisecond,
 			ReconnectWait: 10 * time.Millisecond, MaxReconnectWait: 10 * time.Millisecond},
-			// The cut proxy refuses reconnects: the flush (about 450ms) cannot
-			// deliver, and stop reports what is left.
-			publisher.Config{OnUndelivered: u.add, Restart: supervisor.Policy{ShutdownTimeout: 500 * time.Millisecond}})
+			// The cut proxy refuses reconnects: the flush (1.35s) cannot
+			// deliver, and stop reports what is left in the 150ms it keeps
+			// for that (under -race on a busy machine, 50ms was too short).
+			publisher.Config{OnUndelivered: u.add, Restart: supervisor.Policy{ShutdownTimeout: 1500 * time.Millisecond}})
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		if _, err := p.PublishSync(ctx, "race", []byte("warm")); err != nil {
 			t.Fatal(err)
 		}
 		var futures []*publisher.Future
-		for i := range 2000 {
+		for i := range 1000 {
 			f, err := p.Publish(ctx, "race", []byte(strconv.Itoa(i)))
 			if err != nil {
 				t.Fatal(err)
