@@ -386,6 +386,56 @@ func TestReportsAsyncErrors(t *testing.T) {
 	h.shutdown()
 }
 
+// A dependent sees the publish permission violations nats.go reports only
+// asynchronously, until it releases its hook.
+func TestOnAsyncErrorReachesDependents(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t, func(o *server.Options) {
+		o.Users = []*server.User{{Username: "app", Password: "pw", Permissions: &server.Permissions{
+			Publish: &server.SubjectPermission{Allow: []string{"allowed.>"}},
+		}}}
+	})
+	h := newHarness(t, connection.Config{Servers: []string{srv.URL()}, Auth: connection.AuthConfig{User: "app", Password: "pw"}})
+	type report struct {
+		nc  *nats.Conn
+		err error
+	}
+	got := make(chan report, 4)
+	release := h.sup.OnAsyncError(func(nc *nats.Conn, err error) { got <- report{nc, err} })
+	ci := h.conn()
+	if err := ci.nc.Publish("forbidden.x", nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-got:
+		if r.nc != ci.nc || !errors.Is(r.err, nats.ErrPermissionViolation) ||
+			!strings.Contains(r.err.Error(), `Publish to "forbidden.x"`) {
+			t.Fatalf("hook got %v on %p, want the violation on %p", r.err, r.nc, ci.nc)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hook saw no async error")
+	}
+	release()
+	// nats.go runs its callbacks one after another: once the second
+	// violation's event is recorded, the first one's callback, which would
+	// call the hook after its event, has returned.
+	from := h.rec.Len()
+	for _, subj := range []string{"forbidden.y", "forbidden.z"} {
+		if err := ci.nc.Publish(subj, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	natstest.WaitFor[connection.AsyncError](t, h.rec, from, 10*time.Second, func(e connection.AsyncError) bool {
+		return strings.Contains(e.Err.Error(), "forbidden.z")
+	})
+	select {
+	case r := <-got:
+		t.Fatalf("released hook called with %v", r.err)
+	default:
+	}
+	h.shutdown()
+}
+
 func TestDrainsWithinTimeoutWhenServerIsGone(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)

@@ -12,7 +12,10 @@
 // that the tree restarts it, which makes a new connection. Dependents call
 // Conn, which waits until the connection is up and returns a channel that
 // is closed when that connection is gone for good; they then call Conn
-// again for its replacement.
+// again for its replacement. Errors nats.go reports only to the async
+// error handler, such as a publish refused for permissions, reach
+// dependents through OnAsyncError (slow consumers through
+// ClaimSlowConsumer).
 //
 // Server runs nats-server in process with JetStream, on 127.0.0.1 and a
 // random port that is kept across restarts, for applications that

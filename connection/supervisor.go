@@ -67,6 +67,8 @@ type Supervisor struct {
 
 	claimsMu sync.Mutex
 	claims   map[*nats.Subscription]func() // slow-consumer reports owned by a dependent
+	asyncFns map[uint64]func(*nats.Conn, error)
+	asyncID  uint64
 
 	mu      sync.Mutex
 	cur     *live // the connection being made or in use; nil between
@@ -243,6 +245,40 @@ func (s *Supervisor) ClaimSlowConsumer(sub *nats.Subscription, report func()) (r
 		s.claimsMu.Lock()
 		defer s.claimsMu.Unlock()
 		delete(s.claims, sub)
+	}
+}
+
+// OnAsyncError calls fn with every error nats.go reports asynchronously on
+// a supervised connection that belongs to no subscription, such as a
+// publish permission violation, until release is called. It is how a
+// dependent learns that the server refused a publish: nats.go fails no
+// call for it. fn runs on nats.go's callback goroutine and must not block;
+// the AsyncError event is emitted as well.
+func (s *Supervisor) OnAsyncError(fn func(nc *nats.Conn, err error)) (release func()) {
+	s.claimsMu.Lock()
+	defer s.claimsMu.Unlock()
+	if s.asyncFns == nil {
+		s.asyncFns = map[uint64]func(*nats.Conn, error){}
+	}
+	s.asyncID++
+	id := s.asyncID
+	s.asyncFns[id] = fn
+	return func() {
+		s.claimsMu.Lock()
+		defer s.claimsMu.Unlock()
+		delete(s.asyncFns, id)
+	}
+}
+
+func (s *Supervisor) asyncError(nc *nats.Conn, err error) {
+	s.claimsMu.Lock()
+	fns := make([]func(*nats.Conn, error), 0, len(s.asyncFns))
+	for _, fn := range s.asyncFns {
+		fns = append(fns, fn)
+	}
+	s.claimsMu.Unlock()
+	for _, fn := range fns {
+		fn(nc, err)
 	}
 }
 
@@ -431,6 +467,9 @@ func (s *Supervisor) callbacks(l *live, theirs *nats.Options) []nats.Option {
 				}
 			} else {
 				ev.Emit(AsyncError{EventTime: ev.Now(), URL: s.lastURL(), Subject: subject, Err: err, Generation: l.gen})
+				if sub == nil {
+					s.asyncError(nc, err)
+				}
 			}
 			if theirs.AsyncErrorCB != nil {
 				theirs.AsyncErrorCB(nc, sub, err)

@@ -2,6 +2,8 @@ package publisher
 
 import (
 	"maps"
+
+	"github.com/nats-io/nats.go"
 	"slices"
 	"time"
 
@@ -42,13 +44,21 @@ type Config struct {
 	// connection dropped is retried as soon as it is back.
 	RetryWait    time.Duration `yaml:"retry_wait"`
 	MaxRetryWait time.Duration `yaml:"max_retry_wait"`
+	// MaxAttempts is how many sends of a message may fail (time out, or
+	// meet an error that may clear) before it fails for good with
+	// ErrGaveUp. Sends lost to a dropped or replaced connection do not
+	// count: an outage is what the buffer absorbs. Default 20 (with the
+	// default waits, minutes of failing); -1 retries without limit.
+	MaxAttempts int `yaml:"max_attempts"`
 	// SpoolDir, when set, keeps accepted messages in files there until they
 	// are acknowledged, so that a crash of the application loses none: the
 	// next start sends them. Default none: a crash loses what the buffer
 	// holds.
 	SpoolDir string `yaml:"spool_dir"`
-	// SpoolSync fsyncs every spooled message, so that it survives a crash
-	// of the machine too, at the cost of most of the throughput.
+	// SpoolSync fsyncs every spooled message and settle record, and the
+	// directory when segments come and go, so that the spool survives a
+	// crash of the machine too, at the cost of most of the throughput.
+	// Default false: it survives a crash of the process.
 	SpoolSync bool `yaml:"spool_sync"`
 	// Streams are declared (created, or updated to match) whenever the
 	// publisher connects, before it sends.
@@ -59,10 +69,19 @@ type Config struct {
 
 	// Events receives the publisher's events and logs (nil: discarded).
 	Events *supervisor.Events `yaml:"-"`
-	// OnUndelivered is called, at stop, with every message that was
-	// accepted and not acknowledged, and the reason. Default: none (they
-	// are still counted and reported in a Stopped event).
-	OnUndelivered func(subject string, data []byte, err error) `yaml:"-"`
+	// OnUndelivered is called with a copy of every accepted message that
+	// ends without being stored, headers and Nats-Msg-Id included, and why:
+	// a final error (also on its Future; for a message recovered from the
+	// spool, this is the only report), or a stop without a spool
+	// (ErrStopped, with ErrMaybeStored if it was sent and not confirmed:
+	// publish it again with the same Msg-Id, not a new one). It runs on
+	// whichever goroutine settles the message (the send loop, nats.go's
+	// callback goroutine, a PublishSync caller) and must not block.
+	// Default: none (they are still counted, and reported in events).
+	OnUndelivered func(msg *nats.Msg, err error) `yaml:"-"`
+
+	// segmentSize is the spool's segment size; tests make it small.
+	segmentSize int64
 }
 
 func (c Config) withDefaults() Config {
@@ -80,6 +99,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.AckTimeout == 0 {
 		c.AckTimeout = 5 * time.Second
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = 20
 	}
 	if c.RetryWait == 0 {
 		c.RetryWait = 100 * time.Millisecond
@@ -118,6 +140,9 @@ func (c Config) Validate() error {
 		if d.v < 0 {
 			p.Addf(d.name, "must not be negative, got %v", d.v)
 		}
+	}
+	if c.MaxAttempts < -1 {
+		p.Addf("max_attempts", "must be -1 (no limit), 0 (default 20) or positive, got %d", c.MaxAttempts)
 	}
 	if c.RetryWait > 0 && c.MaxRetryWait > 0 && c.MaxRetryWait < c.RetryWait {
 		p.Addf("max_retry_wait", "%v is shorter than retry_wait %v", c.MaxRetryWait, c.RetryWait)

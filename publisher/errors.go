@@ -18,6 +18,21 @@ var (
 	// ErrStopped is returned by Publish once the publisher is stopping, and
 	// is the error of a message that was not delivered before the stop.
 	ErrStopped = errors.New("publisher: stopped")
+	// ErrMaybeStored joins ErrStopped for a message that was sent and not
+	// confirmed when the publisher stopped: the stream may hold it.
+	ErrMaybeStored = errors.New("publisher: sent and not confirmed: the stream may hold it")
+	// ErrSpooled joins ErrStopped on the Future of a message that stays in
+	// the spool at stop: the next start sends it.
+	ErrSpooled = errors.New("publisher: kept in the spool for the next start")
+	// ErrGaveUp is the final error of a message whose sends failed
+	// max_attempts times; the last send's error is wrapped with it.
+	ErrGaveUp = errors.New("publisher: gave up after max_attempts failed sends")
+	// ErrSpoolLocked is returned by New and Serve when another publisher
+	// holds the spool directory.
+	ErrSpoolLocked = errors.New("publisher: spool_dir is in use by another publisher")
+	// ErrServing is returned by Serve and Close while the publisher is
+	// being served.
+	ErrServing = errors.New("publisher: already being served")
 	// ErrNoStream is the final error of a message whose subject no stream
 	// stores.
 	ErrNoStream = errors.New("publisher: no stream stores the subject")

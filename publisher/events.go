@@ -37,6 +37,19 @@ type SpoolError struct {
 	Err error
 }
 
+// SpoolCorrupt: a spool segment held a bad record followed by more data
+// (not a torn last write). The segment was renamed to KeptAs for
+// inspection; its readable unsettled records were spooled again, and the
+// records at and after Offset are not sent.
+type SpoolCorrupt struct {
+	supervisor.EventTime
+	Dir     string
+	Segment uint64
+	Offset  int64
+	Err     error
+	KeptAs  string
+}
+
 // Stopped: the publisher stopped. Undelivered messages were accepted and
 // not acknowledged within the shutdown timeout: with a spool they are sent
 // at the next start, without one they went to OnUndelivered.
@@ -49,11 +62,13 @@ type Stopped struct {
 func (PublishFailed) Kind() string  { return "publisher.publish_failed" }
 func (SpoolRecovered) Kind() string { return "publisher.spool_recovered" }
 func (SpoolError) Kind() string     { return "publisher.spool_error" }
+func (SpoolCorrupt) Kind() string   { return "publisher.spool_corrupt" }
 func (Stopped) Kind() string        { return "publisher.stopped" }
 
 func (PublishFailed) Level() zapcore.Level  { return zapcore.ErrorLevel }
 func (SpoolRecovered) Level() zapcore.Level { return zapcore.InfoLevel }
 func (SpoolError) Level() zapcore.Level     { return zapcore.ErrorLevel }
+func (SpoolCorrupt) Level() zapcore.Level   { return zapcore.ErrorLevel }
 func (e Stopped) Level() zapcore.Level {
 	if e.Undelivered > 0 && !e.Spooled {
 		return zapcore.ErrorLevel
@@ -77,6 +92,15 @@ func (e SpoolRecovered) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 
 func (e SpoolError) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	supervisor.AddError(enc, e.Err)
+	return nil
+}
+
+func (e SpoolCorrupt) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("dir", e.Dir)
+	enc.AddUint64("segment", e.Segment)
+	enc.AddInt64("offset", e.Offset)
+	supervisor.AddError(enc, e.Err)
+	enc.AddString("kept_as", e.KeptAs)
 	return nil
 }
 

@@ -12,18 +12,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/publisher"
 )
 
 // publishThroughFault publishes n messages to a child-process server,
 // applies fault once a third are acknowledged, and checks that every
-// acknowledged message is in the stream exactly once.
-func publishThroughFault(t *testing.T, n int, fault func(proc *natstest.Process)) {
+// message is in the stream exactly once, and that the fault made the
+// publisher send some again (else it hit nothing in flight).
+func publishThroughFault(t *testing.T, n int, cc connection.Config, cfg publisher.Config,
+	fault func(proc *natstest.Process, rec *natstest.Recorder)) {
 	t.Helper()
 	proc := natstest.StartProcess(t)
 	s := stream(t, proc.URL(), "FAULT", "fault")
-	p, _, stop := run(t, []string{proc.URL()}, publisher.Config{BufferMsgs: n, OnFull: publisher.Block})
+	cc.Servers = []string{proc.URL()}
+	if cc.ReconnectWait == 0 {
+		cc.ReconnectWait, cc.MaxReconnectWait = 50*time.Millisecond, 200*time.Millisecond
+	}
+	cfg.BufferMsgs, cfg.OnFull = n, publisher.Block
+	p, rec, stop := runOn(t, cc, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
@@ -46,7 +54,7 @@ func publishThroughFault(t *testing.T, n int, fault func(proc *natstest.Process)
 		}
 		time.Sleep(time.Millisecond)
 	}
-	fault(proc)
+	fault(proc, rec)
 	if err := <-published; err != nil {
 		t.Fatal(err)
 	}
@@ -72,6 +80,12 @@ func publishThroughFault(t *testing.T, n int, fault func(proc *natstest.Process)
 	if lost != 0 || dups != 0 || len(got) != n {
 		t.Fatalf("lost %d, stored twice %d, stored %d of %d", lost, dups, len(got), n)
 	}
+	if st.Retried == 0 {
+		t.Fatal("nothing was sent again: the fault hit no message in flight")
+	}
+	if st.Failed != 0 || st.Acked != uint64(n) {
+		t.Fatalf("status %+v", st)
+	}
 	if err := stop(); err == nil {
 		t.Fatal("stop: want ctx.Err()")
 	}
@@ -79,25 +93,28 @@ func publishThroughFault(t *testing.T, n int, fault func(proc *natstest.Process)
 
 func TestPublishThroughKill9(t *testing.T) {
 	t.Parallel()
-	publishThroughFault(t, 20000, func(proc *natstest.Process) {
+	publishThroughFault(t, 20000, connection.Config{}, publisher.Config{}, func(proc *natstest.Process, _ *natstest.Recorder) {
 		proc.Kill()
 		time.Sleep(time.Second) // the outage
 		proc.Start()
 	})
 }
 
+// The server stops answering without the connection dropping: acks time
+// out and messages are sent again, and deduplicated once it answers.
 func TestPublishThroughAPause(t *testing.T) {
 	t.Parallel()
-	publishThroughFault(t, 20000, func(proc *natstest.Process) {
-		proc.Pause()
-		time.Sleep(3 * time.Second) // the outage
-		proc.Resume()
-	})
+	publishThroughFault(t, 20000, connection.Config{}, publisher.Config{AckTimeout: 300 * time.Millisecond},
+		func(proc *natstest.Process, _ *natstest.Recorder) {
+			proc.Pause()
+			time.Sleep(2 * time.Second) // the outage: several ack timeouts, fewer than the pings that drop the connection
+			proc.Resume()
+		})
 }
 
 func TestPublishThroughAGracefulRestart(t *testing.T) {
 	t.Parallel()
-	publishThroughFault(t, 20000, func(proc *natstest.Process) {
+	publishThroughFault(t, 20000, connection.Config{}, publisher.Config{}, func(proc *natstest.Process, _ *natstest.Recorder) {
 		proc.Terminate()
 		proc.Start()
 	})
@@ -105,10 +122,25 @@ func TestPublishThroughAGracefulRestart(t *testing.T) {
 
 func TestPublishThroughALongOutage(t *testing.T) {
 	t.Parallel()
-	publishThroughFault(t, 20000, func(proc *natstest.Process) {
+	publishThroughFault(t, 20000, connection.Config{}, publisher.Config{}, func(proc *natstest.Process, _ *natstest.Recorder) {
 		proc.Kill()
 		time.Sleep(20 * time.Second) // the outage the buffer absorbs
 		proc.Start()
+	})
+}
+
+// nats.go gives up reconnecting and closes the connection; the supervisor
+// makes a new one, and what was in flight on the old one is sent on it.
+func TestPublishThroughAReplacedConnection(t *testing.T) {
+	t.Parallel()
+	cc := connection.Config{MaxReconnects: 2, ReconnectWait: 20 * time.Millisecond, MaxReconnectWait: 20 * time.Millisecond}
+	publishThroughFault(t, 20000, cc, publisher.Config{}, func(proc *natstest.Process, rec *natstest.Recorder) {
+		proc.Kill()
+		natstest.WaitFor[connection.Closed](t, rec, 0, 30*time.Second, nil)
+		proc.Start()
+		natstest.WaitFor[connection.Connected](t, rec, 0, 30*time.Second, func(e connection.Connected) bool {
+			return e.Generation > 1
+		})
 	})
 }
 

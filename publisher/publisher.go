@@ -34,19 +34,24 @@ type Buffered struct {
 	cfg    Config
 	conns  Conns
 	events *supervisor.Events
-	spool  *spool
 
 	mu       sync.Mutex
+	spool    *spool
 	queue    []*entry // accepted, not yet sent, oldest first
-	retries  []*entry // failed sends waiting for their due time
+	retries  []*entry // to be sent again, in accept order
+	checks   []*entry // refused for an expectation: does the stream hold them?
 	inflight map[*nats.Msg]*entry
 	count    int // accepted and not settled
 	bytes    int
+	order    uint64        // the last accept stamp
 	space    chan struct{} // closed and replaced when room frees, if anyone waits
 	waiting  int           // publishers waiting for room
 	handing  int           // messages taken from the queue, not yet handed to nats.go
+	direct   int           // of which PublishSync callers hand over themselves
 	current  *sending      // the send loop's connection, nil when not connected
-	stopping bool
+	serving  bool
+	stopping bool // Publish is refused
+	closed   bool // a stop has collected what is left: late returns are undelivered
 
 	work       chan struct{} // something to send, or room in the window
 	maxPayload atomic.Int64
@@ -58,15 +63,21 @@ type Buffered struct {
 
 // entry is one accepted message until it is settled.
 type entry struct {
-	msg      *nats.Msg
-	size     int
-	future   *Future
-	attempts int
-	due      time.Time
-	noStream bool     // the last send found no stream responding
-	sender   *sending // the send in flight, nil when not in flight
-	seq      uint64
-	seg      *segment
+	msg       *nats.Msg
+	size      int
+	future    *Future
+	order     uint64 // accept order: re-sends go out by it
+	attempts  int    // sends that failed other than by a lost connection
+	due       time.Time
+	noStream  bool     // the last send found no stream responding
+	sender    *sending // the send in flight, nil when not in flight
+	sent      bool     // handed to nats.go at least once: the stream may hold it
+	sends     int      // times handed to nats.go
+	lastErr   error
+	recovered bool // from the spool: no caller holds its Future
+	settled   bool
+	seq       uint64
+	seg       *segment
 }
 
 // Future is the outcome of one published message.
@@ -109,8 +120,9 @@ func (f *Future) settle(ack *jetstream.PubAck, err error) {
 }
 
 // New validates cfg and returns a publisher that sends when served. With a
-// spool directory, messages a previous run left unsettled are queued
-// first.
+// spool directory, New opens and locks it, and messages a previous run
+// left unsettled are queued first; Close releases it if the publisher is
+// never served.
 func New(cfg Config, conns Conns) (*Buffered, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -119,23 +131,56 @@ func New(cfg Config, conns Conns) (*Buffered, error) {
 	p := &Buffered{cfg: cfg, conns: conns, events: cfg.Events, inflight: map[*nats.Msg]*entry{},
 		space: make(chan struct{}), work: make(chan struct{}, 1), noStream: map[string]time.Time{}}
 	p.maxPayload.Store(1 << 20) // nats-server's default, until connected
-	if cfg.SpoolDir != "" {
-		s, recovered, err := openSpool(cfg.SpoolDir, cfg.SpoolSync)
-		if err != nil {
-			return nil, err
-		}
-		p.spool = s
-		for _, e := range recovered {
-			e.future = newFuture()
-			p.queue = append(p.queue, e)
-			p.count++
-			p.bytes += e.size
-		}
-		if len(recovered) > 0 {
-			p.events.Emit(SpoolRecovered{EventTime: p.events.Now(), Messages: len(recovered), Dir: cfg.SpoolDir})
-		}
+	if err := p.openSpool(); err != nil {
+		return nil, err
 	}
 	return p, nil
+}
+
+// openSpool opens the configured spool and queues what it holds; the
+// caller holds p.mu or owns p alone.
+func (p *Buffered) openSpool() error {
+	if p.cfg.SpoolDir == "" || p.spool != nil {
+		return nil
+	}
+	s, recovered, damage, err := openSpool(p.cfg.SpoolDir, p.cfg.SpoolSync, p.cfg.segmentSize)
+	if err != nil {
+		return err
+	}
+	p.spool = s
+	for _, d := range damage {
+		p.events.Emit(SpoolCorrupt{EventTime: p.events.Now(), Dir: p.cfg.SpoolDir, Segment: d.segment,
+			Offset: d.offset, Err: d.err, KeptAs: d.keptAs})
+	}
+	for _, e := range recovered {
+		p.order++
+		e.order, e.future, e.recovered = p.order, newFuture(), true
+		p.queue = append(p.queue, e)
+		p.count++
+		p.bytes += e.size
+	}
+	if len(recovered) > 0 {
+		p.events.Emit(SpoolRecovered{EventTime: p.events.Now(), Messages: len(recovered), Dir: p.cfg.SpoolDir})
+	}
+	return nil
+}
+
+// Close ends a publisher that is not being served, as a stop does without
+// the flush: every buffered message is reported (to OnUndelivered, or left
+// in the spool) and the spool is released. Serve stops by itself when its
+// ctx ends; Close is for a publisher never served, or not served again.
+// Serve may still be called after it.
+func (p *Buffered) Close() error {
+	p.mu.Lock()
+	serving, closed := p.serving, p.closed
+	p.mu.Unlock()
+	if serving {
+		return ErrServing
+	}
+	if closed {
+		return nil
+	}
+	return p.stop(context.Background(), nil)
 }
 
 // String names the service in the tree.
@@ -172,10 +217,12 @@ func WithExpectLastMsgID(id string) Option {
 	return func(h nats.Header) { h.Set(jetstream.ExpectedLastMsgIDHeader, id) }
 }
 
-// Publish accepts data for subject into the buffer and returns at once
-// with the Future of its ack. The data is copied. When the buffer is full
-// it fails with ErrBufferFull, or waits for room until ctx ends (on_full:
-// block). A message too large for the server fails with ErrTooLarge.
+// Publish accepts data for subject into the buffer and returns with the
+// Future of its ack; the send loop sends it. The data is copied. When the
+// buffer is full it fails with ErrBufferFull, or waits for room until ctx
+// ends (on_full: block). A message too large for the server fails with
+// ErrTooLarge. With a spool, Publish returns once the message is written
+// there (and fsynced, with SpoolSync).
 func (p *Buffered) Publish(ctx context.Context, subject string, data []byte, opts ...Option) (*Future, error) {
 	return p.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: data}, opts...)
 }
@@ -193,10 +240,10 @@ func (p *Buffered) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...Option
 }
 
 // PublishSync publishes and waits for the stream's ack. When nothing
-// older waits to be sent it publishes at once from this goroutine, as
-// nats.go's synchronous publish does; otherwise, or when that fails, the
-// message takes its turn in the buffer like any other. If ctx ends first,
-// the message stays buffered and is still sent.
+// older waits to be sent it hands the message to nats.go from this
+// goroutine, which then may block while nats.go flushes a full write
+// buffer; otherwise the message takes its turn in the buffer like any
+// other. If ctx ends first, the message stays buffered and is still sent.
 func (p *Buffered) PublishSync(ctx context.Context, subject string, data []byte, opts ...Option) (*jetstream.PubAck, error) {
 	e, err := p.prepare(&nats.Msg{Subject: subject, Data: data}, opts)
 	if err != nil {
@@ -213,35 +260,48 @@ func (p *Buffered) prepare(msg *nats.Msg, opts []Option) (*entry, error) {
 	if err := subject.Validate(msg.Subject, false); err != nil {
 		return nil, fmt.Errorf("publisher: %w", err)
 	}
-	m := &nats.Msg{Subject: msg.Subject, Data: append([]byte(nil), msg.Data...), Header: nats.Header{}}
-	for k, v := range msg.Header {
-		m.Header[k] = append([]string(nil), v...)
-	}
+	m := &nats.Msg{Subject: msg.Subject, Data: append([]byte(nil), msg.Data...), Header: copyHeader(msg.Header)}
 	for _, o := range opts {
 		o(m.Header)
 	}
 	if m.Header.Get(jetstream.MsgIDHeader) == "" {
 		m.Header.Set(jetstream.MsgIDHeader, nuid.Next())
 	}
-	size := len(m.Data) + len(m.Subject) + headerSize(m.Header)
-	if limit := p.maxPayload.Load(); int64(size) > limit {
-		return nil, fmt.Errorf("%w: %d bytes, the server accepts %d", ErrTooLarge, size, limit)
+	if size, limit := payloadSize(m), p.maxPayload.Load(); int64(size) > limit {
+		return nil, fmt.Errorf("%w: %d bytes of data and headers, the server accepts %d", ErrTooLarge, size, limit)
 	}
-	return &entry{msg: m, size: size, future: newFuture()}, nil
+	return &entry{msg: m, size: msgSize(m), future: newFuture()}, nil
 }
 
-func headerSize(h nats.Header) int {
-	n := 0
-	for k, vs := range h {
+func copyHeader(h nats.Header) nats.Header {
+	c := make(nats.Header, len(h)+1)
+	for k, v := range h {
+		c[k] = append([]string(nil), v...)
+	}
+	return c
+}
+
+// msgSize is what a message counts against BufferBytes.
+func msgSize(m *nats.Msg) int { return len(m.Subject) + payloadSize(m) }
+
+// payloadSize is what nats-server checks against its max payload: the data
+// and the encoded headers ("NATS/1.0\r\n", "Key: value\r\n" each, "\r\n").
+func payloadSize(m *nats.Msg) int {
+	n := len(m.Data)
+	if len(m.Header) == 0 {
+		return n
+	}
+	n += len("NATS/1.0\r\n") + len("\r\n")
+	for k, vs := range m.Header {
 		for _, v := range vs {
-			n += len(k) + len(v) + 4
+			n += len(k) + len(": ") + len(v) + len("\r\n")
 		}
 	}
 	return n
 }
 
-// accept waits for room (or fails) and queues e, or sends it at once when
-// nothing older waits: asynchronously, or synchronously with sync.
+// accept waits for room (or fails) and queues e; with sync, it sends e
+// at once when nothing older waits.
 func (p *Buffered) accept(ctx context.Context, e *entry, sync bool) error {
 	p.mu.Lock()
 	for {
@@ -278,23 +338,28 @@ func (p *Buffered) accept(ctx context.Context, e *entry, sync bool) error {
 			return err
 		}
 	}
+	p.order++
+	e.order = p.order
 	p.count++
 	p.bytes += e.size
 	p.stats.published.Add(1)
-	// Nothing older waits to be sent: send from this goroutine rather than
-	// hand over to the send loop. Later messages of this caller cannot
-	// overtake it, and the hand-over is most of a publish's cost.
-	if snd := p.current; snd != nil && len(p.queue) == 0 && len(p.retries) == 0 && p.handing == 0 &&
+	// A synchronous caller waits anyway: it sends from its own goroutine
+	// rather than hand over to the send loop, which is most of the cost of
+	// one publish. Publish always hands over, so that it never blocks in
+	// nats.go's flush of a full write buffer.
+	if snd := p.current; sync && snd != nil && len(p.queue) == 0 && len(p.retries) == 0 && p.handing == 0 &&
 		len(p.inflight) < p.cfg.MaxInFlight {
 		p.handing++
 		p.inflight[e.msg] = e
-		e.sender = snd
+		e.sender, e.sent = snd, true
+		e.sends++
+		p.direct++
 		p.mu.Unlock()
-		if sync {
-			p.sendSync(ctx, e, snd)
-		} else {
-			p.send(e, snd)
-		}
+		p.send(e, snd)
+		p.mu.Lock()
+		p.direct--
+		p.mu.Unlock()
+		p.wake()
 		return nil
 	}
 	p.queue = append(p.queue, e)
@@ -310,31 +375,73 @@ func (p *Buffered) wake() {
 	}
 }
 
-// settle ends e with its ack or final error and frees its room.
+// settle ends e with its ack, or with a final error (then e also goes to
+// OnUndelivered), and takes it out of the spool.
 func (p *Buffered) settle(e *entry, ack *jetstream.PubAck, err error) {
-	if p.spool != nil {
-		if serr := p.spool.settle(e); serr != nil {
+	if !p.release(e) {
+		return
+	}
+	if e.seg != nil {
+		if serr := e.seg.sp.settle(e); serr != nil {
 			p.events.Emit(SpoolError{EventTime: p.events.Now(), Err: serr})
 		}
 	}
+	if err == nil {
+		p.stats.acked.Add(1)
+		if ack.Duplicate {
+			p.stats.duplicates.Add(1)
+		}
+	} else {
+		p.stats.failed.Add(1)
+		p.failedEvent(e, err)
+		p.report(e, err)
+	}
+	e.future.settle(ack, err)
+}
+
+// undeliver ends e, not delivered by a stop: with a spool it stays there
+// for the next start, without one it goes to OnUndelivered.
+func (p *Buffered) undeliver(e *entry) {
+	if !p.release(e) {
+		return
+	}
+	if e.seg != nil {
+		e.future.settle(nil, fmt.Errorf("%w: %w", ErrStopped, ErrSpooled))
+		return
+	}
+	errs := []error{ErrStopped}
+	if e.sent {
+		errs = append(errs, ErrMaybeStored)
+	}
+	err := errors.Join(append(errs, e.lastErr)...)
+	p.stats.undelivered.Add(1)
+	p.report(e, err)
+	e.future.settle(nil, err)
+}
+
+// release frees e's room, once: it reports whether e was still unsettled.
+func (p *Buffered) release(e *entry) bool {
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e.settled {
+		return false
+	}
+	e.settled = true
 	p.count--
 	p.bytes -= e.size
 	if p.waiting > 0 {
 		close(p.space)
 		p.space = make(chan struct{})
 	}
-	p.mu.Unlock()
-	switch {
-	case err == nil:
-		p.stats.acked.Add(1)
-		if ack.Duplicate {
-			p.stats.duplicates.Add(1)
-		}
-	case errors.Is(err, ErrStopped):
-	default:
-		p.stats.failed.Add(1)
-		p.failedEvent(e, err)
+	return true
+}
+
+// report hands a message that was not stored to OnUndelivered, with its
+// headers (its Nats-Msg-Id among them).
+func (p *Buffered) report(e *entry, err error) {
+	if p.cfg.OnUndelivered == nil {
+		return
 	}
-	e.future.settle(ack, err)
+	p.cfg.OnUndelivered(&nats.Msg{Subject: e.msg.Subject, Header: copyHeader(e.msg.Header),
+		Data: append([]byte(nil), e.msg.Data...)}, err)
 }

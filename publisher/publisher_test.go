@@ -21,10 +21,17 @@ import (
 // returns the function that stops both.
 func run(t *testing.T, urls []string, cfg publisher.Config) (*publisher.Buffered, *natstest.Recorder, func() error) {
 	t.Helper()
+	return runOn(t, connection.Config{Servers: urls, ReconnectWait: 50 * time.Millisecond,
+		MaxReconnectWait: 200 * time.Millisecond}, cfg)
+}
+
+// runOn is run with the connection configured by cc.
+func runOn(t *testing.T, cc connection.Config, cfg publisher.Config) (*publisher.Buffered, *natstest.Recorder, func() error) {
+	t.Helper()
 	rec := natstest.NewRecorder()
 	events := supervisor.NewEvents(nil, rec.Hook, nil)
-	conn, err := connection.New(connection.Config{Servers: urls, Events: events,
-		ReconnectWait: 50 * time.Millisecond, MaxReconnectWait: 200 * time.Millisecond})
+	cc.Events = events
+	conn, err := connection.New(cc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,9 +302,12 @@ func TestStopReportsEveryUndeliveredMessage(t *testing.T) {
 	var mu sync.Mutex
 	undelivered := map[string]error{}
 	cfg := publisher.Config{Restart: supervisor.Policy{ShutdownTimeout: 300 * time.Millisecond},
-		OnUndelivered: func(subject string, data []byte, err error) {
+		OnUndelivered: func(msg *nats.Msg, err error) {
+			if msg.Header.Get(jetstream.MsgIDHeader) == "" {
+				t.Errorf("message %s reached the callback without its Msg-Id", msg.Data)
+			}
 			mu.Lock()
-			undelivered[string(data)] = err
+			undelivered[string(msg.Data)] = err
 			mu.Unlock()
 		}}
 	p, rec, stop := run(t, []string{srv.URL()}, cfg)
