@@ -100,6 +100,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	if err := c.tree.Add(pub.String(), pub, pc.Restart); err != nil {
+		_ = pub.Close() // releases the spool directory's lock
 		return nil, err
 	}
 	c.pub = pub
@@ -276,6 +277,13 @@ func (c *Client) Run(ctx context.Context) error {
 	}
 	return err
 }
+
+// Close releases what New took for a Client that is not running: the
+// publisher's spool directory, whose messages stay there for the next
+// Client, or, without a spool, are reported undelivered. Run releases them
+// by itself when it returns; Close is for a Client never run, or not run
+// again. It fails with publisher.ErrServing while the Client runs.
+func (c *Client) Close() error { return c.pub.Close() }
 
 // Conn returns the live connection, waiting until it is connected or ctx
 // ends. It is the escape hatch to everything nats.go does; the Client

@@ -2,11 +2,13 @@ package corral_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/publisher"
 )
 
 func TestPublishesBeforeAndDuringRun(t *testing.T) {
@@ -40,6 +42,40 @@ func TestPublishesBeforeAndDuringRun(t *testing.T) {
 		t.Fatalf("publisher status: %+v", st)
 	}
 	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSpoolIsReleasedByRunAndClose(t *testing.T) {
+	cfg := embedded(t)
+	cfg.Publisher.SpoolDir = t.TempDir()
+	first, err := corral.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := corral.New(cfg); !errors.Is(err, publisher.ErrSpoolLocked) {
+		t.Fatalf("second client on the same spool: %v, want ErrSpoolLocked", err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	second, err := corral.New(cfg)
+	if err != nil {
+		t.Fatalf("after Close: %v", err)
+	}
+	stop := running(t, second)
+	waitConn(t, second)
+	if err := second.Close(); !errors.Is(err, publisher.ErrServing) {
+		t.Fatalf("Close while running: %v, want ErrServing", err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	third, err := corral.New(cfg)
+	if err != nil {
+		t.Fatalf("after Run returned: %v", err)
+	}
+	if err := third.Close(); err != nil {
 		t.Fatal(err)
 	}
 }
