@@ -31,6 +31,12 @@ const (
 	// pull failed, so a missing consumer or stream is not hammered.
 	retryMin = 100 * time.Millisecond
 	retryMax = 5 * time.Second
+	// redeclareAfter is the wait before declaring a vanished stream or
+	// consumer again. nats-server removes a deleted stream from its
+	// account, tells the consumers, and only then removes its files: a
+	// stream declared again in between takes up the files being removed
+	// and stops storing.
+	redeclareAfter = time.Second
 )
 
 // Headers added to a dead-lettered message, beside its own.
@@ -316,8 +322,25 @@ func (r *jsRun) pull(ctx context.Context, nc *nats.Conn, js jetstream.JetStream,
 	var notBefore, fullSince time.Time
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	var redeclareAt time.Time
 	for {
 		now := time.Now()
+		if !redeclareAt.IsZero() && !now.Before(redeclareAt) {
+			redeclareAt = time.Time{}
+			created, err := r.ensure(ctx, js)
+			switch {
+			case err != nil && j.cfg.Bind:
+				return err
+			case err != nil:
+				j.consumeError(err)
+			case created:
+				j.events.Emit(ConsumerRecreated{EventTime: j.events.Now(), Handler: j.name,
+					Stream: j.cfg.Stream, Consumer: j.cfg.Consumer})
+			}
+			retry = nextRetry(retry)
+			notBefore = time.Now().Add(retry)
+			now = time.Now()
+		}
 		// Requests are out but nothing, not even a heartbeat, came for two
 		// heartbeats: the server lost them (restart, pause, leader change).
 		if r.credits.Load() > 0 && now.Sub(time.Unix(0, r.heard.Load())) > 2*pullHeartbeat {
@@ -388,20 +411,13 @@ func (r *jsRun) pull(ctx context.Context, nc *nats.Conn, js jetstream.JetStream,
 				return fmt.Errorf("pull from consumer %s of stream %s: %w", j.cfg.Consumer, j.cfg.Stream, err)
 			case errors.Is(err, jetstream.ErrConsumerDeleted), errors.Is(err, nats.ErrNoResponders):
 				// The consumer, its stream or JetStream is gone or moving:
-				// declare it again, or fail when bound to it.
+				// declare it again once a deletion has had time to finish,
+				// or fail when bound to it.
 				replace(err)
-				created, err := r.ensure(ctx, js)
-				switch {
-				case err != nil && j.cfg.Bind:
-					return err
-				case err != nil:
-					j.consumeError(err)
-				case created:
-					j.events.Emit(ConsumerRecreated{EventTime: j.events.Now(), Handler: j.name,
-						Stream: j.cfg.Stream, Consumer: j.cfg.Consumer})
+				if redeclareAt.IsZero() {
+					redeclareAt = time.Now().Add(redeclareAfter)
 				}
-				retry = nextRetry(retry)
-				notBefore = time.Now().Add(retry)
+				notBefore = redeclareAt
 			default:
 				j.consumeError(err)
 				retry = nextRetry(retry)
