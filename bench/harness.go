@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,10 +36,15 @@ type scenario struct {
 	warmup bool
 	// roundTimeout bounds one round; past it the round is a stall.
 	roundTimeout time.Duration
-	skip         string
-	raw          runFunc
-	corral       runFunc
-	watermill    runFunc
+	// diagnostic scenarios run only when named with -scenario.
+	diagnostic bool
+	// noSample turns the heap sampler off, for scenarios that measure
+	// the process at rest.
+	noSample  bool
+	skip      string
+	raw       runFunc
+	corral    runFunc
+	watermill runFunc
 }
 
 // runFunc runs one round of n messages and reports its sample.
@@ -141,7 +149,11 @@ func (e *env) runScenario(ctx context.Context, s scenario) (*result, error) {
 				return nil, ctx.Err()
 			}
 			ir := r.Impl[im.name]
-			smp, m, err := measure(ctx, e, im.run, n, timeout)
+			e.profileName = ""
+			if e.profileDir != "" && round == rounds-1 {
+				e.profileName = s.name + "-" + im.name
+			}
+			smp, m, err := measure(ctx, e, im.run, n, timeout, !s.noSample)
 			if err != nil {
 				if ctx.Err() == nil && isTimeout(err) {
 					// A round that never finished is the worst stall.
@@ -285,16 +297,28 @@ func (e *env) startClock() {
 	if e.meter != nil {
 		e.meter.reset()
 	}
+	if e.profile != nil {
+		// Profile the measured part only: start the file again.
+		pprof.StopCPUProfile()
+		_ = e.profile.Truncate(0)
+		_, _ = e.profile.Seek(0, 0)
+		_ = pprof.StartCPUProfile(e.profile)
+	}
 }
 
 func (e *env) stopClock() {
 	if e.meter != nil {
 		e.meter.stop()
 	}
+	if e.profile != nil {
+		pprof.StopCPUProfile()
+		_ = e.profile.Close()
+		e.profile = nil
+	}
 }
 
 // measure runs one round, sampling the live heap every 5ms.
-func measure(ctx context.Context, e *env, run runFunc, n int, timeout time.Duration) (sample, memResult, error) {
+func measure(ctx context.Context, e *env, run runFunc, n int, timeout time.Duration, sampling bool) (sample, memResult, error) {
 	runtime.GC()
 	m := &meter{}
 	m.reset()
@@ -302,7 +326,23 @@ func measure(ctx context.Context, e *env, run runFunc, n int, timeout time.Durat
 	defer func() { e.meter = nil }()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	if e.profileName != "" {
+		f, err := os.Create(filepath.Join(e.profileDir, e.profileName+".cpu.pprof"))
+		if err != nil {
+			return sample{}, memResult{}, err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			_ = f.Close()
+			return sample{}, memResult{}, err
+		}
+		e.profile = f
+		defer e.stopClock()
+	}
 	wg.Go(func() {
+		if !sampling {
+			<-stop
+			return
+		}
 		t := time.NewTicker(5 * time.Millisecond)
 		defer t.Stop()
 		for {

@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
@@ -24,15 +28,35 @@ const (
 )
 
 type footprint struct {
-	goroutines int
-	heap       uint64
+	client, server int // goroutines on each side of the process
+	heap           uint64
 }
 
+// snapshot counts goroutines, telling the in-process server's (a stack in
+// nats-server's package: its side of each connection, and of each
+// JetStream consumer) from the rest, and the live heap after a GC.
 func snapshot() footprint {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return footprint{goroutines: runtime.NumGoroutine(), heap: ms.HeapAlloc}
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	f := footprint{heap: ms.HeapAlloc}
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "nats-server/v2/") {
+			f.server++
+		} else {
+			f.client++
+		}
+	}
+	return f
 }
 
 func cpuTime() time.Duration {
@@ -61,6 +85,12 @@ func idleMeasure(ctx context.Context, e *env, start func() (stop func(), err err
 		return sample{}, ctx.Err()
 	}
 	after := snapshot()
+	if e.profileName != "" {
+		if f, err := os.Create(filepath.Join(e.profileDir, e.profileName+".goroutines.txt")); err == nil {
+			_ = pprof.Lookup("goroutine").WriteTo(f, 1)
+			_ = f.Close()
+		}
+	}
 	window := idleWindow(e)
 	cpu0, t0 := cpuTime(), time.Now()
 	select {
@@ -70,8 +100,8 @@ func idleMeasure(ctx context.Context, e *env, start func() (stop func(), err err
 	}
 	cpu := float64(cpuTime()-cpu0) / float64(time.Since(t0)) * 100
 	heapMB := (float64(after.heap) - float64(before.heap)) / (1 << 20)
-	return sample{value: float64(after.goroutines - before.goroutines),
-		extra: map[string]float64{"heap_mb": heapMB, "cpu_pct": cpu}}, nil
+	return sample{value: float64(after.client - before.client),
+		extra: map[string]float64{"heap_mb": heapMB, "cpu_pct": cpu, "server_goroutines": float64(after.server - before.server)}}, nil
 }
 
 func rawIdle(ctx context.Context, e *env, _ int) (sample, error) {

@@ -342,6 +342,24 @@ func rawPublishSync(ctx context.Context, e *env, n int) (sample, error) {
 	})
 }
 
+// rawPublishSyncMsgID is the diagnostic baseline: js.Publish with a
+// Nats-Msg-Id per message, as Corral always sends one.
+func rawPublishSyncMsgID(ctx context.Context, e *env, n int) (sample, error) {
+	nc, err := connect(e)
+	if err != nil {
+		return sample{}, err
+	}
+	defer nc.Close()
+	js, err := freshStream(ctx, nc, pubStream, pubSubject)
+	if err != nil {
+		return sample{}, err
+	}
+	return syncLoop(ctx, e, n, func() error {
+		_, err := js.Publish(ctx, pubSubject, payload, jetstream.WithMsgID(nuid.Next()))
+		return err
+	})
+}
+
 func corralPublishSync(ctx context.Context, e *env, n int) (sample, error) {
 	c, err := startCorral(ctx, e, corralPublishConfig(), nil)
 	if err != nil {

@@ -32,6 +32,7 @@ func run() int {
 	list := flag.Bool("list", false, "list the scenarios and exit")
 	jsonOut := flag.String("json", "", "write the raw results (every round) to this file")
 	rounds := flag.Int("rounds", 0, "rounds per implementation (default 3 with -quick, 9 without)")
+	profile := flag.String("profile", "", "write a CPU profile of each implementation's last round, and the idle goroutines, to this directory")
 	flag.Parse()
 
 	all := scenarios()
@@ -70,7 +71,13 @@ func run() int {
 	fmt.Printf("bench: start mode=%s go=%s gomaxprocs=%d cpus=%d server=%s\n",
 		mode, runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU(), srv.URL())
 	started := time.Now()
-	env := &env{srv: srv, quick: *quick, rounds: *rounds, out: os.Stdout}
+	env := &env{srv: srv, quick: *quick, rounds: *rounds, out: os.Stdout, profileDir: *profile}
+	if *profile != "" {
+		if err := os.MkdirAll(*profile, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+	}
 	var results []*result
 	failed := 0
 	for _, s := range selected {
@@ -111,7 +118,13 @@ func run() int {
 
 func selectScenarios(all []scenario, only string) ([]scenario, error) {
 	if only == "" {
-		return all, nil
+		var out []scenario
+		for _, s := range all {
+			if !s.diagnostic {
+				out = append(out, s)
+			}
+		}
+		return out, nil
 	}
 	var out []scenario
 	for _, name := range strings.Split(only, ",") {
@@ -154,4 +167,9 @@ type env struct {
 	rounds int
 	out    io.Writer
 	meter  *meter // the round's, while one runs
+	// profileDir, when set, receives CPU profiles and goroutine dumps.
+	profileDir string
+	// profileName names the round's profiles, when it is to be profiled.
+	profileName string
+	profile     *os.File // the CPU profile being written
 }

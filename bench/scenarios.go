@@ -50,6 +50,11 @@ func scenarios() []scenario {
 			raw: rawPublishSync, corral: corralPublishSync, watermill: watermillPublishSync,
 		},
 		{
+			name: "diag-publish-sync-msgid", about: "diagnostic, not run by default: sync publish [js.Publish with a Msg-Id, as Corral sends]",
+			unit: "msgs/s", latency: true, quickN: 3_000, fullN: 20_000, warmup: true, diagnostic: true,
+			raw: rawPublishSyncMsgID, corral: corralPublishSync,
+		},
+		{
 			name: "kv-put-get", about: "KV put then get, one caller [jetstream KeyValue]",
 			unit: "ops/s", latency: true, quickN: 2_000, fullN: 15_000, warmup: true,
 			raw: rawKV, corral: corralKV,
@@ -62,7 +67,7 @@ func scenarios() []scenario {
 		},
 		{
 			name: "idle", about: "idle footprint over the process without the client [bare nats.Connect]",
-			unit: "goroutines", lower: true, quickRounds: 1, fullRounds: 3,
+			unit: "goroutines", lower: true, quickRounds: 1, fullRounds: 3, noSample: true,
 			raw: rawIdle, corral: corralIdle,
 		},
 		{
