@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -95,9 +94,7 @@ func waitCount(ctx context.Context, count func() int64, n int) error {
 	return nil
 }
 
-func atomicCount(c *atomic.Int64) func() int64 { return c.Load }
-
-// stream (re)creates a file stream named name on subject and returns a
+// freshStream (re)creates a file stream named name on subject and returns a
 // JetStream context for it.
 func freshStream(ctx context.Context, nc *nats.Conn, name string, subjects ...string) (jetstream.JetStream, error) {
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4000))

@@ -103,7 +103,7 @@ func (e *env) runScenario(ctx context.Context, s scenario) (*result, error) {
 		rounds = s.fullRounds
 	}
 	if e.quick {
-		n, rounds = s.quickN, 3
+		n, rounds = s.quickN, 5
 		if s.quickRounds > 0 {
 			rounds = s.quickRounds
 		}

@@ -73,6 +73,12 @@ func idleWindow(e *env) time.Duration { return 10 * time.Second }
 // idleMeasure takes the footprint before start, then after the client
 // settled, and the CPU over the idle window.
 func idleMeasure(ctx context.Context, e *env, start func() (stop func(), err error)) (sample, error) {
+	// What the scenario before left behind settles first.
+	select {
+	case <-time.After(settle):
+	case <-ctx.Done():
+		return sample{}, ctx.Err()
+	}
 	before := snapshot()
 	stop, err := start()
 	if err != nil {

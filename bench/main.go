@@ -31,7 +31,7 @@ func run() int {
 	only := flag.String("scenario", "", "comma-separated scenario names to run (default all); -list shows them")
 	list := flag.Bool("list", false, "list the scenarios and exit")
 	jsonOut := flag.String("json", "", "write the raw results (every round) to this file")
-	rounds := flag.Int("rounds", 0, "rounds per implementation (default 3 with -quick, 9 without)")
+	rounds := flag.Int("rounds", 0, "rounds per implementation (default 5 with -quick, 9 without; some scenarios run fewer)")
 	profile := flag.String("profile", "", "write a CPU profile of each implementation's last round, and the idle goroutines, to this directory")
 	flag.Parse()
 

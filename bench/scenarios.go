@@ -61,7 +61,7 @@ func scenarios() []scenario {
 		},
 		{
 			name: "publish-outage", about: "publish through a 1s server restart [async publish loop + retry + Msg-Id]",
-			unit: "ms_to_all_acked", lower: true, quickN: 60_000, fullN: 150_000, quickRounds: 2, fullRounds: 5,
+			unit: "ms_to_all_acked", lower: true, quickN: 60_000, fullN: 150_000, quickRounds: 3, fullRounds: 7,
 			roundTimeout: 90 * time.Second,
 			raw:          rawOutage, corral: corralOutage,
 		},
