@@ -67,6 +67,7 @@ type implResult struct {
 	Values      []float64            `json:"values"`
 	Median      float64              `json:"median"`
 	AllocsPer   []float64            `json:"allocs_per_msg,omitempty"`
+	CPUPer      []float64            `json:"cpu_us_per_msg,omitempty"`
 	PeakHeapMB  []float64            `json:"peak_heap_mb"`
 	P50us       []float64            `json:"p50_us,omitempty"`
 	P99us       []float64            `json:"p99_us,omitempty"`
@@ -167,6 +168,7 @@ func (e *env) runScenario(ctx context.Context, s scenario) (*result, error) {
 			ir.PeakHeapMB = append(ir.PeakHeapMB, m.peakHeap/(1<<20))
 			if smp.msgs > 0 {
 				ir.AllocsPer = append(ir.AllocsPer, m.allocs/float64(smp.msgs))
+				ir.CPUPer = append(ir.CPUPer, float64(m.cpu)/float64(time.Microsecond)/float64(smp.msgs))
 			}
 			if len(smp.lat) > 0 {
 				p50, p99 := percentiles(smp.lat)
@@ -240,6 +242,7 @@ func pairRatios(corral, other []float64, lower bool) []float64 {
 type memResult struct {
 	allocs   float64 // heap objects allocated during the round
 	peakHeap float64 // bytes of live heap objects, sampled every 5ms
+	cpu      time.Duration
 }
 
 var (
@@ -258,6 +261,8 @@ type meter struct {
 	end      uint64 // the counter at stopClock; 0 until then
 	peak     uint64
 	stopped  bool
+	cpu0     time.Duration // process CPU time at the start
+	cpu      time.Duration // process CPU time of the measured part
 }
 
 func readMetric(name string) uint64 {
@@ -271,6 +276,7 @@ func (m *meter) reset() {
 	defer m.mu.Unlock()
 	m.baseline = readMetric(allocsMetric)
 	m.peak = 0
+	m.cpu0 = cpuTime()
 }
 
 func (m *meter) sample() {
@@ -287,6 +293,7 @@ func (m *meter) stop() {
 	defer m.mu.Unlock()
 	if !m.stopped {
 		m.end, m.stopped = readMetric(allocsMetric), true
+		m.cpu = cpuTime() - m.cpu0
 	}
 }
 
@@ -362,7 +369,7 @@ func measure(ctx context.Context, e *env, run runFunc, n int, timeout time.Durat
 	wg.Wait()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return smp, memResult{allocs: float64(m.end - m.baseline), peakHeap: float64(m.peak)}, err
+	return smp, memResult{allocs: float64(m.end - m.baseline), peakHeap: float64(m.peak), cpu: m.cpu}, err
 }
 
 func percentiles(lat []time.Duration) (p50, p99 float64) {
@@ -440,6 +447,14 @@ func (r *result) line() string {
 	}
 	if hasWM && len(wm.AllocsPer) > 0 {
 		fmt.Fprintf(&b, " allocs_watermill=%s", num(median(wm.AllocsPer)))
+	}
+	// CPU time of the whole process (server included) per message: less
+	// sensitive than the rates to other load on the machine.
+	if len(cor.CPUPer) > 0 && len(raw.CPUPer) > 0 {
+		fmt.Fprintf(&b, " cpu_us_per_msg=%s cpu_us_per_msg_raw=%s", num(median(cor.CPUPer)), num(median(raw.CPUPer)))
+		if hasWM && len(wm.CPUPer) > 0 {
+			fmt.Fprintf(&b, " cpu_us_per_msg_watermill=%s", num(median(wm.CPUPer)))
+		}
 	}
 	fmt.Fprintf(&b, " peak_heap_mb=%s peak_heap_mb_raw=%s", num(median(cor.PeakHeapMB)), num(median(raw.PeakHeapMB)))
 	if hasWM {
