@@ -456,9 +456,11 @@ func (r *result) line() string {
 			fmt.Fprintf(&b, " cpu_us_per_msg_watermill=%s", num(median(wm.CPUPer)))
 		}
 	}
-	fmt.Fprintf(&b, " peak_heap_mb=%s peak_heap_mb_raw=%s", num(median(cor.PeakHeapMB)), num(median(raw.PeakHeapMB)))
-	if hasWM {
-		fmt.Fprintf(&b, " peak_heap_mb_watermill=%s", num(median(wm.PeakHeapMB)))
+	if median(cor.PeakHeapMB) > 0 { // not sampled in scenarios measuring the process at rest
+		fmt.Fprintf(&b, " peak_heap_mb=%s peak_heap_mb_raw=%s", num(median(cor.PeakHeapMB)), num(median(raw.PeakHeapMB)))
+		if hasWM {
+			fmt.Fprintf(&b, " peak_heap_mb_watermill=%s", num(median(wm.PeakHeapMB)))
+		}
 	}
 	for _, name := range []string{implRaw, implCorral, implWatermill} {
 		ir, ok := r.Impl[name]
