@@ -127,7 +127,11 @@ func corralConsume(w jsWork) runFunc {
 // per message), and w.workers subscriptions on the shared durable
 // consumer, each handled by its own goroutine (a subscription hands over
 // one message at a time, waiting for its ack).
-func watermillConsume(w jsWork) runFunc {
+func watermillConsume(w jsWork) runFunc { return watermillSubscriber(w, true) }
+
+// watermillSubscriber runs w.workers subscriptions; ackAsync false is
+// Watermill's default (a DoubleAck per message), for the diagnostic.
+func watermillSubscriber(w jsWork, ackAsync bool) runFunc {
 	return func(ctx context.Context, e *env, n int) (sample, error) {
 		if err := fillStream(ctx, e, consumeStream, consumeStream, n); err != nil {
 			return sample{}, err
@@ -141,7 +145,7 @@ func watermillConsume(w jsWork) runFunc {
 		sub, err := wmjs.NewSubscriber(wmjs.SubscriberConfig{
 			Conn:     nc,
 			Logger:   watermill.NopLogger{},
-			AckAsync: true,
+			AckAsync: ackAsync,
 			ResourceInitializer: wmjs.ExistingConsumer(func(string, string) jetstream.ConsumerConfig {
 				return jetstream.ConsumerConfig{Name: "bench"}
 			}, ""),

@@ -40,6 +40,11 @@ func scenarios() []scenario {
 			raw: rawConsume(js1ms), corral: corralConsume(js1ms), watermill: watermillConsume(js1ms),
 		},
 		{
+			name: "diag-watermill-defaults", about: "diagnostic, not run by default: consume + ack, no-op, Watermill as it comes (DoubleAck, one subscription; logging off)",
+			unit: "msgs/s", quickN: 10_000, fullN: 30_000, warmup: true, diagnostic: true,
+			raw: rawConsume(jsNoop), corral: corralConsume(jsNoop), watermill: watermillSubscriber(jsWork{workers: 1, do: noop}, false),
+		},
+		{
 			name: "js-publish-buffered", about: "buffered publish, all acked [PublishAsync + Msg-Id, 4000 window; Watermill, 64 publishers]",
 			unit: "msgs/s", quickN: 50_000, fullN: 300_000, warmup: true,
 			raw: rawPublishAsync, corral: corralPublish, watermill: watermillPublish,
