@@ -16,7 +16,7 @@ func scenarios() []scenario {
 	return []scenario{
 		{
 			name: "core-noop", about: "core pub -> no-op handler [nc.Subscribe callback]",
-			unit: "msgs/s", quickN: 200_000, fullN: 1_000_000, warmup: true,
+			unit: "msgs/s", quickN: 500_000, fullN: 1_000_000, warmup: true,
 			raw: rawCallback(noop1), corral: corralCore(noop1),
 		},
 		{
