@@ -285,13 +285,13 @@ func corralOutage(ctx context.Context, e *env, n int) (sample, error) {
 	case <-ctx.Done():
 		return sample{}, fmt.Errorf("%d of %d acked: %w", o.count.Load(), n, ctx.Err())
 	}
+	// The stream is read on the connection the Client has now.
+	if nc, err = c.Conn(ctx); err != nil {
+		return sample{}, err
+	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return sample{}, err
-	}
-	nc2, err := c.Conn(ctx)
-	if err == nil && nc2 != nc {
-		js, _ = jetstream.New(nc2)
 	}
 	return o.result(ctx, js)
 }
