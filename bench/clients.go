@@ -30,8 +30,8 @@ type corralClient struct {
 }
 
 // startCorral builds a Client from cfg pointed at the bench server, lets
-// declare bind handlers, runs it and waits until it is connected (and its
-// handlers are ready, when it has any).
+// declare bind handlers, runs it and waits until it is connected; waitReady
+// then waits for its handlers.
 func startCorral(ctx context.Context, e *env, cfg corral.Config, declare func(*corral.Client) error) (*corralClient, error) {
 	cfg.Connection.Servers = []string{e.srv.URL()}
 	if cfg.Name == "" {

@@ -25,6 +25,7 @@ import (
 const (
 	idleStream = "BENCHIDLE"
 	settle     = time.Second
+	idleWindow = 10 * time.Second // how long each round idles, quick or not
 )
 
 type footprint struct {
@@ -67,9 +68,6 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// idleWindow is how long each round idles: 10s.
-func idleWindow(e *env) time.Duration { return 10 * time.Second }
-
 // idleMeasure takes the footprint before start, then after the client
 // settled, and the CPU over the idle window.
 func idleMeasure(ctx context.Context, e *env, start func() (stop func(), err error)) (sample, error) {
@@ -97,10 +95,9 @@ func idleMeasure(ctx context.Context, e *env, start func() (stop func(), err err
 			_ = f.Close()
 		}
 	}
-	window := idleWindow(e)
 	cpu0, t0 := cpuTime(), time.Now()
 	select {
-	case <-time.After(window):
+	case <-time.After(idleWindow):
 	case <-ctx.Done():
 		return sample{}, ctx.Err()
 	}
