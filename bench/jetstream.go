@@ -33,6 +33,9 @@ type jsWork struct {
 	// is how it parallelises), Watermill's subscriptions.
 	workers int
 	do      func()
+	// queue is Corral's queue_size; 0 leaves its default (= workers for a
+	// JetStream handler).
+	queue int
 }
 
 // firstLast records when the first message was handled and counts them.
@@ -103,7 +106,7 @@ func corralConsume(w jsWork) runFunc {
 				w.do()
 				fl.hit()
 				return nil
-			}), consumer.Config{Workers: w.workers, QueueSize: 512,
+			}), consumer.Config{Workers: w.workers, QueueSize: w.queue,
 				JetStream: consumer.JetStream{Stream: consumeStream, Consumer: "bench", Bind: true}})
 		})
 		if err != nil {

@@ -11,8 +11,9 @@ func scenarios() []scenario {
 	// once: Corral's workers, raw Consume calls, Watermill subscriptions.
 	// Four for the no-op handler (the per-package benchmark's setting;
 	// four Consume calls outrun one on this machine), 16 for 1ms.
-	jsNoop := jsWork{workers: 4, do: noop}
-	js1ms := jsWork{workers: 16, do: sleep1ms}
+	// Corral's queue holds 512 (the per-package benchmark's setting).
+	jsNoop := jsWork{workers: 4, do: noop, queue: 512}
+	js1ms := jsWork{workers: 16, do: sleep1ms, queue: 512}
 	return []scenario{
 		{
 			name: "core-noop", about: "core pub -> no-op handler [nc.Subscribe callback]",
@@ -43,6 +44,11 @@ func scenarios() []scenario {
 			name: "diag-watermill-defaults", about: "diagnostic, not run by default: consume + ack, no-op, Watermill as it comes (DoubleAck, one subscription; logging off)",
 			unit: "msgs/s", quickN: 10_000, fullN: 30_000, warmup: true, diagnostic: true,
 			raw: rawConsume(jsNoop), corral: corralConsume(jsNoop), watermill: watermillSubscriber(jsWork{workers: 1, do: noop}, false),
+		},
+		{
+			name: "diag-consume-default-queue", about: "diagnostic, not run by default: consume + ack, no-op, 4 at once, Corral's default queue_size (= workers)",
+			unit: "msgs/s", quickN: 30_000, fullN: 200_000, warmup: true, diagnostic: true,
+			raw: rawConsume(jsNoop), corral: corralConsume(jsWork{workers: 4, do: noop}),
 		},
 		{
 			name: "js-publish-buffered", about: "buffered publish, all acked [PublishAsync + Msg-Id, 4000 window; Watermill, 64 publishers]",
