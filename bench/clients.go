@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/consumer"
+)
+
+var payload = make([]byte, 128)
+
+// connect is a raw nats.go connection to the bench server, quiet about
+// slow consumers (the scenarios count what they receive).
+func connect(e *env, opts ...nats.Option) (*nats.Conn, error) {
+	opts = append([]nats.Option{nats.Name("bench-raw"), nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {})}, opts...)
+	return nats.Connect(e.srv.URL(), opts...)
+}
+
+// corralClient is a Corral Client on the bench server, running until
+// stop.
+type corralClient struct {
+	*corral.Client
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startCorral builds a Client from cfg pointed at the bench server, lets
+// declare bind handlers, runs it and waits until it is connected; waitReady
+// then waits for its handlers.
+func startCorral(ctx context.Context, e *env, cfg corral.Config, declare func(*corral.Client) error) (*corralClient, error) {
+	cfg.Connection.Servers = []string{e.srv.URL()}
+	if cfg.Name == "" {
+		cfg.Name = "bench-corral"
+	}
+	c, err := corral.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if declare != nil {
+		if err := declare(c); err != nil {
+			return nil, err
+		}
+	}
+	rctx, cancel := context.WithCancel(context.Background())
+	cc := &corralClient{Client: c, cancel: cancel, done: make(chan error, 1)}
+	go func() { cc.done <- c.Run(rctx) }()
+	if _, err := c.Conn(ctx); err != nil {
+		cc.stop()
+		return nil, err
+	}
+	return cc, nil
+}
+
+// waitReady waits until every handler of the Client is ready.
+func (c *corralClient) waitReady(ctx context.Context) error {
+	for {
+		ready := true
+		for _, h := range c.Status().Handlers {
+			ready = ready && h.Ready
+		}
+		if ready {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("handlers not ready: %w", ctx.Err())
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+func (c *corralClient) stop() error {
+	c.cancel()
+	return <-c.done
+}
+
+// handlerStatus is the first handler's status.
+func (c *corralClient) handlerStatus() consumer.Status { return c.Status().Handlers[0] }
+
+// waitCount polls until count reaches n or ctx ends.
+func waitCount(ctx context.Context, count func() int64, n int) error {
+	for count() < int64(n) {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d of %d: %w", count(), n, ctx.Err())
+		case <-time.After(50 * time.Microsecond):
+		}
+	}
+	return nil
+}
+
+// freshStream (re)creates a file stream named name on subject and returns a
+// JetStream context for it.
+func freshStream(ctx context.Context, nc *nats.Conn, name string, subjects ...string) (jetstream.JetStream, error) {
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4000))
+	if err != nil {
+		return nil, err
+	}
+	_ = js.DeleteStream(ctx, name)
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: subjects, Storage: jetstream.FileStorage}); err != nil {
+		return nil, fmt.Errorf("create stream %s: %w", name, err)
+	}
+	return js, nil
+}
+
+// fillStream creates stream name holding n messages of payload on subject,
+// and a durable pull consumer "bench" on it that every implementation
+// shares the configuration of.
+func fillStream(ctx context.Context, e *env, name, subject string, n int) error {
+	nc, err := connect(e)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := freshStream(ctx, nc, name, subject)
+	if err != nil {
+		return err
+	}
+	for range n {
+		if _, err := js.PublishAsync(subject, payload); err != nil {
+			return err
+		}
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-ctx.Done():
+		return fmt.Errorf("fill stream: %w", ctx.Err())
+	}
+	_, err = js.CreateOrUpdateConsumer(ctx, name, jetstream.ConsumerConfig{
+		Durable: "bench", AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 10000,
+	})
+	return err
+}

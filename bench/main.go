@@ -1,0 +1,175 @@
+// Command bench runs Corral side by side with raw nats.go and Watermill on
+// one in-process nats-server, scenario by scenario, the implementations
+// alternating round by round, and prints one line per scenario with the
+// medians and the median of the pairwise ratios:
+//
+//	cd bench && go run . -quick           # every scenario, about two minutes
+//	cd bench && go run .                  # more rounds and messages, stable figures
+//	cd bench && go run . -scenario core-noop,js-publish-sync -json out.json
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"time"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	quick := flag.Bool("quick", false, "fewer rounds and messages: every scenario in about two minutes")
+	only := flag.String("scenario", "", "comma-separated scenario names to run (default all); -list shows them")
+	list := flag.Bool("list", false, "list the scenarios and exit")
+	jsonOut := flag.String("json", "", "write the raw results (every round) to this file")
+	rounds := flag.Int("rounds", 0, "rounds per implementation (default 5 with -quick, 9 without; some scenarios run fewer)")
+	profile := flag.String("profile", "", "write a CPU profile of each implementation's last round, and the idle goroutines, to this directory")
+	flag.Parse()
+
+	all := scenarios()
+	if *list {
+		for _, s := range all {
+			fmt.Printf("%-22s %s\n", s.name, s.about)
+		}
+		return 0
+	}
+	selected, err := selectScenarios(all, *only)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 2
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	dir, err := os.MkdirTemp("", "corral-bench-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	srv, err := startServer(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	defer srv.Shutdown()
+
+	mode := "full"
+	if *quick {
+		mode = "quick"
+	}
+	fmt.Printf("bench: start mode=%s go=%s gomaxprocs=%d cpus=%d server=%s\n",
+		mode, runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU(), srv.URL())
+	started := time.Now()
+	env := &env{srv: srv, quick: *quick, rounds: *rounds, out: os.Stdout, profileDir: *profile}
+	if *profile != "" {
+		if err := os.MkdirAll(*profile, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+	}
+	var results []*result
+	failed := 0
+	for _, s := range selected {
+		if ctx.Err() != nil {
+			break
+		}
+		if s.skip != "" {
+			fmt.Printf("bench: scenario=%s skipped reason=%q\n", s.name, s.skip)
+			continue
+		}
+		r, err := env.runScenario(ctx, s)
+		if err != nil {
+			failed++
+			fmt.Printf("bench: scenario=%s error=%q\n", s.name, err.Error())
+			continue
+		}
+		results = append(results, r)
+		fmt.Println(r.line())
+	}
+	minRatio := 0.0
+	for i, r := range results {
+		if i == 0 || r.Ratio < minRatio {
+			minRatio = r.Ratio
+		}
+	}
+	fmt.Printf("bench: done scenarios=%d min_ratio=%s wall=%s\n", len(results), num(minRatio), time.Since(started).Round(time.Second))
+	if *jsonOut != "" {
+		if err := writeJSON(*jsonOut, mode, time.Since(started), results); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+	}
+	if failed > 0 || ctx.Err() != nil {
+		return 1
+	}
+	return 0
+}
+
+func selectScenarios(all []scenario, only string) ([]scenario, error) {
+	if only == "" {
+		var out []scenario
+		for _, s := range all {
+			if !s.diagnostic {
+				out = append(out, s)
+			}
+		}
+		return out, nil
+	}
+	var out []scenario
+	for _, name := range strings.Split(only, ",") {
+		name = strings.TrimSpace(name)
+		found := false
+		for _, s := range all {
+			if s.name == name {
+				out = append(out, s)
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("unknown scenario %q (-list shows them)", name)
+		}
+	}
+	return out, nil
+}
+
+func writeJSON(path, mode string, wall time.Duration, results []*result) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(f)
+	enc.SetIndent("", "  ")
+	err = enc.Encode(struct {
+		Mode       string    `json:"mode"`
+		Go         string    `json:"go"`
+		GOMAXPROCS int       `json:"gomaxprocs"`
+		WallSecs   float64   `json:"wall_seconds"`
+		Results    []*result `json:"results"`
+	}{mode, runtime.Version(), runtime.GOMAXPROCS(0), wall.Seconds(), results})
+	return errors.Join(err, f.Close())
+}
+
+// env is what every round gets: the server and the run's mode.
+type env struct {
+	srv    *natsServer
+	quick  bool
+	rounds int
+	out    io.Writer
+	meter  *meter // the round's, while one runs
+	// profileDir, when set, receives CPU profiles and goroutine dumps.
+	profileDir string
+	// profileName names the round's profiles, when it is to be profiled.
+	profileName string
+	profile     *os.File // the CPU profile being written
+}

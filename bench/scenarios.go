@@ -1,0 +1,89 @@
+package main
+
+import "time"
+
+// scenarios lists every comparison, in the issue's order; 128-byte
+// payloads throughout.
+func scenarios() []scenario {
+	noop1 := coreWork{workers: 1, do: noop}
+	pool64 := coreWork{workers: 64, do: sleep1ms}
+	// Every JetStream consumer runs the same number of handler calls at
+	// once: Corral's workers, raw Consume calls, Watermill subscriptions.
+	// Four for the no-op handler (the per-package benchmark's setting;
+	// four Consume calls outrun one on this machine), 16 for 1ms.
+	// Corral's queue holds 512 (the per-package benchmark's setting).
+	jsNoop := jsWork{workers: 4, do: noop, queue: 512}
+	js1ms := jsWork{workers: 16, do: sleep1ms, queue: 512}
+	return []scenario{
+		{
+			name: "core-noop", about: "core pub -> no-op handler [nc.Subscribe callback]",
+			unit: "msgs/s", quickN: 500_000, fullN: 1_000_000, warmup: true,
+			raw: rawCallback(noop1), corral: corralCore(noop1),
+		},
+		{
+			name: "core-1ms-64w", about: "core pub -> 1ms handler, 64 workers [hand-written pool on ChanSubscribe]",
+			unit: "msgs/s", quickN: 20_000, fullN: 100_000, warmup: true,
+			raw: rawPool(pool64), corral: corralCore(pool64),
+		},
+		{
+			name: "request-reply", about: "request/reply, one caller [micro service endpoint]",
+			unit: "req/s", latency: true, quickN: 5_000, fullN: 30_000, warmup: true,
+			raw: rawMicro, corral: corralRequest,
+		},
+		{
+			name: "js-consume-noop", about: "JetStream consume + ack, no-op, 4 at once [4 Consume calls + m.Ack(); Watermill, 4 subscriptions]",
+			unit: "msgs/s", quickN: 30_000, fullN: 200_000, warmup: true,
+			raw: rawConsume(jsNoop), corral: corralConsume(jsNoop), watermill: watermillConsume(jsNoop),
+		},
+		{
+			name: "js-consume-1ms", about: "JetStream consume + ack, 1ms handler, 16 at once [16 Consume calls; Watermill, 16 subscriptions]",
+			unit: "msgs/s", quickN: 5_000, fullN: 30_000, warmup: true,
+			raw: rawConsume(js1ms), corral: corralConsume(js1ms), watermill: watermillConsume(js1ms),
+		},
+		{
+			name: "diag-watermill-defaults", about: "diagnostic, not run by default: consume + ack, no-op, Watermill as it comes (DoubleAck, one subscription; logging off)",
+			unit: "msgs/s", quickN: 10_000, fullN: 30_000, warmup: true, diagnostic: true,
+			raw: rawConsume(jsNoop), corral: corralConsume(jsNoop), watermill: watermillSubscriber(jsWork{workers: 1, do: noop}, false),
+		},
+		{
+			name: "diag-consume-default-queue", about: "diagnostic, not run by default: consume + ack, no-op, 4 at once, Corral's default queue_size (= workers)",
+			unit: "msgs/s", quickN: 30_000, fullN: 200_000, warmup: true, diagnostic: true,
+			raw: rawConsume(jsNoop), corral: corralConsume(jsWork{workers: 4, do: noop}),
+		},
+		{
+			name: "js-publish-buffered", about: "buffered publish, all acked [PublishAsync + Msg-Id, 4000 window; Watermill, 64 publishers]",
+			unit: "msgs/s", quickN: 50_000, fullN: 300_000, warmup: true,
+			raw: rawPublishAsync, corral: corralPublish, watermill: watermillPublish,
+		},
+		{
+			name: "js-publish-sync", about: "sync publish, one caller [js.Publish; Watermill publisher]",
+			unit: "msgs/s", latency: true, quickN: 3_000, fullN: 20_000, warmup: true,
+			raw: rawPublishSync, corral: corralPublishSync, watermill: watermillPublishSync,
+		},
+		{
+			name: "diag-publish-sync-msgid", about: "diagnostic, not run by default: sync publish [js.Publish with a Msg-Id, as Corral sends]",
+			unit: "msgs/s", latency: true, quickN: 3_000, fullN: 20_000, warmup: true, diagnostic: true,
+			raw: rawPublishSyncMsgID, corral: corralPublishSync,
+		},
+		{
+			name: "kv-put-get", about: "KV put then get, one caller [jetstream KeyValue]",
+			unit: "ops/s", latency: true, quickN: 2_000, fullN: 15_000, warmup: true,
+			raw: rawKV, corral: corralKV,
+		},
+		{
+			name: "publish-outage", about: "publish through a 1s server restart [async publish loop + retry + Msg-Id]",
+			unit: "ms_to_all_acked", lower: true, quickN: 60_000, fullN: 150_000, quickRounds: 3, fullRounds: 7,
+			roundTimeout: 90 * time.Second,
+			raw:          rawOutage, corral: corralOutage,
+		},
+		{
+			name: "idle", about: "idle footprint over the process without the client [bare nats.Connect]",
+			unit: "goroutines", lower: true, quickRounds: 1, fullRounds: 3, noSample: true,
+			raw: rawIdle, corral: corralIdle,
+		},
+		{
+			name: "long-tasks", about: "keep-alive messages per minute for 10,000 held tasks [per-task in-progress acks]",
+			skip: "the long-running tasks issue has not landed",
+		},
+	}
+}
