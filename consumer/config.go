@@ -42,7 +42,11 @@ type Config struct {
 	// Workers is how many messages are handled at once. With 1, messages
 	// are handled in the order they arrive. Default 1.
 	Workers int `yaml:"workers"`
-	// QueueSize bounds the messages waiting for a worker. Default 256.
+	// QueueSize bounds the messages waiting for a worker. Default 256;
+	// for a JetStream handler, max(Workers, 64): what is queued is pulled
+	// and held by this instance (kept alive with in-progress acks), so a
+	// smaller queue spreads work across instances, a larger one keeps
+	// fast handlers busy between pulls.
 	QueueSize int `yaml:"queue_size"`
 	// Overflow is block, drop_newest, drop_oldest or (request handlers)
 	// reject. Default block.
@@ -120,6 +124,11 @@ func (c Config) IsJetStream() bool { return c.Stream != "" }
 
 const (
 	defaultQueueSize = 256
+	// defaultJetStreamQueue is a JetStream handler's smallest default
+	// queue: with the queue only as long as the workers, a no-op handler
+	// ran at a third of raw Consume, waiting on a pull round trip every
+	// few messages.
+	defaultJetStreamQueue = 64
 	defaultPending   = 512 * 1024
 	defaultPendingB  = 64 << 20
 )
@@ -205,9 +214,9 @@ func (c Config) withDefaults() Config {
 	if c.QueueSize == 0 {
 		c.QueueSize = defaultQueueSize
 		if c.IsJetStream() {
-			// A message pulled and queued is already on its ack-wait
-			// clock: hold no more than the workers can start soon.
-			c.QueueSize = c.Workers
+			// Held messages are kept alive, but another instance cannot
+			// have them: hold enough to cover a pull round trip, no more.
+			c.QueueSize = max(c.Workers, defaultJetStreamQueue)
 		}
 	}
 	if c.IsJetStream() {
