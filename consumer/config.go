@@ -129,8 +129,8 @@ const (
 	// ran at a third of raw Consume, waiting on a pull round trip every
 	// few messages.
 	defaultJetStreamQueue = 64
-	defaultPending   = 512 * 1024
-	defaultPendingB  = 64 << 20
+	defaultPending        = 512 * 1024
+	defaultPendingB       = 64 << 20
 )
 
 // Override returns c with every non-zero field of o in its place, so that
