@@ -67,10 +67,10 @@ func rawKV(ctx context.Context, e *env, n int) (sample, error) {
 		func(k string) error { _, err := b.Get(ctx, k); return err })
 }
 
-// corralKV uses the kv package's typed bucket (raw bytes) on the Client's
-// connection supervisor, as an application does.
+// corralKV uses the Client's bucket (raw bytes), declared in its Config,
+// as an application does.
 func corralKV(ctx context.Context, e *env, n int) (sample, error) {
-	c, err := startCorral(ctx, e, corral.Config{}, nil)
+	c, err := startCorral(ctx, e, corral.Config{KV: map[string]kv.Config{"BENCHCORRAL": {}}}, nil)
 	if err != nil {
 		return sample{}, err
 	}
@@ -82,7 +82,7 @@ func corralKV(ctx context.Context, e *env, n int) (sample, error) {
 	if js, err := jetstream.New(nc); err == nil {
 		_ = js.DeleteKeyValue(ctx, "BENCHCORRAL")
 	}
-	b, err := kv.Open("BENCHCORRAL", kv.Config{}, c.Connection(), kv.Raw{})
+	b, err := c.KV("BENCHCORRAL")
 	if err != nil {
 		return sample{}, err
 	}
