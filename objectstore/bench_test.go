@@ -14,7 +14,7 @@ import (
 	"github.com/corral-go/corral/objectstore"
 )
 
-// Raw nats.go against Corral's store, same server, same store:
+// Raw nats.go against Corral's store, same server:
 //
 //	go test -run '^$' -bench . -count 5 ./objectstore
 func BenchmarkObjects(b *testing.B) {
@@ -29,11 +29,13 @@ func BenchmarkObjects(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	raw, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "bench"})
+	// A store each: puts into one store slow down as it accumulates, so
+	// sharing one would favour whichever runs first.
+	raw, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "bench-raw"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	ours, err := objectstore.Open("bench", objectstore.Config{}, connection.NewFixed(nc))
+	ours, err := objectstore.Open("bench-corral", objectstore.Config{}, connection.NewFixed(nc))
 	if err != nil {
 		b.Fatal(err)
 	}
