@@ -142,42 +142,45 @@ func (s *Lease) Release(ctx context.Context) error {
 	return nil
 }
 
-// renew keeps the lease until Release, or until it is lost.
+// renew keeps the lease until Release, or until it is lost. The loss
+// deadline is a timer of its own, so a renewal that blocks cannot delay
+// it, and no renewal waits past it.
 func (s *Lease) renew(sent time.Time) {
 	defer close(s.done)
 	cfg := s.lock.cfg
-	valid := func(from time.Time) time.Duration { return time.Until(from.Add(cfg.TTL - cfg.TTL/10)) }
-	expiry := time.NewTimer(valid(sent))
-	defer expiry.Stop()
+	deadline := sent.Add(cfg.TTL - cfg.TTL/10)
+	lose := time.AfterFunc(time.Until(deadline), s.markLost)
+	defer lose.Stop()
 	tick := time.NewTicker(cfg.RenewEvery)
 	defer tick.Stop()
 	for {
 		select {
 		case <-s.stop:
 			return
-		case <-expiry.C:
-			s.markLost()
+		case <-s.lost:
 			return
 		case <-tick.C:
-			s.mu.Lock()
-			rev := s.rev
-			s.mu.Unlock()
-			sent := time.Now()
-			ctx, cancel := context.WithTimeout(context.Background(), cfg.RenewEvery)
-			next, err := s.lock.bucket.CompareAndSet(ctx, cfg.Key, s.id, rev)
-			cancel()
-			switch {
-			case err == nil:
-				s.mu.Lock()
-				s.rev = next
-				s.mu.Unlock()
-				expiry.Reset(valid(sent))
-			case errors.Is(err, ErrRevisionMismatch), errors.Is(err, ErrKeyNotFound):
-				s.markLost() // it expired, or another holds it now
-				return
+		}
+		s.mu.Lock()
+		rev := s.rev
+		s.mu.Unlock()
+		sent := time.Now()
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		next, err := s.lock.bucket.CompareAndSet(ctx, cfg.Key, s.id, rev)
+		cancel()
+		switch {
+		case err == nil:
+			if !lose.Stop() {
+				return // the deadline came first: Lost is closed, and stays so
 			}
-			// Any other error: the server may be unreachable; keep trying
-			// until the lease expires.
+			s.mu.Lock()
+			s.rev = next
+			s.mu.Unlock()
+			deadline = sent.Add(cfg.TTL - cfg.TTL/10)
+			lose.Reset(time.Until(deadline))
+		case errors.Is(err, ErrRevisionMismatch), errors.Is(err, ErrKeyNotFound):
+			s.markLost()
+			return
 		}
 	}
 }

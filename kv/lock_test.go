@@ -1,0 +1,97 @@
+package kv_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/kv"
+)
+
+// A holder cut off from the server without a reset (its renewals block)
+// must be told it lost the lock before the server expires the key and
+// another process can take it.
+func TestLeaseLostBeforeAnotherAcquiresWhenHolderBlackholed(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		cfg  kv.LockConfig
+	}{
+		{"slow renewals", kv.LockConfig{Bucket: "locks", Key: "leader", TTL: 3 * time.Second, RenewEvery: 1350 * time.Millisecond}},
+		{"defaults", kv.LockConfig{Bucket: "locks", Key: "leader", TTL: 3 * time.Second}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := natstest.RunServer(t)
+			ctx := ctxT(t)
+			proxy := natstest.NewProxy(t, srv.URL())
+			ncA, err := nats.Connect(proxy.URL(), nats.MaxReconnects(-1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(ncA.Close)
+			a, err := kv.NewLock(tc.cfg, connection.NewFixed(ncA))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := kv.NewLock(tc.cfg, connection.NewFixed(connect(t, srv.URL())))
+			if err != nil {
+				t.Fatal(err)
+			}
+			leaseA, err := a.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Cut a off just after a renewal: the next ones are then sent
+			// shortly before its expiry deadline, and block past it.
+			waitRenewed(t, srv.URL(), tc.cfg, leaseA.Token)
+			proxy.Pause()
+			leaseB, err := b.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-leaseA.Lost():
+			default:
+				t.Errorf("b acquired the lock (token %d > %d) while a's Lost() was still open", leaseB.Token, leaseA.Token)
+			}
+			proxy.Restore()
+			if err := leaseA.Release(ctx); !errors.Is(err, kv.ErrLockLost) {
+				t.Errorf("releasing a's lost lease: %v, want ErrLockLost", err)
+			}
+			if err := leaseB.Release(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// waitRenewed returns once the lock's key has a revision after token.
+func waitRenewed(t *testing.T, url string, cfg kv.LockConfig, token uint64) {
+	t.Helper()
+	ctx := ctxT(t)
+	js, err := jetstream.New(connect(t, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := js.KeyValue(ctx, cfg.Bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := b.Watch(ctx, cfg.Key, jetstream.UpdatesOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	for e := range w.Updates() {
+		if e != nil && e.Revision() > token {
+			return
+		}
+	}
+	t.Fatal("the lease was never renewed")
+}
