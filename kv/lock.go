@@ -10,6 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
+
+	"github.com/corral-go/corral/internal/conf"
 )
 
 // LockConfig configures a lock: a key in a bucket whose TTL is the lock's.
@@ -21,7 +23,8 @@ type LockConfig struct {
 	// TTL is how long a holder that stops renewing keeps the lock.
 	// Default 10s.
 	TTL time.Duration
-	// RenewEvery is how often the holder renews. Default TTL/3.
+	// RenewEvery is how often the holder renews, at most
+	// (TTL - TTL/10)/2. Default TTL/3.
 	RenewEvery time.Duration
 }
 
@@ -44,8 +47,17 @@ func NewLock(cfg LockConfig, conns Conns) (*Lock, error) {
 	if cfg.RenewEvery == 0 {
 		cfg.RenewEvery = cfg.TTL / 3
 	}
-	if cfg.TTL < time.Second || cfg.RenewEvery <= 0 || cfg.RenewEvery >= cfg.TTL {
-		return nil, fmt.Errorf("kv: lock %s: %w: ttl must be at least 1s and renew_every shorter than it", cfg.Key, ErrInvalidConfig)
+	p := conf.NewProblems("")
+	if cfg.TTL < time.Second {
+		p.Addf("ttl", "must be at least 1s, got %v", cfg.TTL)
+	}
+	// A lease is lost 0.9·TTL after its last renewal was sent; two renewals
+	// must fit in that, so that one failed renewal does not lose it.
+	if limit := (cfg.TTL - cfg.TTL/10) / 2; cfg.RenewEvery <= 0 || cfg.RenewEvery > limit {
+		p.Addf("renew_every", "must be positive and at most (ttl - ttl/10)/2 = %v, got %v", limit, cfg.RenewEvery)
+	}
+	if err := p.Err(); err != nil {
+		return nil, fmt.Errorf("kv: lock %s: %w", cfg.Key, err)
 	}
 	if err := ValidKey(cfg.Key); err != nil {
 		return nil, err

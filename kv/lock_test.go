@@ -2,6 +2,7 @@ package kv_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,4 +95,29 @@ func waitRenewed(t *testing.T, url string, cfg kv.LockConfig, token uint64) {
 		}
 	}
 	t.Fatal("the lease was never renewed")
+}
+func TestLockConfigValidation(t *testing.T) {
+	t.Parallel()
+	conns := connection.NewFixed(nil) // nothing is contacted before Acquire
+	for _, tc := range []struct {
+		cfg   kv.LockConfig
+		field string // "" when valid
+	}{
+		{kv.LockConfig{Bucket: "locks", Key: "k", TTL: 2 * time.Second}, ""},
+		{kv.LockConfig{Bucket: "locks", Key: "k", TTL: 2 * time.Second, RenewEvery: 900 * time.Millisecond}, ""},
+		// A lease is lost at 0.9·TTL: a renewal every 1.9s of a 2s TTL
+		// would lose every lease on a healthy server.
+		{kv.LockConfig{Bucket: "locks", Key: "k", TTL: 2 * time.Second, RenewEvery: 1900 * time.Millisecond}, "renew_every"},
+		{kv.LockConfig{Bucket: "locks", Key: "k", TTL: 2 * time.Second, RenewEvery: 901 * time.Millisecond}, "renew_every"},
+		{kv.LockConfig{Bucket: "locks", Key: "k", TTL: 2 * time.Second, RenewEvery: -time.Second}, "renew_every"},
+		{kv.LockConfig{Bucket: "locks", Key: "k", TTL: 500 * time.Millisecond}, "ttl"},
+	} {
+		_, err := kv.NewLock(tc.cfg, conns)
+		switch {
+		case tc.field == "" && err != nil:
+			t.Errorf("%+v: %v", tc.cfg, err)
+		case tc.field != "" && (!errors.Is(err, kv.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.field)):
+			t.Errorf("%+v: %v, want ErrInvalidConfig naming %s", tc.cfg, err, tc.field)
+		}
+	}
 }
