@@ -116,26 +116,29 @@ func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) 
 	}
 	oc := jetstream.OrderedConsumerConfig{FilterSubjects: w.cfg.Filters}
 	switch {
-	case w.started.Load():
-		oc.DeliverPolicy, oc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, w.last.Load()+1
-	case w.cfg.UpdatesOnly:
+	case w.cfg.UpdatesOnly && !w.started.Load():
 		info, err := s.Info(actx)
 		if err != nil {
 			return err
 		}
-		// What the stream holds now counts as delivered.
+		// What the stream holds now counts as delivered, once and for all.
 		w.last.Store(info.State.LastSeq)
+		w.started.Store(true)
 		oc.DeliverPolicy, oc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, info.State.LastSeq+1
-	default:
+	case !w.initialDone.Load() && !w.cfg.UpdatesOnly:
+		// (Re)start the current values: those delivered before are at or
+		// below last (last-per-subject comes in stream order) and skipped.
 		oc.DeliverPolicy = jetstream.DeliverLastPerSubjectPolicy
+	default:
+		oc.DeliverPolicy, oc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, w.last.Load()+1
 	}
 	cons, err := s.OrderedConsumer(actx, oc)
 	if err != nil {
 		return err
 	}
 	acancel()
-	first := !w.started.Swap(true)
-	if !w.initialDone.Load() && (w.cfg.UpdatesOnly || first && cons.CachedInfo().NumPending == 0) {
+	w.started.Store(true)
+	if !w.initialDone.Load() && (w.cfg.UpdatesOnly || cons.CachedInfo().NumPending == 0) {
 		if err := w.signalInitial(ctx); err != nil {
 			return err
 		}
@@ -163,13 +166,12 @@ func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) 
 			return err
 		}
 		seq := meta.Sequence.Stream
-		if seq <= w.last.Load() {
-			continue // delivered before a resume
+		if seq > w.last.Load() { // else delivered before a resume
+			if err := w.cfg.Deliver(ctx, msg); err != nil {
+				return fmt.Errorf("deliver sequence %d: %w", seq, err)
+			}
+			w.last.Store(seq)
 		}
-		if err := w.cfg.Deliver(ctx, msg); err != nil {
-			return fmt.Errorf("deliver sequence %d: %w", seq, err)
-		}
-		w.last.Store(seq)
 		if !w.initialDone.Load() && meta.NumPending == 0 {
 			if err := w.signalInitial(ctx); err != nil {
 				return err
