@@ -16,7 +16,9 @@ import (
 
 // LockConfig configures a lock: a key in a bucket whose TTL is the lock's.
 type LockConfig struct {
-	// Bucket holds the lock; it is declared with TTL as its TTL.
+	// Bucket holds the lock; it is declared with TTL as its TTL. All locks
+	// in one bucket must have the same TTL: a lock never changes an
+	// existing bucket's TTL, and fails with ErrInvalidConfig if it differs.
 	Bucket string
 	// Key is the lock's key.
 	Key string
@@ -62,7 +64,7 @@ func NewLock(cfg LockConfig, conns Conns) (*Lock, error) {
 	if err := ValidKey(cfg.Key); err != nil {
 		return nil, err
 	}
-	b, err := Open(cfg.Bucket, Config{History: 1, TTL: cfg.TTL}, conns, String{})
+	b, err := Open(cfg.Bucket, Config{History: 1, TTL: cfg.TTL, lockBucket: true}, conns, String{})
 	if err != nil {
 		return nil, err
 	}

@@ -121,3 +121,51 @@ func TestLockConfigValidation(t *testing.T) {
 		}
 	}
 }
+
+// A lock must not rewrite its bucket's TTL, on which the other locks in
+// the bucket rely.
+func TestLockRefusesBucketWithAnotherTTL(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	ctx := ctxT(t)
+	conns := connection.NewFixed(connect(t, srv.URL()))
+	long, err := kv.NewLock(kv.LockConfig{Bucket: "locks", Key: "leader", TTL: 30 * time.Second}, conns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease, err := long.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, err := kv.NewLock(kv.LockConfig{Bucket: "locks", Key: "cron", TTL: time.Second}, conns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = short.Acquire(ctx)
+	if !errors.Is(err, kv.ErrInvalidConfig) {
+		t.Fatalf("acquiring a 1s lock in a 30s lock bucket: %v, want ErrInvalidConfig", err)
+	}
+	for _, want := range []string{"locks", "30s", "1s"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+	raw, err := kv.Open("locks", kv.Config{Bind: true}, conns, kv.String{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := raw.Raw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := b.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.TTL() != 30*time.Second {
+		t.Errorf("bucket TTL is %v, want it unchanged at 30s", st.TTL())
+	}
+	if err := lease.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
