@@ -77,14 +77,15 @@ func NewLock(cfg LockConfig, conns Conns) (*Lock, error) {
 type Lease struct {
 	Token uint64
 
-	lock   *Lock
-	id     string
-	lost   chan struct{}
-	stop   chan struct{}
-	done   chan struct{}
-	mu     sync.Mutex
-	rev    uint64
-	isLost bool
+	lock     *Lock
+	id       string
+	lost     chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
+	mu       sync.Mutex
+	rev      uint64
+	isLost   bool
+	stopOnce sync.Once
 }
 
 // TryAcquire takes the lock if it is free; ok is false when another holds
@@ -132,14 +133,14 @@ func (s *Lease) Lost() <-chan struct{} { return s.lost }
 
 // Release gives the lock up at once (it deletes the key if this lease
 // still holds it) and stops renewing. It returns ErrLockLost if the lease
-// was lost before.
+// was lost before, or the key was found changed by another.
 func (s *Lease) Release(ctx context.Context) error {
+	s.stopOnce.Do(func() { close(s.stop) })
 	select {
-	case <-s.stop:
-	default:
-		close(s.stop)
+	case <-s.done:
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	<-s.done
 	s.mu.Lock()
 	lost, rev := s.isLost, s.rev
 	s.mu.Unlock()
@@ -151,6 +152,13 @@ func (s *Lease) Release(ctx context.Context) error {
 		return err
 	}
 	if err := kv.Delete(ctx, s.lock.cfg.Key, jetstream.LastRevision(rev)); err != nil {
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
+			// The key moved past our revision: it expired, or another holds it.
+			s.markLost()
+			return fmt.Errorf("%w: %s: %w", ErrLockLost, s.lock.cfg.Key, err)
+		}
 		return wrap("release", s.lock.cfg.Key, err)
 	}
 	return nil

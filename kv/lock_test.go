@@ -96,6 +96,7 @@ func waitRenewed(t *testing.T, url string, cfg kv.LockConfig, token uint64) {
 	}
 	t.Fatal("the lease was never renewed")
 }
+
 func TestLockConfigValidation(t *testing.T) {
 	t.Parallel()
 	conns := connection.NewFixed(nil) // nothing is contacted before Acquire
@@ -167,5 +168,40 @@ func TestLockRefusesBucketWithAnotherTTL(t *testing.T) {
 	}
 	if err := lease.Release(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The key changed under the holder before its renewer noticed: Release
+// must say the lock was lost.
+func TestReleaseAfterKeyTakenIsErrLockLost(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	ctx := ctxT(t)
+	conns := connection.NewFixed(connect(t, srv.URL()))
+	l, err := kv.NewLock(kv.LockConfig{Bucket: "locks", Key: "leader", TTL: 30 * time.Second}, conns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := kv.Open("locks", kv.Config{Bind: true}, conns, kv.String{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Put(ctx, "leader", "someone else"); err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.Release(ctx); !errors.Is(err, kv.ErrLockLost) {
+		t.Fatalf("got %v, want ErrLockLost", err)
+	}
+	select {
+	case <-lease.Lost():
+	default:
+		t.Error("Release found the lock lost but Lost() is open")
+	}
+	if got, err := raw.Get(ctx, "leader"); err != nil || got.Value != "someone else" {
+		t.Errorf("the other holder's key: %+v %v", got, err)
 	}
 }
