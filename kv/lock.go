@@ -159,7 +159,7 @@ func (s *Lease) Release(ctx context.Context) error {
 			s.markLost()
 			return fmt.Errorf("%w: %s: %w", ErrLockLost, s.lock.cfg.Key, err)
 		}
-		return wrap("release", s.lock.cfg.Key, err)
+		return s.lock.bucket.fail(kv, "release", s.lock.cfg.Key, err)
 	}
 	return nil
 }
