@@ -33,7 +33,9 @@ var (
 	// ErrDigestMismatch: what was read does not match the object's
 	// digest. Also matches jetstream.ErrDigestMismatch.
 	ErrDigestMismatch = errors.New("objectstore: digest mismatch")
-	// ErrStoreNotFound: a bound store does not exist.
+	// ErrStoreNotFound: a bound store does not exist, or the store
+	// disappeared (deleted, or a memory store lost in a server restart);
+	// unless bound, the next call declares it again.
 	ErrStoreNotFound = errors.New("objectstore: store not found")
 )
 
@@ -151,8 +153,30 @@ func (s *Store) current(ctx context.Context) (jetstream.ObjectStore, error) {
 	return store, nil
 }
 
+// fail wraps err from a call on store; when the store's stream is gone it
+// also drops store, so that the next call declares the store again.
+func (s *Store) fail(store jetstream.ObjectStore, op, name string, err error) error {
+	if streamMissing(err) {
+		s.mu.Lock()
+		if s.store == store {
+			s.store = nil
+		}
+		s.mu.Unlock()
+	}
+	return wrap(op, name, err)
+}
+
+// streamMissing reports whether err says the store's stream is gone. No
+// responders also happens without JetStream; re-declaring then fails too.
+func streamMissing(err error) bool {
+	return errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders)
+}
+
 func wrap(op, name string, err error) error {
 	switch {
+	case streamMissing(err):
+		return fmt.Errorf("%w: %s %s: %w", ErrStoreNotFound, op, name, err)
 	case errors.Is(err, jetstream.ErrObjectNotFound):
 		return fmt.Errorf("%w: %s %s: %w", ErrNotFound, op, name, err)
 	case errors.Is(err, jetstream.ErrDigestMismatch):
@@ -171,7 +195,7 @@ func (s *Store) Put(ctx context.Context, name string, r io.Reader) (*jetstream.O
 	}
 	info, err := store.Put(ctx, jetstream.ObjectMeta{Name: name}, r)
 	if err != nil {
-		return nil, wrap("put", name, err)
+		return nil, s.fail(store, "put", name, err)
 	}
 	return info, nil
 }
@@ -200,15 +224,15 @@ func (s *Store) Get(ctx context.Context, name string, w io.Writer) (*jetstream.O
 	}
 	res, err := store.Get(ctx, name)
 	if err != nil {
-		return nil, wrap("get", name, err)
+		return nil, s.fail(store, "get", name, err)
 	}
 	defer res.Close()
 	info, err := res.Info()
 	if err != nil {
-		return nil, wrap("get", name, err)
+		return nil, s.fail(store, "get", name, err)
 	}
 	if _, err := io.Copy(w, res); err != nil {
-		return nil, wrap("get", name, err)
+		return nil, s.fail(store, "get", name, err)
 	}
 	return info, nil
 }
@@ -249,7 +273,7 @@ func (s *Store) Info(ctx context.Context, name string) (*jetstream.ObjectInfo, e
 	}
 	info, err := store.GetInfo(ctx, name)
 	if err != nil {
-		return nil, wrap("info", name, err)
+		return nil, s.fail(store, "info", name, err)
 	}
 	return info, nil
 }
@@ -265,7 +289,7 @@ func (s *Store) List(ctx context.Context) ([]*jetstream.ObjectInfo, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, wrap("list", "", err)
+		return nil, s.fail(store, "list", "", err)
 	}
 	return infos, nil
 }
@@ -277,7 +301,7 @@ func (s *Store) Delete(ctx context.Context, name string) error {
 		return err
 	}
 	if err := store.Delete(ctx, name); err != nil {
-		return wrap("delete", name, err)
+		return s.fail(store, "delete", name, err)
 	}
 	return nil
 }
@@ -291,11 +315,11 @@ func (s *Store) AddLink(ctx context.Context, name, target string) (*jetstream.Ob
 	}
 	to, err := store.GetInfo(ctx, target)
 	if err != nil {
-		return nil, wrap("link", target, err)
+		return nil, s.fail(store, "link", target, err)
 	}
 	info, err := store.AddLink(ctx, name, to)
 	if err != nil {
-		return nil, wrap("link", name, err)
+		return nil, s.fail(store, "link", name, err)
 	}
 	return info, nil
 }
