@@ -193,11 +193,54 @@ func (s *Store) Put(ctx context.Context, name string, r io.Reader) (*jetstream.O
 	if err != nil {
 		return nil, err
 	}
-	info, err := store.Put(ctx, jetstream.ObjectMeta{Name: name}, r)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// nats.go purges a failed put's chunks with the put's own context, which
+	// a cancelled ctx made fail, leaving them stored. So nats.go gets a
+	// context that outlives ctx by putCleanup, and r fails once ctx ends.
+	inner, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var mu sync.Mutex
+	var finished bool
+	var cleanup *time.Timer
+	stopAfter := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !finished {
+			cleanup = time.AfterFunc(putCleanup, cancel)
+		}
+	})
+	defer func() {
+		stopAfter()
+		mu.Lock()
+		finished = true
+		if cleanup != nil {
+			cleanup.Stop()
+		}
+		mu.Unlock()
+		cancel()
+	}()
+	info, err := store.Put(inner, jetstream.ObjectMeta{Name: name}, ctxReader{ctx, r})
 	if err != nil {
 		return nil, s.fail(store, "put", name, err)
 	}
 	return info, nil
+}
+
+// putCleanup bounds the removal of a cancelled put's chunks.
+const putCleanup = 10 * time.Second
+
+// ctxReader fails with ctx's error once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // PutBytes stores data as the object name.

@@ -1,6 +1,7 @@
 package objectstore_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -39,5 +40,53 @@ func TestStoreDeletedIsReportedThenDeclaredAgain(t *testing.T) {
 	}
 	if _, err := s.GetBytes(ctx, "doc"); !errors.Is(err, objectstore.ErrNotFound) {
 		t.Fatalf("get after the store was declared again: %v, want ErrNotFound", err)
+	}
+}
+
+// cancelling yields left bytes, then cancels the put's context while more
+// data would follow.
+type cancelling struct {
+	left   int
+	cancel context.CancelFunc
+}
+
+func (c *cancelling) Read(b []byte) (int, error) {
+	if c.left == 0 {
+		c.cancel()
+		return len(b), nil
+	}
+	n := min(len(b), c.left)
+	c.left -= n
+	return n, nil
+}
+
+// A put whose ctx is cancelled midway fails with the ctx's error and
+// removes the chunks it stored.
+func TestCancelledPutLeavesNoChunks(t *testing.T) {
+	t.Parallel()
+	s, nc := open(t, "cancel")
+	ctx := ctxT(t)
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if _, err := s.Put(pctx, "doc", &cancelling{left: 4 << 20, cancel: cancel}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled put: %v, want context.Canceled", err)
+	}
+	if _, err := s.Info(ctx, "doc"); !errors.Is(err, objectstore.ErrNotFound) {
+		t.Fatalf("a cancelled object is visible: %v", err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := js.Stream(ctx, "OBJ_cancel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	si, err := stream.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if si.State.Bytes > 64<<10 {
+		t.Fatalf("the cancelled put's chunks were kept: %d bytes in the store", si.State.Bytes)
 	}
 }
