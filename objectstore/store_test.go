@@ -12,8 +12,9 @@ import (
 
 // A store deleted after first use: calls fail with ErrStoreNotFound, then
 // the store is declared again.
+//
+// Not parallel, as TestLargeObjectInBoundedMemory measures the heap.
 func TestStoreDeletedIsReportedThenDeclaredAgain(t *testing.T) {
-	t.Parallel()
 	s, nc := open(t, "gone")
 	ctx := ctxT(t)
 	if _, err := s.PutBytes(ctx, "doc", []byte("v1")); err != nil {
@@ -62,8 +63,8 @@ func (c *cancelling) Read(b []byte) (int, error) {
 
 // A put whose ctx is cancelled midway fails with the ctx's error and
 // removes the chunks it stored.
+// Not parallel, as TestLargeObjectInBoundedMemory measures the heap.
 func TestCancelledPutLeavesNoChunks(t *testing.T) {
-	t.Parallel()
 	s, nc := open(t, "cancel")
 	ctx := ctxT(t)
 	pctx, cancel := context.WithCancel(ctx)
