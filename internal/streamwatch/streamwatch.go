@@ -48,6 +48,7 @@ type Watch struct {
 	last        atomic.Uint64 // last sequence delivered
 	started     atomic.Bool   // a consumer has been created once
 	initialDone atomic.Bool
+	created     atomic.Int64 // the stream's creation time, as UnixNano
 }
 
 // New returns a watch that runs when served.
@@ -81,20 +82,32 @@ func (w *Watch) Serve(ctx context.Context) error {
 	}
 }
 
-var errGone = errors.New("connection replaced")
+var (
+	errGone          = errors.New("connection replaced")
+	errStreamDeleted = errors.New("stream deleted")
+)
 
 func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) error {
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	watching := make(chan struct{})
 	defer close(watching)
 	go func() {
 		select {
 		case <-gone:
-			cancel()
+			cancel(errGone)
 		case <-watching:
 		}
 	}()
+	// The ordered consumer would follow a re-created stream from the old
+	// position, skipping its first messages: stop, and start again as new.
+	sub, err := nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.DELETED."+w.cfg.Stream, func(*nats.Msg) {
+		cancel(errStreamDeleted)
+	})
+	if err != nil {
+		return err
+	}
+	defer sub.Unsubscribe()
 
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -110,9 +123,14 @@ func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) 
 	s, err := js.Stream(actx, w.cfg.Stream)
 	if err != nil {
 		if wctx.Err() != nil && ctx.Err() == nil {
-			return errGone
+			return context.Cause(wctx)
 		}
 		return err
+	}
+	// A stream created anew (deleted, or a memory stream lost in a restart)
+	// holds only messages never delivered.
+	if created := s.CachedInfo().Created.UnixNano(); w.created.Swap(created) != created && w.started.Load() {
+		w.last.Store(0)
 	}
 	oc := jetstream.OrderedConsumerConfig{FilterSubjects: w.cfg.Filters}
 	switch {
@@ -155,7 +173,7 @@ func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) 
 			case ctx.Err() != nil:
 				return ctx.Err()
 			case wctx.Err() != nil:
-				return errGone
+				return context.Cause(wctx)
 			case errors.Is(err, nats.ErrConnectionClosed):
 				return errGone
 			}
