@@ -166,6 +166,17 @@ func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) 
 		return err
 	}
 	defer it.Stop()
+	// Next may be stuck re-creating the consumer of a deleted stream, deaf
+	// to wctx: stopping the iterator ends it.
+	stopped := make(chan struct{})
+	defer close(stopped)
+	go func() {
+		select {
+		case <-wctx.Done():
+			it.Stop()
+		case <-stopped:
+		}
+	}()
 	for {
 		msg, err := it.Next(jetstream.NextContext(wctx))
 		if err != nil {
