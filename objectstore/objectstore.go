@@ -400,8 +400,18 @@ func (s *Store) Watch(name string, updatesOnly bool, fn WatchFunc) *streamwatch.
 		},
 		InitialDone: func(ctx context.Context) error { return fn(ctx, Change{Synced: true}) },
 		Prepare: func(ctx context.Context) error {
-			_, err := s.current(ctx)
-			return err
+			st, err := s.current(ctx)
+			if err != nil {
+				return err
+			}
+			// The cached handle may name a store that is gone: declare it
+			// again rather than fail until another call does.
+			if _, err := st.Status(ctx); streamMissing(err) {
+				_ = s.fail(st, "watch", "", err)
+				_, err = s.current(ctx)
+				return err
+			}
+			return nil
 		},
 	}, conns)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/objectstore"
@@ -90,4 +91,63 @@ func TestCancelledPutLeavesNoChunks(t *testing.T) {
 	if si.State.Bytes > 64<<10 {
 		t.Fatalf("the cancelled put's chunks were kept: %d bytes in the store", si.State.Bytes)
 	}
+}
+
+// A watch whose store was deleted declares it again when it restarts.
+//
+// Not parallel, as TestLargeObjectInBoundedMemory measures the heap.
+func TestWatchDeclaresDeletedStoreAgain(t *testing.T) {
+	s, nc := open(t, "gone")
+	ctx := ctxT(t)
+	synced := make(chan struct{}, 1)
+	w := s.Watch("w", false, func(_ context.Context, c objectstore.Change) error {
+		if c.Synced {
+			select {
+			case synced <- struct{}{}:
+			default:
+			}
+		}
+		return nil
+	})
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for wctx.Err() == nil { // as a supervisor restarts it
+			_ = w.Serve(wctx)
+		}
+	}()
+	select {
+	case <-synced:
+	case <-ctx.Done():
+		t.Fatal("never synced")
+	}
+	created := make(chan struct{}, 1)
+	sub, err := nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.CREATED.OBJ_gone", func(*nats.Msg) {
+		select {
+		case created <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteObjectStore(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-created:
+	case <-ctx.Done():
+		t.Fatal("the watch never declared its deleted store again")
+	}
+	cancel()
+	<-done
 }
