@@ -104,6 +104,20 @@ func (b *Bucket[T]) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	return kv, nil
 }
 
+// fail wraps err from a call on kv; when the bucket's stream is gone (it
+// was deleted, or a memory bucket was lost in a restart) it also drops kv,
+// so that the next call declares the bucket again.
+func (b *Bucket[T]) fail(kv jetstream.KeyValue, op, key string, err error) error {
+	if streamMissing(err) {
+		b.mu.Lock()
+		if b.kv == kv {
+			b.kv = nil
+		}
+		b.mu.Unlock()
+	}
+	return wrap(op, key, err)
+}
+
 func (b *Bucket[T]) encode(key string, v T) ([]byte, error) {
 	if err := ValidKey(key); err != nil {
 		return nil, err
@@ -154,7 +168,7 @@ func (b *Bucket[T]) Get(ctx context.Context, key string) (Entry[T], error) {
 	}
 	e, err := kv.Get(ctx, key)
 	if err != nil {
-		return Entry[T]{}, wrap("get", key, err)
+		return Entry[T]{}, b.fail(kv, "get", key, err)
 	}
 	return b.entry(e)
 }
@@ -171,7 +185,7 @@ func (b *Bucket[T]) Put(ctx context.Context, key string, v T) (uint64, error) {
 	}
 	rev, err := kv.Put(ctx, key, data)
 	if err != nil {
-		return 0, wrap("put", key, err)
+		return 0, b.fail(kv, "put", key, err)
 	}
 	return rev, nil
 }
@@ -205,7 +219,7 @@ func (b *Bucket[T]) create(ctx context.Context, key string, v T, opts ...jetstre
 		return 0, fmt.Errorf("%w: create %s: %w", ErrKeyExists, key, err)
 	}
 	if err != nil {
-		return 0, wrap("create", key, err)
+		return 0, b.fail(kv, "create", key, err)
 	}
 	return rev, nil
 }
@@ -226,7 +240,7 @@ func (b *Bucket[T]) CompareAndSet(ctx context.Context, key string, v T, revision
 		return 0, fmt.Errorf("%w: %s at revision %d: %w", ErrRevisionMismatch, key, revision, err)
 	}
 	if err != nil {
-		return 0, wrap("compare and set", key, err)
+		return 0, b.fail(kv, "compare and set", key, err)
 	}
 	return rev, nil
 }
@@ -282,7 +296,7 @@ func (b *Bucket[T]) Delete(ctx context.Context, key string) error {
 		return err
 	}
 	if err := kv.Delete(ctx, key); err != nil {
-		return wrap("delete", key, err)
+		return b.fail(kv, "delete", key, err)
 	}
 	return nil
 }
@@ -297,7 +311,7 @@ func (b *Bucket[T]) Purge(ctx context.Context, key string) error {
 		return err
 	}
 	if err := kv.Purge(ctx, key); err != nil {
-		return wrap("purge", key, err)
+		return b.fail(kv, "purge", key, err)
 	}
 	return nil
 }
@@ -313,7 +327,7 @@ func (b *Bucket[T]) Keys(ctx context.Context) ([]string, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, wrap("keys", "", err)
+		return nil, b.fail(kv, "keys", "", err)
 	}
 	return keys, nil
 }
@@ -329,7 +343,7 @@ func (b *Bucket[T]) History(ctx context.Context, key string) ([]Entry[T], error)
 	}
 	hist, err := kv.History(ctx, key)
 	if err != nil {
-		return nil, wrap("history", key, err)
+		return nil, b.fail(kv, "history", key, err)
 	}
 	out := make([]Entry[T], 0, len(hist))
 	for _, e := range hist {

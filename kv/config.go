@@ -35,6 +35,10 @@ type Config struct {
 	// Bind uses the existing bucket as it is and fails when it does not
 	// exist. Default false: the bucket is created, or updated to match.
 	Bind bool `yaml:"bind"`
+
+	// lockBucket: declare the bucket if missing, but never change an
+	// existing one's TTL, which other locks in it rely on.
+	lockBucket bool
 }
 
 // Validate reports every invalid field at once, wrapping ErrInvalidConfig.
@@ -95,9 +99,40 @@ func (c Config) open(ctx context.Context, js jetstream.JetStream, name string) (
 		}
 		return b, err
 	}
+	if c.lockBucket {
+		return c.openLockBucket(ctx, js, name)
+	}
 	b, err := js.CreateOrUpdateKeyValue(ctx, c.jetStream(name))
 	if err != nil {
 		return nil, fmt.Errorf("kv: declare bucket %s: %w", name, err)
 	}
 	return b, nil
+}
+
+func (c Config) openLockBucket(ctx context.Context, js jetstream.JetStream, name string) (jetstream.KeyValue, error) {
+	for attempt := 0; ; attempt++ {
+		b, err := js.KeyValue(ctx, name)
+		if errors.Is(err, jetstream.ErrBucketNotFound) {
+			b, err = js.CreateKeyValue(ctx, c.jetStream(name))
+			if errors.Is(err, jetstream.ErrBucketExists) && attempt < 3 {
+				continue // another process created it meanwhile: check its TTL
+			}
+			if err != nil {
+				return nil, fmt.Errorf("kv: declare bucket %s: %w", name, err)
+			}
+			return b, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("kv: bind bucket %s: %w", name, err)
+		}
+		st, err := b.Status(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("kv: bucket %s: %w", name, err)
+		}
+		if st.TTL() != c.TTL {
+			return nil, fmt.Errorf("%w: lock bucket %s has TTL %v, this lock's is %v: use one TTL per lock bucket",
+				ErrInvalidConfig, name, st.TTL(), c.TTL)
+		}
+		return b, nil
+	}
 }

@@ -29,8 +29,10 @@ var (
 	// ErrValueTooLarge: the value is larger than the bucket's
 	// MaxValueSize or the server's max payload.
 	ErrValueTooLarge = errors.New("kv: value too large")
-	// ErrBucketNotFound: a bound bucket does not exist. Also matches
-	// jetstream.ErrBucketNotFound.
+	// ErrBucketNotFound: a bound bucket does not exist, or the bucket
+	// disappeared (deleted, or a memory bucket lost in a server restart);
+	// unless bound, the next call declares it again. Also matches
+	// jetstream.ErrBucketNotFound when nats.go returned that.
 	ErrBucketNotFound = errors.New("kv: bucket not found")
 	// ErrTooManyConflicts: Update gave up after its retries.
 	ErrTooManyConflicts = errors.New("kv: too many conflicting updates")
@@ -43,7 +45,7 @@ func wrap(op, key string, err error) error {
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrKeyDeleted):
 		ours = ErrKeyNotFound
-	case errors.Is(err, jetstream.ErrBucketNotFound):
+	case streamMissing(err):
 		ours = ErrBucketNotFound
 	case errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamMessageExceedsMaximum,
 		errors.Is(err, nats.ErrMaxPayload):
@@ -53,4 +55,11 @@ func wrap(op, key string, err error) error {
 		return fmt.Errorf("kv: %s %s: %w", op, key, err)
 	}
 	return fmt.Errorf("%w: %s %s: %w", ours, op, key, err)
+}
+
+// streamMissing reports whether err says the bucket's stream is gone. No
+// responders also happens without JetStream; re-declaring then fails too.
+func streamMissing(err error) bool {
+	return errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders)
 }

@@ -10,18 +10,23 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
+
+	"github.com/corral-go/corral/internal/conf"
 )
 
 // LockConfig configures a lock: a key in a bucket whose TTL is the lock's.
 type LockConfig struct {
-	// Bucket holds the lock; it is declared with TTL as its TTL.
+	// Bucket holds the lock; it is declared with TTL as its TTL. All locks
+	// in one bucket must have the same TTL: a lock never changes an
+	// existing bucket's TTL, and fails with ErrInvalidConfig if it differs.
 	Bucket string
 	// Key is the lock's key.
 	Key string
 	// TTL is how long a holder that stops renewing keeps the lock.
 	// Default 10s.
 	TTL time.Duration
-	// RenewEvery is how often the holder renews. Default TTL/3.
+	// RenewEvery is how often the holder renews, at most
+	// (TTL - TTL/10)/2. Default TTL/3.
 	RenewEvery time.Duration
 }
 
@@ -44,13 +49,22 @@ func NewLock(cfg LockConfig, conns Conns) (*Lock, error) {
 	if cfg.RenewEvery == 0 {
 		cfg.RenewEvery = cfg.TTL / 3
 	}
-	if cfg.TTL < time.Second || cfg.RenewEvery <= 0 || cfg.RenewEvery >= cfg.TTL {
-		return nil, fmt.Errorf("kv: lock %s: %w: ttl must be at least 1s and renew_every shorter than it", cfg.Key, ErrInvalidConfig)
+	p := conf.NewProblems("")
+	if cfg.TTL < time.Second {
+		p.Addf("ttl", "must be at least 1s, got %v", cfg.TTL)
+	}
+	// A lease is lost 0.9·TTL after its last renewal was sent; two renewals
+	// must fit in that, so that one failed renewal does not lose it.
+	if limit := (cfg.TTL - cfg.TTL/10) / 2; cfg.RenewEvery <= 0 || cfg.RenewEvery > limit {
+		p.Addf("renew_every", "must be positive and at most (ttl - ttl/10)/2 = %v, got %v", limit, cfg.RenewEvery)
+	}
+	if err := p.Err(); err != nil {
+		return nil, fmt.Errorf("kv: lock %s: %w", cfg.Key, err)
 	}
 	if err := ValidKey(cfg.Key); err != nil {
 		return nil, err
 	}
-	b, err := Open(cfg.Bucket, Config{History: 1, TTL: cfg.TTL}, conns, String{})
+	b, err := Open(cfg.Bucket, Config{History: 1, TTL: cfg.TTL, lockBucket: true}, conns, String{})
 	if err != nil {
 		return nil, err
 	}
@@ -63,14 +77,15 @@ func NewLock(cfg LockConfig, conns Conns) (*Lock, error) {
 type Lease struct {
 	Token uint64
 
-	lock   *Lock
-	id     string
-	lost   chan struct{}
-	stop   chan struct{}
-	done   chan struct{}
-	mu     sync.Mutex
-	rev    uint64
-	isLost bool
+	lock     *Lock
+	id       string
+	lost     chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
+	mu       sync.Mutex
+	rev      uint64
+	isLost   bool
+	stopOnce sync.Once
 }
 
 // TryAcquire takes the lock if it is free; ok is false when another holds
@@ -118,14 +133,14 @@ func (s *Lease) Lost() <-chan struct{} { return s.lost }
 
 // Release gives the lock up at once (it deletes the key if this lease
 // still holds it) and stops renewing. It returns ErrLockLost if the lease
-// was lost before.
+// was lost before, or the key was found changed by another.
 func (s *Lease) Release(ctx context.Context) error {
+	s.stopOnce.Do(func() { close(s.stop) })
 	select {
-	case <-s.stop:
-	default:
-		close(s.stop)
+	case <-s.done:
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	<-s.done
 	s.mu.Lock()
 	lost, rev := s.isLost, s.rev
 	s.mu.Unlock()
@@ -137,47 +152,57 @@ func (s *Lease) Release(ctx context.Context) error {
 		return err
 	}
 	if err := kv.Delete(ctx, s.lock.cfg.Key, jetstream.LastRevision(rev)); err != nil {
-		return wrap("release", s.lock.cfg.Key, err)
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
+			// The key moved past our revision: it expired, or another holds it.
+			s.markLost()
+			return fmt.Errorf("%w: %s: %w", ErrLockLost, s.lock.cfg.Key, err)
+		}
+		return s.lock.bucket.fail(kv, "release", s.lock.cfg.Key, err)
 	}
 	return nil
 }
 
-// renew keeps the lease until Release, or until it is lost.
+// renew keeps the lease until Release, or until it is lost. The loss
+// deadline is a timer of its own, so a renewal that blocks cannot delay
+// it, and no renewal waits past it.
 func (s *Lease) renew(sent time.Time) {
 	defer close(s.done)
 	cfg := s.lock.cfg
-	valid := func(from time.Time) time.Duration { return time.Until(from.Add(cfg.TTL - cfg.TTL/10)) }
-	expiry := time.NewTimer(valid(sent))
-	defer expiry.Stop()
+	deadline := sent.Add(cfg.TTL - cfg.TTL/10)
+	lose := time.AfterFunc(time.Until(deadline), s.markLost)
+	defer lose.Stop()
 	tick := time.NewTicker(cfg.RenewEvery)
 	defer tick.Stop()
 	for {
 		select {
 		case <-s.stop:
 			return
-		case <-expiry.C:
-			s.markLost()
+		case <-s.lost:
 			return
 		case <-tick.C:
-			s.mu.Lock()
-			rev := s.rev
-			s.mu.Unlock()
-			sent := time.Now()
-			ctx, cancel := context.WithTimeout(context.Background(), cfg.RenewEvery)
-			next, err := s.lock.bucket.CompareAndSet(ctx, cfg.Key, s.id, rev)
-			cancel()
-			switch {
-			case err == nil:
-				s.mu.Lock()
-				s.rev = next
-				s.mu.Unlock()
-				expiry.Reset(valid(sent))
-			case errors.Is(err, ErrRevisionMismatch), errors.Is(err, ErrKeyNotFound):
-				s.markLost() // it expired, or another holds it now
-				return
+		}
+		s.mu.Lock()
+		rev := s.rev
+		s.mu.Unlock()
+		sent := time.Now()
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		next, err := s.lock.bucket.CompareAndSet(ctx, cfg.Key, s.id, rev)
+		cancel()
+		switch {
+		case err == nil:
+			if !lose.Stop() {
+				return // the deadline came first: Lost is closed, and stays so
 			}
-			// Any other error: the server may be unreachable; keep trying
-			// until the lease expires.
+			s.mu.Lock()
+			s.rev = next
+			s.mu.Unlock()
+			deadline = sent.Add(cfg.TTL - cfg.TTL/10)
+			lose.Reset(time.Until(deadline))
+		case errors.Is(err, ErrRevisionMismatch), errors.Is(err, ErrKeyNotFound):
+			s.markLost()
+			return
 		}
 	}
 }

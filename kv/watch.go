@@ -85,8 +85,18 @@ func (b *Bucket[T]) Watch(name string, cfg WatchConfig, fn WatchFunc[T]) (*Watch
 		},
 		InitialDone: func(ctx context.Context) error { return fn(ctx, Entry[T]{Op: Synced}) },
 		Prepare: func(ctx context.Context) error {
-			_, err := b.bucket(ctx)
-			return err
+			kv, err := b.bucket(ctx)
+			if err != nil {
+				return err
+			}
+			// The cached handle may name a bucket that is gone: declare it
+			// again rather than fail until another call does.
+			if _, err := kv.Status(ctx); streamMissing(err) {
+				_ = b.fail(kv, "watch", "", err)
+				_, err = b.bucket(ctx)
+				return err
+			}
+			return nil
 		},
 	}, conns)
 	return &Watch[T]{Watch: w}, nil

@@ -33,7 +33,9 @@ var (
 	// ErrDigestMismatch: what was read does not match the object's
 	// digest. Also matches jetstream.ErrDigestMismatch.
 	ErrDigestMismatch = errors.New("objectstore: digest mismatch")
-	// ErrStoreNotFound: a bound store does not exist.
+	// ErrStoreNotFound: a bound store does not exist, or the store
+	// disappeared (deleted, or a memory store lost in a server restart);
+	// unless bound, the next call declares it again.
 	ErrStoreNotFound = errors.New("objectstore: store not found")
 )
 
@@ -151,8 +153,30 @@ func (s *Store) current(ctx context.Context) (jetstream.ObjectStore, error) {
 	return store, nil
 }
 
+// fail wraps err from a call on store; when the store's stream is gone it
+// also drops store, so that the next call declares the store again.
+func (s *Store) fail(store jetstream.ObjectStore, op, name string, err error) error {
+	if streamMissing(err) {
+		s.mu.Lock()
+		if s.store == store {
+			s.store = nil
+		}
+		s.mu.Unlock()
+	}
+	return wrap(op, name, err)
+}
+
+// streamMissing reports whether err says the store's stream is gone. No
+// responders also happens without JetStream; re-declaring then fails too.
+func streamMissing(err error) bool {
+	return errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders)
+}
+
 func wrap(op, name string, err error) error {
 	switch {
+	case streamMissing(err):
+		return fmt.Errorf("%w: %s %s: %w", ErrStoreNotFound, op, name, err)
 	case errors.Is(err, jetstream.ErrObjectNotFound):
 		return fmt.Errorf("%w: %s %s: %w", ErrNotFound, op, name, err)
 	case errors.Is(err, jetstream.ErrDigestMismatch):
@@ -169,11 +193,54 @@ func (s *Store) Put(ctx context.Context, name string, r io.Reader) (*jetstream.O
 	if err != nil {
 		return nil, err
 	}
-	info, err := store.Put(ctx, jetstream.ObjectMeta{Name: name}, r)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// nats.go purges a failed put's chunks with the put's own context, which
+	// a cancelled ctx made fail, leaving them stored. So nats.go gets a
+	// context that outlives ctx by putCleanup, and r fails once ctx ends.
+	inner, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var mu sync.Mutex
+	var finished bool
+	var cleanup *time.Timer
+	stopAfter := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !finished {
+			cleanup = time.AfterFunc(putCleanup, cancel)
+		}
+	})
+	defer func() {
+		stopAfter()
+		mu.Lock()
+		finished = true
+		if cleanup != nil {
+			cleanup.Stop()
+		}
+		mu.Unlock()
+		cancel()
+	}()
+	info, err := store.Put(inner, jetstream.ObjectMeta{Name: name}, ctxReader{ctx, r})
 	if err != nil {
-		return nil, wrap("put", name, err)
+		return nil, s.fail(store, "put", name, err)
 	}
 	return info, nil
+}
+
+// putCleanup bounds the removal of a cancelled put's chunks.
+const putCleanup = 10 * time.Second
+
+// ctxReader fails with ctx's error once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // PutBytes stores data as the object name.
@@ -200,15 +267,15 @@ func (s *Store) Get(ctx context.Context, name string, w io.Writer) (*jetstream.O
 	}
 	res, err := store.Get(ctx, name)
 	if err != nil {
-		return nil, wrap("get", name, err)
+		return nil, s.fail(store, "get", name, err)
 	}
 	defer res.Close()
 	info, err := res.Info()
 	if err != nil {
-		return nil, wrap("get", name, err)
+		return nil, s.fail(store, "get", name, err)
 	}
 	if _, err := io.Copy(w, res); err != nil {
-		return nil, wrap("get", name, err)
+		return nil, s.fail(store, "get", name, err)
 	}
 	return info, nil
 }
@@ -249,7 +316,7 @@ func (s *Store) Info(ctx context.Context, name string) (*jetstream.ObjectInfo, e
 	}
 	info, err := store.GetInfo(ctx, name)
 	if err != nil {
-		return nil, wrap("info", name, err)
+		return nil, s.fail(store, "info", name, err)
 	}
 	return info, nil
 }
@@ -265,7 +332,7 @@ func (s *Store) List(ctx context.Context) ([]*jetstream.ObjectInfo, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, wrap("list", "", err)
+		return nil, s.fail(store, "list", "", err)
 	}
 	return infos, nil
 }
@@ -277,7 +344,7 @@ func (s *Store) Delete(ctx context.Context, name string) error {
 		return err
 	}
 	if err := store.Delete(ctx, name); err != nil {
-		return wrap("delete", name, err)
+		return s.fail(store, "delete", name, err)
 	}
 	return nil
 }
@@ -291,11 +358,11 @@ func (s *Store) AddLink(ctx context.Context, name, target string) (*jetstream.Ob
 	}
 	to, err := store.GetInfo(ctx, target)
 	if err != nil {
-		return nil, wrap("link", target, err)
+		return nil, s.fail(store, "link", target, err)
 	}
 	info, err := store.AddLink(ctx, name, to)
 	if err != nil {
-		return nil, wrap("link", name, err)
+		return nil, s.fail(store, "link", name, err)
 	}
 	return info, nil
 }
@@ -333,8 +400,18 @@ func (s *Store) Watch(name string, updatesOnly bool, fn WatchFunc) *streamwatch.
 		},
 		InitialDone: func(ctx context.Context) error { return fn(ctx, Change{Synced: true}) },
 		Prepare: func(ctx context.Context) error {
-			_, err := s.current(ctx)
-			return err
+			st, err := s.current(ctx)
+			if err != nil {
+				return err
+			}
+			// The cached handle may name a store that is gone: declare it
+			// again rather than fail until another call does.
+			if _, err := st.Status(ctx); streamMissing(err) {
+				_ = s.fail(st, "watch", "", err)
+				_, err = s.current(ctx)
+				return err
+			}
+			return nil
 		},
 	}, conns)
 }

@@ -48,6 +48,7 @@ type Watch struct {
 	last        atomic.Uint64 // last sequence delivered
 	started     atomic.Bool   // a consumer has been created once
 	initialDone atomic.Bool
+	created     atomic.Int64 // the stream's creation time, as UnixNano
 }
 
 // New returns a watch that runs when served.
@@ -81,20 +82,32 @@ func (w *Watch) Serve(ctx context.Context) error {
 	}
 }
 
-var errGone = errors.New("connection replaced")
+var (
+	errGone          = errors.New("connection replaced")
+	errStreamDeleted = errors.New("stream deleted")
+)
 
 func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) error {
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	watching := make(chan struct{})
 	defer close(watching)
 	go func() {
 		select {
 		case <-gone:
-			cancel()
+			cancel(errGone)
 		case <-watching:
 		}
 	}()
+	// The ordered consumer would follow a re-created stream from the old
+	// position, skipping its first messages: stop, and start again as new.
+	sub, err := nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.DELETED."+w.cfg.Stream, func(*nats.Msg) {
+		cancel(errStreamDeleted)
+	})
+	if err != nil {
+		return err
+	}
+	defer sub.Unsubscribe()
 
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -110,32 +123,40 @@ func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) 
 	s, err := js.Stream(actx, w.cfg.Stream)
 	if err != nil {
 		if wctx.Err() != nil && ctx.Err() == nil {
-			return errGone
+			return context.Cause(wctx)
 		}
 		return err
 	}
+	// A stream created anew (deleted, or a memory stream lost in a restart)
+	// holds only messages never delivered.
+	if created := s.CachedInfo().Created.UnixNano(); w.created.Swap(created) != created && w.started.Load() {
+		w.last.Store(0)
+	}
 	oc := jetstream.OrderedConsumerConfig{FilterSubjects: w.cfg.Filters}
 	switch {
-	case w.started.Load():
-		oc.DeliverPolicy, oc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, w.last.Load()+1
-	case w.cfg.UpdatesOnly:
+	case w.cfg.UpdatesOnly && !w.started.Load():
 		info, err := s.Info(actx)
 		if err != nil {
 			return err
 		}
-		// What the stream holds now counts as delivered.
+		// What the stream holds now counts as delivered, once and for all.
 		w.last.Store(info.State.LastSeq)
+		w.started.Store(true)
 		oc.DeliverPolicy, oc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, info.State.LastSeq+1
-	default:
+	case !w.initialDone.Load() && !w.cfg.UpdatesOnly:
+		// (Re)start the current values: those delivered before are at or
+		// below last (last-per-subject comes in stream order) and skipped.
 		oc.DeliverPolicy = jetstream.DeliverLastPerSubjectPolicy
+	default:
+		oc.DeliverPolicy, oc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, w.last.Load()+1
 	}
 	cons, err := s.OrderedConsumer(actx, oc)
 	if err != nil {
 		return err
 	}
 	acancel()
-	first := !w.started.Swap(true)
-	if !w.initialDone.Load() && (w.cfg.UpdatesOnly || first && cons.CachedInfo().NumPending == 0) {
+	w.started.Store(true)
+	if !w.initialDone.Load() && (w.cfg.UpdatesOnly || cons.CachedInfo().NumPending == 0) {
 		if err := w.signalInitial(ctx); err != nil {
 			return err
 		}
@@ -145,6 +166,17 @@ func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) 
 		return err
 	}
 	defer it.Stop()
+	// Next may be stuck re-creating the consumer of a deleted stream, deaf
+	// to wctx: stopping the iterator ends it.
+	stopped := make(chan struct{})
+	defer close(stopped)
+	go func() {
+		select {
+		case <-wctx.Done():
+			it.Stop()
+		case <-stopped:
+		}
+	}()
 	for {
 		msg, err := it.Next(jetstream.NextContext(wctx))
 		if err != nil {
@@ -152,7 +184,7 @@ func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) 
 			case ctx.Err() != nil:
 				return ctx.Err()
 			case wctx.Err() != nil:
-				return errGone
+				return context.Cause(wctx)
 			case errors.Is(err, nats.ErrConnectionClosed):
 				return errGone
 			}
@@ -163,13 +195,12 @@ func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) 
 			return err
 		}
 		seq := meta.Sequence.Stream
-		if seq <= w.last.Load() {
-			continue // delivered before a resume
+		if seq > w.last.Load() { // else delivered before a resume
+			if err := w.cfg.Deliver(ctx, msg); err != nil {
+				return fmt.Errorf("deliver sequence %d: %w", seq, err)
+			}
+			w.last.Store(seq)
 		}
-		if err := w.cfg.Deliver(ctx, msg); err != nil {
-			return fmt.Errorf("deliver sequence %d: %w", seq, err)
-		}
-		w.last.Store(seq)
 		if !w.initialDone.Load() && meta.NumPending == 0 {
 			if err := w.signalInitial(ctx); err != nil {
 				return err

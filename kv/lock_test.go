@@ -1,0 +1,207 @@
+package kv_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/kv"
+)
+
+// A holder cut off from the server without a reset (its renewals block)
+// must be told it lost the lock before the server expires the key and
+// another process can take it.
+func TestLeaseLostBeforeAnotherAcquiresWhenHolderBlackholed(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		cfg  kv.LockConfig
+	}{
+		{"slow renewals", kv.LockConfig{Bucket: "locks", Key: "leader", TTL: 3 * time.Second, RenewEvery: 1350 * time.Millisecond}},
+		{"defaults", kv.LockConfig{Bucket: "locks", Key: "leader", TTL: 3 * time.Second}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := natstest.RunServer(t)
+			ctx := ctxT(t)
+			proxy := natstest.NewProxy(t, srv.URL())
+			ncA, err := nats.Connect(proxy.URL(), nats.MaxReconnects(-1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(ncA.Close)
+			a, err := kv.NewLock(tc.cfg, connection.NewFixed(ncA))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := kv.NewLock(tc.cfg, connection.NewFixed(connect(t, srv.URL())))
+			if err != nil {
+				t.Fatal(err)
+			}
+			leaseA, err := a.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Cut a off just after a renewal: the next ones are then sent
+			// shortly before its expiry deadline, and block past it.
+			waitRenewed(t, srv.URL(), tc.cfg, leaseA.Token)
+			proxy.Pause()
+			leaseB, err := b.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-leaseA.Lost():
+			default:
+				t.Errorf("b acquired the lock (token %d > %d) while a's Lost() was still open", leaseB.Token, leaseA.Token)
+			}
+			proxy.Restore()
+			if err := leaseA.Release(ctx); !errors.Is(err, kv.ErrLockLost) {
+				t.Errorf("releasing a's lost lease: %v, want ErrLockLost", err)
+			}
+			if err := leaseB.Release(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// waitRenewed returns once the lock's key has a revision after token.
+func waitRenewed(t *testing.T, url string, cfg kv.LockConfig, token uint64) {
+	t.Helper()
+	ctx := ctxT(t)
+	js, err := jetstream.New(connect(t, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := js.KeyValue(ctx, cfg.Bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := b.Watch(ctx, cfg.Key, jetstream.UpdatesOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	for e := range w.Updates() {
+		if e != nil && e.Revision() > token {
+			return
+		}
+	}
+	t.Fatal("the lease was never renewed")
+}
+
+func TestLockConfigValidation(t *testing.T) {
+	t.Parallel()
+	conns := connection.NewFixed(nil) // nothing is contacted before Acquire
+	for _, tc := range []struct {
+		cfg   kv.LockConfig
+		field string // "" when valid
+	}{
+		{kv.LockConfig{Bucket: "locks", Key: "k", TTL: 2 * time.Second}, ""},
+		{kv.LockConfig{Bucket: "locks", Key: "k", TTL: 2 * time.Second, RenewEvery: 900 * time.Millisecond}, ""},
+		// A lease is lost at 0.9·TTL: a renewal every 1.9s of a 2s TTL
+		// would lose every lease on a healthy server.
+		{kv.LockConfig{Bucket: "locks", Key: "k", TTL: 2 * time.Second, RenewEvery: 1900 * time.Millisecond}, "renew_every"},
+		{kv.LockConfig{Bucket: "locks", Key: "k", TTL: 2 * time.Second, RenewEvery: 901 * time.Millisecond}, "renew_every"},
+		{kv.LockConfig{Bucket: "locks", Key: "k", TTL: 2 * time.Second, RenewEvery: -time.Second}, "renew_every"},
+		{kv.LockConfig{Bucket: "locks", Key: "k", TTL: 500 * time.Millisecond}, "ttl"},
+	} {
+		_, err := kv.NewLock(tc.cfg, conns)
+		switch {
+		case tc.field == "" && err != nil:
+			t.Errorf("%+v: %v", tc.cfg, err)
+		case tc.field != "" && (!errors.Is(err, kv.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.field)):
+			t.Errorf("%+v: %v, want ErrInvalidConfig naming %s", tc.cfg, err, tc.field)
+		}
+	}
+}
+
+// A lock must not rewrite its bucket's TTL, on which the other locks in
+// the bucket rely.
+func TestLockRefusesBucketWithAnotherTTL(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	ctx := ctxT(t)
+	conns := connection.NewFixed(connect(t, srv.URL()))
+	long, err := kv.NewLock(kv.LockConfig{Bucket: "locks", Key: "leader", TTL: 30 * time.Second}, conns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease, err := long.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, err := kv.NewLock(kv.LockConfig{Bucket: "locks", Key: "cron", TTL: time.Second}, conns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = short.Acquire(ctx)
+	if !errors.Is(err, kv.ErrInvalidConfig) {
+		t.Fatalf("acquiring a 1s lock in a 30s lock bucket: %v, want ErrInvalidConfig", err)
+	}
+	for _, want := range []string{"locks", "30s", "1s"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+	raw, err := kv.Open("locks", kv.Config{Bind: true}, conns, kv.String{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := raw.Raw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := b.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.TTL() != 30*time.Second {
+		t.Errorf("bucket TTL is %v, want it unchanged at 30s", st.TTL())
+	}
+	if err := lease.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The key changed under the holder before its renewer noticed: Release
+// must say the lock was lost.
+func TestReleaseAfterKeyTakenIsErrLockLost(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	ctx := ctxT(t)
+	conns := connection.NewFixed(connect(t, srv.URL()))
+	l, err := kv.NewLock(kv.LockConfig{Bucket: "locks", Key: "leader", TTL: 30 * time.Second}, conns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := kv.Open("locks", kv.Config{Bind: true}, conns, kv.String{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Put(ctx, "leader", "someone else"); err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.Release(ctx); !errors.Is(err, kv.ErrLockLost) {
+		t.Fatalf("got %v, want ErrLockLost", err)
+	}
+	select {
+	case <-lease.Lost():
+	default:
+		t.Error("Release found the lock lost but Lost() is open")
+	}
+	if got, err := raw.Get(ctx, "leader"); err != nil || got.Value != "someone else" {
+		t.Errorf("the other holder's key: %+v %v", got, err)
+	}
+}

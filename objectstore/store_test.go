@@ -1,0 +1,153 @@
+package objectstore_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/objectstore"
+)
+
+// A store deleted after first use: calls fail with ErrStoreNotFound, then
+// the store is declared again.
+//
+// Not parallel, as TestLargeObjectInBoundedMemory measures the heap.
+func TestStoreDeletedIsReportedThenDeclaredAgain(t *testing.T) {
+	s, nc := open(t, "gone")
+	ctx := ctxT(t)
+	if _, err := s.PutBytes(ctx, "doc", []byte("v1")); err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteObjectStore(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutBytes(ctx, "doc", []byte("lost")); !errors.Is(err, objectstore.ErrStoreNotFound) {
+		t.Fatalf("put to a deleted store: %v, want ErrStoreNotFound", err)
+	}
+	if _, err := s.PutBytes(ctx, "doc", []byte("v2")); err != nil {
+		t.Fatalf("put after the store was reported gone: %v, want it declared again", err)
+	}
+	if err := js.DeleteObjectStore(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetBytes(ctx, "doc"); !errors.Is(err, objectstore.ErrStoreNotFound) {
+		t.Fatalf("get from a deleted store: %v, want ErrStoreNotFound", err)
+	}
+	if _, err := s.GetBytes(ctx, "doc"); !errors.Is(err, objectstore.ErrNotFound) {
+		t.Fatalf("get after the store was declared again: %v, want ErrNotFound", err)
+	}
+}
+
+// cancelling yields left bytes, then cancels the put's context while more
+// data would follow.
+type cancelling struct {
+	left   int
+	cancel context.CancelFunc
+}
+
+func (c *cancelling) Read(b []byte) (int, error) {
+	if c.left == 0 {
+		c.cancel()
+		return len(b), nil
+	}
+	n := min(len(b), c.left)
+	c.left -= n
+	return n, nil
+}
+
+// A put whose ctx is cancelled midway fails with the ctx's error and
+// removes the chunks it stored.
+// Not parallel, as TestLargeObjectInBoundedMemory measures the heap.
+func TestCancelledPutLeavesNoChunks(t *testing.T) {
+	s, nc := open(t, "cancel")
+	ctx := ctxT(t)
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if _, err := s.Put(pctx, "doc", &cancelling{left: 4 << 20, cancel: cancel}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled put: %v, want context.Canceled", err)
+	}
+	if _, err := s.Info(ctx, "doc"); !errors.Is(err, objectstore.ErrNotFound) {
+		t.Fatalf("a cancelled object is visible: %v", err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := js.Stream(ctx, "OBJ_cancel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	si, err := stream.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if si.State.Bytes > 64<<10 {
+		t.Fatalf("the cancelled put's chunks were kept: %d bytes in the store", si.State.Bytes)
+	}
+}
+
+// A watch whose store was deleted declares it again when it restarts.
+//
+// Not parallel, as TestLargeObjectInBoundedMemory measures the heap.
+func TestWatchDeclaresDeletedStoreAgain(t *testing.T) {
+	s, nc := open(t, "gone")
+	ctx := ctxT(t)
+	synced := make(chan struct{}, 1)
+	w := s.Watch("w", false, func(_ context.Context, c objectstore.Change) error {
+		if c.Synced {
+			select {
+			case synced <- struct{}{}:
+			default:
+			}
+		}
+		return nil
+	})
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for wctx.Err() == nil { // as a supervisor restarts it
+			_ = w.Serve(wctx)
+		}
+	}()
+	select {
+	case <-synced:
+	case <-ctx.Done():
+		t.Fatal("never synced")
+	}
+	created := make(chan struct{}, 1)
+	sub, err := nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.CREATED.OBJ_gone", func(*nats.Msg) {
+		select {
+		case created <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteObjectStore(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-created:
+	case <-ctx.Done():
+		t.Fatal("the watch never declared its deleted store again")
+	}
+	cancel()
+	<-done
+}
