@@ -139,13 +139,8 @@ func TestRunsOnAnExternalServer(t *testing.T) {
 		t.Fatalf("connected log lines: got %v", entries)
 	}
 	// The server notices the close asynchronously.
-	deadline := time.Now().Add(5 * time.Second)
-	for srv.Raw().NumClients() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the client is still connected 5s after Run returned")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	natstest.Eventually(t, 5*time.Second, func() bool { return srv.Raw().NumClients() == 0 },
+		func() string { return "the client is still connected after Run returned" })
 }
 
 func TestEmbeddedServerKeepsItsPortAcrossRuns(t *testing.T) {

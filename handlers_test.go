@@ -3,6 +3,7 @@ package corral_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -54,13 +55,8 @@ handlers:
 
 	// Subscriptions are registered by the time every handler is running;
 	// wait for that in the status.
-	deadline := time.Now().Add(10 * time.Second)
-	for !allRunning(c) {
-		if time.Now().After(deadline) {
-			t.Fatalf("handlers not running: %v", c.Status())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	natstest.Eventually(t, 10*time.Second, func() bool { return allRunning(c) },
+		func() string { return fmt.Sprintf("handlers not running: %v", c.Status()) })
 	reply, err := nc.Request("svc.prices", nil, 5*time.Second)
 	if err != nil || string(reply.Data) != "42" {
 		t.Fatalf("request: %v %v", reply, err)

@@ -3,6 +3,7 @@ package consumer_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -110,13 +111,9 @@ func (f faultRun) run(fault func(got *seen)) (*seen, consumer.Counters) {
 	fault(got)
 	recovered := time.Now()
 	defer func() { t.Logf("after the fault, the rest took %v", time.Since(recovered)) }()
-	deadline := time.Now().Add(60 * time.Second)
-	for got.unique() < f.n {
-		if time.Now().After(deadline) {
-			t.Fatalf("processed %d of %d after the fault; missing %v", got.unique(), f.n, first(got.missing(f.n), 10))
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	natstest.Eventually(t, 60*time.Second, func() bool { return got.unique() >= f.n }, func() string {
+		return fmt.Sprintf("processed %d of %d after the fault; missing %v", got.unique(), f.n, first(got.missing(f.n), 10))
+	})
 	if err := in.stop(); !errors.Is(err, context.Canceled) {
 		t.Fatalf("stop: %v", err)
 	}
@@ -279,18 +276,14 @@ func TestJetStreamTwoInstancesOneStops(t *testing.T) {
 	}
 	// The ack wait is a minute: what a held comes back only because it
 	// handed it back.
-	deadline := time.Now().Add(20 * time.Second)
-	for got.unique() != n {
-		if time.Now().After(deadline) {
-			info, err := js.Consumer(ctx, "SHARED", "workers")
-			var ci *jetstream.ConsumerInfo
-			if err == nil {
-				ci, _ = info.Info(ctx)
-			}
-			t.Fatalf("b did not process the rest: %d of %d; a %+v; b %+v; consumer %+v", got.unique(), n, a.counters(), b.counters(), ci)
+	natstest.Eventually(t, 20*time.Second, func() bool { return got.unique() == n }, func() string {
+		info, err := js.Consumer(ctx, "SHARED", "workers")
+		var ci *jetstream.ConsumerInfo
+		if err == nil {
+			ci, _ = info.Info(ctx)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return fmt.Sprintf("b did not process the rest: %d of %d; a %+v; b %+v; consumer %+v", got.unique(), n, a.counters(), b.counters(), ci)
+	})
 	if err := b.stop(); !errors.Is(err, context.Canceled) {
 		t.Fatal(err)
 	}

@@ -101,13 +101,7 @@ func (e *env) status(name string) consumer.Status {
 // eventually polls cond until it holds or 20s pass.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within 20s: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	natstest.Eventually(t, 20*time.Second, cond, func() string { return what })
 }
 
 func cleanStop(t *testing.T, stop func() error) {

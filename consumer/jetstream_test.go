@@ -413,13 +413,10 @@ func TestJetStreamStopReturnsUnstartedMessages(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- b.Serve(ctx) }()
-	deadline := time.Now().Add(20 * time.Second) // a third of the ack wait
-	for got.unique() != n-int(a.Acked) {
-		if time.Now().After(deadline) {
-			t.Fatalf("instance b got %d of %d; the handed-back messages did not come back before their ack wait", got.unique(), n-int(a.Acked))
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	// Within a third of the ack wait.
+	natstest.Eventually(t, 20*time.Second, func() bool { return got.unique() == n-int(a.Acked) }, func() string {
+		return fmt.Sprintf("instance b got %d of %d; the handed-back messages did not come back before their ack wait", got.unique(), n-int(a.Acked))
+	})
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatal(err)

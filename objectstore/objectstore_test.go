@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -271,34 +272,21 @@ func TestWatch(t *testing.T) {
 	wctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Serve(wctx) }()
-	for synced := false; !synced; {
+	count := func() int {
 		mu.Lock()
-		synced = len(changes) == 2
-		mu.Unlock()
-		if ctx.Err() != nil {
-			t.Fatal("the watch did not deliver the current object and sync")
-		}
-		time.Sleep(time.Millisecond)
+		defer mu.Unlock()
+		return len(changes)
 	}
+	natstest.Eventually(t, 20*time.Second, func() bool { return count() == 2 },
+		func() string { return "the watch did not deliver the current object and sync" })
 	if _, err := s.PutBytes(ctx, "after", []byte("2")); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Delete(ctx, "before"); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		mu.Lock()
-		n := len(changes)
-		mu.Unlock()
-		if n == 4 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("got %d changes, want 4", n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	natstest.Eventually(t, 20*time.Second, func() bool { return count() == 4 },
+		func() string { return fmt.Sprintf("got %d changes, want 4", count()) })
 	cancel()
 	<-done
 	mu.Lock()

@@ -48,12 +48,8 @@ func publishThroughFault(t *testing.T, n int, cc connection.Config, cfg publishe
 		}
 		published <- nil
 	}()
-	for p.Status().Acked < uint64(n/3) {
-		if ctx.Err() != nil {
-			t.Fatal("a third not acknowledged")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	natstest.Eventually(t, 30*time.Second, func() bool { return p.Status().Acked >= uint64(n/3) },
+		func() string { return "a third not acknowledged" })
 	fault(proc, rec)
 	if err := <-published; err != nil {
 		t.Fatal(err)
@@ -182,16 +178,10 @@ func TestSpoolSurvivesACrash(t *testing.T) {
 	// Kill it once some messages are stored and many are only buffered.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	for {
+	natstest.Eventually(t, time.Minute, func() bool {
 		info, err := s.Info(ctx)
-		if err == nil && info.State.Msgs >= n/10 {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatal("the child stored nothing")
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return err == nil && info.State.Msgs >= n/10
+	}, func() string { return "the child stored too little" })
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	<-scanned
@@ -201,12 +191,8 @@ func TestSpoolSurvivesACrash(t *testing.T) {
 	mu.Unlock()
 
 	p, _, stop := run(t, []string{srv.URL()}, publisher.Config{SpoolDir: dir})
-	for p.Status().Buffered > 0 {
-		if ctx.Err() != nil {
-			t.Fatalf("the spooled messages were not all sent: %+v", p.Status())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	natstest.Eventually(t, 30*time.Second, func() bool { return p.Status().Buffered == 0 },
+		func() string { return fmt.Sprintf("the spooled messages were not all sent: %+v", p.Status()) })
 	_ = stop()
 	got := contents(t, s)
 	mu.Lock()

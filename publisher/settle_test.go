@@ -22,12 +22,11 @@ import (
 // until polls cond every few milliseconds until it holds or ctx ends.
 func until(t *testing.T, ctx context.Context, what string, cond func() bool) {
 	t.Helper()
-	for !cond() {
-		if ctx.Err() != nil {
-			t.Fatalf("waiting for %s: %v", what, ctx.Err())
-		}
-		time.Sleep(2 * time.Millisecond)
+	timeout := 30 * time.Second
+	if d, ok := ctx.Deadline(); ok {
+		timeout = time.Until(d)
 	}
+	natstest.Eventually(t, timeout, cond, func() string { return "waiting for " + what })
 }
 
 // undelivered collects what reaches OnUndelivered.
