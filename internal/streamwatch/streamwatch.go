@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -90,15 +91,17 @@ var (
 func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) error {
 	wctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	watching := make(chan struct{})
 	defer close(watching)
-	go func() {
+	wg.Go(func() {
 		select {
 		case <-gone:
 			cancel(errGone)
 		case <-watching:
 		}
-	}()
+	})
 	// The ordered consumer would follow a re-created stream from the old
 	// position, skipping its first messages: stop, and start again as new.
 	sub, err := nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.DELETED."+w.cfg.Stream, func(*nats.Msg) {
