@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/connection"
@@ -92,20 +91,7 @@ func TestWatchDeclaresDeletedBucketAgain(t *testing.T) {
 		}
 	}()
 	rec.waitFor(t, "synced", func(_ []kv.Entry[int], s int) bool { return s == 1 })
-	created := make(chan struct{}, 1)
-	sub, err := nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.CREATED.KV_cfg", func(*nats.Msg) {
-		select {
-		case created <- struct{}{}:
-		default:
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Unsubscribe()
-	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	created := natstest.Signal(t, nc, "$JS.EVENT.ADVISORY.STREAM.CREATED.KV_cfg")
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)

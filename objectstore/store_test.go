@@ -5,9 +5,9 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/objectstore"
 )
 
@@ -122,20 +122,7 @@ func TestWatchDeclaresDeletedStoreAgain(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("never synced")
 	}
-	created := make(chan struct{}, 1)
-	sub, err := nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.CREATED.OBJ_gone", func(*nats.Msg) {
-		select {
-		case created <- struct{}{}:
-		default:
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Unsubscribe()
-	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	created := natstest.Signal(t, nc, "$JS.EVENT.ADVISORY.STREAM.CREATED.OBJ_gone")
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)

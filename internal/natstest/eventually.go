@@ -3,6 +3,8 @@ package natstest
 import (
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 // Eventually polls cond every 5ms until it holds; once timeout has passed
@@ -31,4 +33,27 @@ func Eventually(t testing.TB, timeout time.Duration, cond func() bool, describe 
 			}
 		}
 	}
+}
+
+// Signal subscribes to subject on nc (flushed, so the server has the
+// interest when it returns) and returns a channel that holds one signal
+// while any message on it is unread; the subscription ends with the test.
+// For advisories such as $JS.EVENT.ADVISORY.STREAM.CREATED.<stream>.
+func Signal(t testing.TB, nc *nats.Conn, subject string) <-chan struct{} {
+	t.Helper()
+	ch := make(chan struct{}, 1)
+	sub, err := nc.Subscribe(subject, func(*nats.Msg) {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return ch
 }
