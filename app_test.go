@@ -81,13 +81,21 @@ func TestRunsOnTheEmbeddedServer(t *testing.T) {
 		t.Fatalf("JetStream on the embedded server: %v", err)
 	}
 
+	// Children start concurrently: the connection may be up before the
+	// publisher's Serve has begun.
+	allUp := func() bool {
+		for _, ch := range c.Status().Children {
+			if ch.State != supervisor.Running {
+				return false
+			}
+		}
+		return true
+	}
+	natstest.Eventually(t, 10*time.Second, allUp, func() string { return "not all running:\n" + c.Status().String() })
 	st := c.Status()
 	names := []string{}
 	for _, ch := range st.Children {
 		names = append(names, ch.Name)
-		if ch.State != supervisor.Running {
-			t.Errorf("%s: got %s, want running", ch.Name, ch.State)
-		}
 	}
 	if !slices.Equal(names, []string{"server", "connection", "publisher"}) {
 		t.Fatalf("children: got %v", names)

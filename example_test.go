@@ -180,14 +180,22 @@ func ExampleWatchKV() {
 	go func() { done <- c.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 
-	fmt.Println(<-seen) // the current values (none), then changes
+	next := func() string {
+		select {
+		case s := <-seen:
+			return s
+		case <-time.After(10 * time.Second):
+			return "the watch delivered nothing:\n" + c.Status().String()
+		}
+	}
+	fmt.Println(next()) // the current values (none), then changes
 	opCtx, opCancel := context.WithTimeout(ctx, 10*time.Second)
 	defer opCancel()
 	_, _ = settings.Put(opCtx, "mode", "fast")
 	_, _ = settings.Put(opCtx, "other", "ignored")
 	_ = settings.Delete(opCtx, "mode")
-	fmt.Println(<-seen)
-	fmt.Println(<-seen)
+	fmt.Println(next())
+	fmt.Println(next())
 	// Output:
 	// synced =
 	// put mode=fast
