@@ -31,7 +31,11 @@ func running(t *testing.T, c *corral.Client) (stop func() error) {
 	stop = func() error {
 		once.Do(func() {
 			cancel()
-			err = <-done
+			select {
+			case err = <-done:
+			case <-time.After(c.ShutdownTimeout() + 10*time.Second):
+				t.Fatalf("Run did not return after its ctx ended:\n%s", c.Status())
+			}
 		})
 		return err
 	}

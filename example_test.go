@@ -161,7 +161,9 @@ func ExampleWatchKV() {
 	defer os.RemoveAll(dir)
 	var cfg corral.Config
 	cfg.Server.StoreDir = dir
-	cfg.KV = map[string]kv.Config{"settings": {}}
+	// History keeps revisions the watch has not read yet: with history 1,
+	// the delete below could replace the put before the watch sees it.
+	cfg.KV = map[string]kv.Config{"settings": {History: 5}}
 	c, _ := corral.New(cfg)
 	settings, _ := corral.Bucket(c, "settings", kv.String{})
 
