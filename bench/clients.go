@@ -56,6 +56,24 @@ func startCorral(ctx context.Context, e *env, cfg corral.Config, declare func(*c
 	return cc, nil
 }
 
+// startCorralOn starts a Client and gives it an empty stream name that
+// stores subject, so each round publishes into a stream of its own.
+func startCorralOn(ctx context.Context, e *env, cfg corral.Config, name, subject string) (*corralClient, error) {
+	c, err := startCorral(ctx, e, cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	nc, err := c.Conn(ctx)
+	if err == nil {
+		_, err = freshStream(ctx, nc, name, subject)
+	}
+	if err != nil {
+		c.stop()
+		return nil, err
+	}
+	return c, nil
+}
+
 // waitReady waits until every handler of the Client is ready.
 func (c *corralClient) waitReady(ctx context.Context) error {
 	for {

@@ -224,18 +224,11 @@ func corralPublishConfig() corral.Config {
 }
 
 func corralPublish(ctx context.Context, e *env, n int) (sample, error) {
-	c, err := startCorral(ctx, e, corralPublishConfig(), nil)
+	c, err := startCorralOn(ctx, e, corralPublishConfig(), pubStream, pubSubject)
 	if err != nil {
 		return sample{}, err
 	}
 	defer c.stop()
-	nc, err := c.Conn(ctx)
-	if err != nil {
-		return sample{}, err
-	}
-	if _, err := freshStream(ctx, nc, pubStream, pubSubject); err != nil {
-		return sample{}, err
-	}
 	base := c.Publisher().Status().Acked
 	e.startClock()
 	start := time.Now()
@@ -368,18 +361,11 @@ func rawPublishSyncMsgID(ctx context.Context, e *env, n int) (sample, error) {
 }
 
 func corralPublishSync(ctx context.Context, e *env, n int) (sample, error) {
-	c, err := startCorral(ctx, e, corralPublishConfig(), nil)
+	c, err := startCorralOn(ctx, e, corralPublishConfig(), pubStream, pubSubject)
 	if err != nil {
 		return sample{}, err
 	}
 	defer c.stop()
-	nc, err := c.Conn(ctx)
-	if err != nil {
-		return sample{}, err
-	}
-	if _, err := freshStream(ctx, nc, pubStream, pubSubject); err != nil {
-		return sample{}, err
-	}
 	return syncLoop(ctx, e, n, func() error {
 		_, err := c.PublishSync(ctx, pubSubject, payload)
 		return err

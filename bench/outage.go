@@ -213,21 +213,14 @@ func rawOutage(ctx context.Context, e *env, n int) (sample, error) {
 // corralOutage publishes through the Client's buffered publisher (block
 // when full, every other setting its default), which retries by itself.
 func corralOutage(ctx context.Context, e *env, n int) (sample, error) {
-	c, err := startCorral(ctx, e, corral.Config{
+	c, err := startCorralOn(ctx, e, corral.Config{
 		Connection: connection.Config{ReconnectWait: reconnect, MaxReconnectWait: reconnect, ReconnectJitter: time.Millisecond},
 		Publisher:  publisher.Config{OnFull: publisher.Block},
-	}, nil)
+	}, outageStream, outageStream)
 	if err != nil {
 		return sample{}, err
 	}
 	defer c.stop()
-	nc, err := c.Conn(ctx)
-	if err != nil {
-		return sample{}, err
-	}
-	if _, err := freshStream(ctx, nc, outageStream, outageStream); err != nil {
-		return sample{}, err
-	}
 	o := newOutage(e, n)
 	ictx, cancel := context.WithCancel(ctx)
 	defer o.wait()
@@ -286,7 +279,8 @@ func corralOutage(ctx context.Context, e *env, n int) (sample, error) {
 		return sample{}, fmt.Errorf("%d of %d acked: %w", o.count.Load(), n, ctx.Err())
 	}
 	// The stream is read on the connection the Client has now.
-	if nc, err = c.Conn(ctx); err != nil {
+	nc, err := c.Conn(ctx)
+	if err != nil {
 		return sample{}, err
 	}
 	js, err := jetstream.New(nc)
