@@ -1,6 +1,7 @@
 package kv_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -17,23 +18,8 @@ import (
 // then the bucket is declared again.
 func TestBucketDeletedIsReportedThenDeclaredAgain(t *testing.T) {
 	t.Parallel()
-	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
-	nc := connect(t, srv.URL())
-	b, err := kv.Open("gone", kv.Config{}, connection.NewFixed(nc), kv.String{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Put(ctx, "k", "v"); err != nil {
-		t.Fatal(err)
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := js.DeleteKeyValue(ctx, "gone"); err != nil {
-		t.Fatal(err)
-	}
+	b := deletedAfterUse(t, ctx)
 	if _, err := b.Put(ctx, "k", "v"); !errors.Is(err, kv.ErrBucketNotFound) {
 		t.Fatalf("put to a deleted bucket: %v, want ErrBucketNotFound", err)
 	}
@@ -48,23 +34,8 @@ func TestBucketDeletedIsReportedThenDeclaredAgain(t *testing.T) {
 // Get reports a deleted bucket as such, not as a missing key.
 func TestBucketDeletedGet(t *testing.T) {
 	t.Parallel()
-	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
-	nc := connect(t, srv.URL())
-	b, err := kv.Open("gone", kv.Config{}, connection.NewFixed(nc), kv.String{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Put(ctx, "k", "v"); err != nil {
-		t.Fatal(err)
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := js.DeleteKeyValue(ctx, "gone"); err != nil {
-		t.Fatal(err)
-	}
+	b := deletedAfterUse(t, ctx)
 	if _, err := b.Get(ctx, "k"); !errors.Is(err, kv.ErrBucketNotFound) {
 		t.Fatalf("get from a deleted bucket: %v, want ErrBucketNotFound", err)
 	}
@@ -110,4 +81,27 @@ func TestMemoryBucketDeclaredAgainAfterServerRestart(t *testing.T) {
 	if _, err := b.Put(ctx, "k", "v3"); err != nil {
 		t.Fatalf("put after the restart: %v, want the bucket declared again", err)
 	}
+}
+
+// deletedAfterUse returns a bucket that held k=v and was then deleted
+// behind its back.
+func deletedAfterUse(t *testing.T, ctx context.Context) *kv.Bucket[string] {
+	t.Helper()
+	srv := natstest.RunServer(t)
+	nc := connect(t, srv.URL())
+	b, err := kv.Open("gone", kv.Config{}, connection.NewFixed(nc), kv.String{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Put(ctx, "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteKeyValue(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
