@@ -346,7 +346,8 @@ func (r *jsRun) pull(ctx context.Context, nc *nats.Conn, js jetstream.JetStream,
 		if r.credits.Load() > 0 && now.Sub(time.Unix(0, r.heard.Load())) > 2*pullHeartbeat {
 			replace(jetstream.ErrNoHeartbeat)
 		}
-		free := r.capacity - int(r.held.Load()) - int(r.credits.Load())
+		credits := r.credits.Load() // before held: see receive
+		free := r.capacity - int(r.held.Load()) - int(credits)
 		// Like nats.go's Consume, ask again once half the room is free:
 		// asking for every freed slot would double the server's work.
 		if free >= threshold && !now.Before(notBefore) && nc.IsConnected() {
@@ -506,9 +507,9 @@ func (r *jsRun) receive(nc *nats.Conn, msg *nats.Msg) {
 	r.heard.Store(time.Now().UnixNano())
 	status := msg.Header.Get("Status")
 	if len(msg.Data) > 0 || status == "" {
-		r.dropCredits(1)
 		meta, err := metadata(msg)
 		if err != nil {
+			r.dropCredits(1)
 			j.stats.dropped.Add(1) // not from JetStream: nothing to ack
 			return
 		}
@@ -519,7 +520,11 @@ func (r *jsRun) receive(nc *nats.Conn, msg *nats.Msg) {
 		if meta.NumDelivered > 1 {
 			j.stats.redelivered.Add(1)
 		}
-		if !r.hold() {
+		// Held before its credit is taken, and the puller reads credits
+		// before held: it never sees room the message already fills.
+		held := r.hold()
+		r.dropCredits(1)
+		if !held {
 			// More than the pool has room for (a request presumed lost
 			// delivered after all): back to the server at once.
 			if m.Nak(0) == nil {
