@@ -82,9 +82,8 @@ type pool struct {
 	monitorEnded  bool
 	episodeActive atomic.Bool // episode != nil, for the hot path and status
 	lastOverflow  atomic.Int64
-	episodeWake   chan struct{}
 	monitorStop   chan struct{}
-	monitorDone   chan struct{}
+	monitors      sync.WaitGroup // the monitor of the active episode
 
 	// The current subscription of a core handler, and its counts as last
 	// read: nats.go stops answering once it is closed.
@@ -110,20 +109,17 @@ func newPool(name string, cfg Config, events *supervisor.Events, stats *counters
 		base:        base,
 		cancel:      cancel,
 		closing:     make(chan struct{}),
-		episodeWake: make(chan struct{}, 1),
 		monitorStop: make(chan struct{}),
-		monitorDone: make(chan struct{}),
 	}
 }
 
-// start runs the workers and the episode monitor.
+// start runs the workers.
 func (p *pool) start() {
 	p.sinceEpisode = episodeStart{dropped: p.dropped(), rejected: p.stats.rejected.Load()}
 	p.wg.Add(p.cfg.Workers)
 	for id := range p.cfg.Workers {
 		go p.work(id)
 	}
-	go p.monitor()
 }
 
 // feed registers sub as an input of the pool: the pool's queue is closed
@@ -295,38 +291,28 @@ func (p *pool) overflow() {
 		ev.Pending = p.streamPending.Load()
 	}
 	p.events.Emit(ev)
-	select {
-	case p.episodeWake <- struct{}{}:
-	default:
-	}
+	// A goroutine per episode rather than per pool: an idle pool costs
+	// only its workers.
+	p.monitors.Add(1)
+	go p.monitor()
 }
 
-// monitor ends slow-consumer episodes once the pool has been below half
-// for a quiet period. It only ticks during an episode.
+// monitor ends the active slow-consumer episode once the pool has been
+// below half for a quiet period, or when the pool stops.
 func (p *pool) monitor() {
-	defer close(p.monitorDone)
+	defer p.monitors.Done()
+	t := time.NewTicker(episodeTick)
+	defer t.Stop()
 	for {
 		select {
 		case <-p.monitorStop:
-			p.endEpisode(true)
-			return
-		case <-p.episodeWake:
-		}
-		t := time.NewTicker(episodeTick)
-		for ended := false; !ended; {
-			select {
-			case <-p.monitorStop:
-				t.Stop()
-				p.endEpisode(true)
+			return // stop ends the episode
+		case <-t.C:
+			p.refreshSub()
+			quiet := time.Since(time.Unix(0, p.lastOverflow.Load())) >= quietPeriod
+			if quiet && p.loaded() <= cap(p.queue)/2 {
+				p.endEpisode(false)
 				return
-			case <-t.C:
-				p.refreshSub()
-				quiet := time.Since(time.Unix(0, p.lastOverflow.Load())) >= quietPeriod
-				if quiet && p.loaded() <= cap(p.queue)/2 {
-					t.Stop()
-					p.endEpisode(false)
-					ended = true
-				}
 			}
 		}
 	}
@@ -496,8 +482,12 @@ func (p *pool) stop(deadline time.Time, before uint64) (finished, abandoned uint
 	}
 	abandoned = p.skipped.Load()
 	p.stats.dropped.Add(abandoned)
+	p.episodeMu.Lock()
+	p.monitorEnded = true // no episode, and no monitor, starts from here
+	p.episodeMu.Unlock()
 	close(p.monitorStop)
-	<-p.monitorDone
+	p.monitors.Wait()
+	p.endEpisode(true)
 	p.cancel()
 	return p.handled() - before, abandoned
 }
