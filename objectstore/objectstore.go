@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/internal/redeclare"
 	"github.com/corral-go/corral/internal/streamwatch"
 	"github.com/corral-go/corral/internal/subject"
 )
@@ -84,9 +85,10 @@ type Store struct {
 	cfg   Config
 	conns Conns
 
-	mu    sync.Mutex
-	nc    *nats.Conn
-	store jetstream.ObjectStore
+	mu      sync.Mutex
+	nc      *nats.Conn
+	store   jetstream.ObjectStore
+	missing redeclare.Gate // when a vanished store may be declared again
 }
 
 // Open returns the store name, declared (or bound) on first use.
@@ -119,6 +121,16 @@ func (s *Store) current(ctx context.Context) (jetstream.ObjectStore, error) {
 	nc, _, err := s.conns.Conn(ctx)
 	if err != nil {
 		return nil, err
+	}
+	s.mu.Lock()
+	if s.nc == nc && s.store != nil {
+		defer s.mu.Unlock()
+		return s.store, nil
+	}
+	gate := s.missing
+	s.mu.Unlock()
+	if err := gate.Wait(ctx); err != nil {
+		return nil, fmt.Errorf("%w: %s: waiting to declare it again: %w", ErrStoreNotFound, s.name, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -160,6 +172,7 @@ func (s *Store) fail(store jetstream.ObjectStore, op, name string, err error) er
 		s.mu.Lock()
 		if s.store == store {
 			s.store = nil
+			s.missing.Missing()
 		}
 		s.mu.Unlock()
 	}

@@ -3,6 +3,7 @@ package objectstore_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -111,10 +112,13 @@ func TestWatchDeclaresDeletedStoreAgain(t *testing.T) {
 	})
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
+	var lastErr atomic.Value
 	go func() {
 		defer close(done)
 		for wctx.Err() == nil { // as a supervisor restarts it
-			_ = w.Serve(wctx)
+			if err := w.Serve(wctx); err != nil {
+				lastErr.Store(err.Error())
+			}
 		}
 	}()
 	select {
@@ -133,7 +137,7 @@ func TestWatchDeclaresDeletedStoreAgain(t *testing.T) {
 	select {
 	case <-created:
 	case <-ctx.Done():
-		t.Fatal("the watch never declared its deleted store again")
+		t.Fatalf("the watch never declared its deleted store again; it last returned %v", lastErr.Load())
 	}
 	cancel()
 	<-done

@@ -83,6 +83,11 @@ func (w *Watch) Serve(ctx context.Context) error {
 	}
 }
 
+// resetAttempts bounds nats.go's tries to re-create the ordered consumer,
+// 1 s apart and doubling: about 7 s, longer than a server restart takes
+// once the connection is back.
+const resetAttempts = 4
+
 var (
 	errGone          = errors.New("connection replaced")
 	errStreamDeleted = errors.New("stream deleted")
@@ -135,7 +140,12 @@ func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) 
 	if created := s.CachedInfo().Created.UnixNano(); w.created.Swap(created) != created && w.started.Load() {
 		w.last.Store(0)
 	}
-	oc := jetstream.OrderedConsumerConfig{FilterSubjects: w.cfg.Filters}
+	// nats-server does not always deliver the deletion advisory (it is
+	// queued as the stream's sending loop is told to quit), and nats.go
+	// would then try forever to re-create the consumer of a deleted
+	// stream: a bounded number of tries fails the watch instead, and
+	// served again it declares the stream.
+	oc := jetstream.OrderedConsumerConfig{FilterSubjects: w.cfg.Filters, MaxResetAttempts: resetAttempts}
 	switch {
 	case w.cfg.UpdatesOnly && !w.started.Load():
 		info, err := s.Info(actx)
@@ -188,7 +198,7 @@ func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) 
 				return ctx.Err()
 			case wctx.Err() != nil:
 				return context.Cause(wctx)
-			case errors.Is(err, nats.ErrConnectionClosed):
+			case errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, jetstream.ErrConnectionClosed):
 				return errGone
 			}
 			return err
