@@ -215,8 +215,10 @@ func (b *Bucket[T]) create(ctx context.Context, key string, v T, opts ...jetstre
 		return 0, err
 	}
 	rev, err := kv.Create(ctx, key, data, opts...)
-	if errors.Is(err, jetstream.ErrKeyExists) {
-		return 0, fmt.Errorf("%w: create %s: %w", ErrKeyExists, key, err)
+	if wrongLastRevision(err) {
+		// A replicated bucket reports a lost race as code 10164, which
+		// jetstream.ErrKeyExists (10071) does not match on every path.
+		return 0, fmt.Errorf("%w: create %s: %w", ErrKeyExists, key, asKeyExists(err))
 	}
 	if err != nil {
 		return 0, b.fail(kv, "create", key, err)
@@ -236,8 +238,8 @@ func (b *Bucket[T]) CompareAndSet(ctx context.Context, key string, v T, revision
 		return 0, err
 	}
 	rev, err := kv.Update(ctx, key, data, revision)
-	if errors.Is(err, jetstream.ErrKeyExists) {
-		return 0, fmt.Errorf("%w: %s at revision %d: %w", ErrRevisionMismatch, key, revision, err)
+	if wrongLastRevision(err) {
+		return 0, fmt.Errorf("%w: %s at revision %d: %w", ErrRevisionMismatch, key, revision, asKeyExists(err))
 	}
 	if err != nil {
 		return 0, b.fail(kv, "compare and set", key, err)

@@ -152,9 +152,7 @@ func (s *Lease) Release(ctx context.Context) error {
 		return err
 	}
 	if err := kv.Delete(ctx, s.lock.cfg.Key, jetstream.LastRevision(rev)); err != nil {
-		var apiErr *jetstream.APIError
-		if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
+		if wrongLastRevision(err) {
 			// The key moved past our revision: it expired, or another holds it.
 			s.markLost()
 			return fmt.Errorf("%w: %s: %w", ErrLockLost, s.lock.cfg.Key, err)
