@@ -13,12 +13,14 @@
 //
 // # Watches
 //
-// Bucket.Watch returns a suture.Service that delivers every revision of
-// the watched keys once and in order, and resumes after the last revision
-// it delivered when it is served again after an error, a server restart
-// or a replaced connection. It cannot deliver revisions the bucket has
-// dropped (beyond its History); the latest value of each key is always
-// kept.
+// Bucket.Watch returns a suture.Service that delivers the revisions of the
+// watched keys once and in order, and resumes after the last revision it
+// delivered when it is served again after an error, a server restart or a
+// replaced connection: no gap among the revisions the bucket still holds,
+// and no duplicate. A revision the bucket discarded before the watch read
+// it (beyond its History, or past its TTL) is skipped; the latest value of
+// each key is always kept. Size History so that it outlasts the longest
+// time a watch may fall behind.
 //
 // # Locks
 //

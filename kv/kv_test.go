@@ -312,12 +312,16 @@ func TestWatchSeesEveryChangeThroughRestartAndReplacement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writer, err := kv.Open("config", kv.Config{History: 10}, conn, kv.JSON[int]{})
+	// The bucket keeps every revision this test writes (about 34 per key),
+	// so that a watch that falls behind across the restart still finds
+	// them all: it cannot deliver what the bucket discarded.
+	cfg := kv.Config{History: 64}
+	writer, err := kv.Open("config", cfg, conn, kv.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Values present before the watch starts: the watch begins with them.
-	first, err := kv.Open("config", kv.Config{History: 10}, connection.NewFixed(connect(t, srv.URL())), kv.JSON[int]{})
+	first, err := kv.Open("config", cfg, connection.NewFixed(connect(t, srv.URL())), kv.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
 	}

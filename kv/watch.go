@@ -35,7 +35,8 @@ type WatchFunc[T any] func(ctx context.Context, e Entry[T]) error
 // Watch is a supervised watch of a bucket: a suture.Service that delivers
 // every change once and in order and, after an error, a server restart or
 // a replaced connection, resumes after the last revision it delivered,
-// with no gap and no duplicate. Expiries (with LimitMarkerTTL) are
+// with no duplicate and no gap among the revisions the bucket still holds
+// (see the package doc on History). Expiries (with LimitMarkerTTL) are
 // delivered as Expired.
 type Watch[T any] struct {
 	*streamwatch.Watch
