@@ -34,5 +34,7 @@
 // ErrKeyNotFound, ErrKeyExists, ErrRevisionMismatch, ErrBucketNotFound and
 // ErrValueTooLarge also match nats.go's matching errors with errors.Is.
 // ErrInvalidKey is returned before any request for a key that ValidKey
-// refuses; ErrTooManyConflicts when Update gave up.
+// refuses; ErrTooManyConflicts when Update gave up. Bucket.Watch fails
+// with ErrInvalidConfig for a nil WatchFunc, or keys of which one contains
+// another, which the server would refuse at every start.
 package kv
