@@ -149,6 +149,13 @@ func TestUpdateUnderContentionReplicated(t *testing.T) {
 		return b
 	}
 	b := open()
+	// A node the cluster has just formed with may not yet count as online
+	// for placement ("no suitable peers"): declare the bucket once it does.
+	var declareErr error
+	natstest.Eventually(t, 20*time.Second, func() bool {
+		_, declareErr = b.Raw(ctx)
+		return declareErr == nil
+	}, func() string { return fmt.Sprintf("declare the R3 bucket: %v", declareErr) })
 	r1, err := b.Put(ctx, "k", 1)
 	if err != nil {
 		t.Fatal(err)
