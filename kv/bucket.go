@@ -215,8 +215,10 @@ func (b *Bucket[T]) create(ctx context.Context, key string, v T, opts ...jetstre
 		return 0, err
 	}
 	rev, err := kv.Create(ctx, key, data, opts...)
-	if errors.Is(err, jetstream.ErrKeyExists) {
-		return 0, fmt.Errorf("%w: create %s: %w", ErrKeyExists, key, err)
+	if wrongLastRevision(err) {
+		// A replicated bucket reports a lost race as code 10164, which
+		// jetstream.ErrKeyExists (10071) does not match on every path.
+		return 0, fmt.Errorf("%w: create %s: %w", ErrKeyExists, key, asKeyExists(err))
 	}
 	if err != nil {
 		return 0, b.fail(kv, "create", key, err)
@@ -236,8 +238,8 @@ func (b *Bucket[T]) CompareAndSet(ctx context.Context, key string, v T, revision
 		return 0, err
 	}
 	rev, err := kv.Update(ctx, key, data, revision)
-	if errors.Is(err, jetstream.ErrKeyExists) {
-		return 0, fmt.Errorf("%w: %s at revision %d: %w", ErrRevisionMismatch, key, revision, err)
+	if wrongLastRevision(err) {
+		return 0, fmt.Errorf("%w: %s at revision %d: %w", ErrRevisionMismatch, key, revision, asKeyExists(err))
 	}
 	if err != nil {
 		return 0, b.fail(kv, "compare and set", key, err)
@@ -245,14 +247,23 @@ func (b *Bucket[T]) CompareAndSet(ctx context.Context, key string, v T, revision
 	return rev, nil
 }
 
+// updateAttempts bounds Update's tries. A writer that loses a race tries
+// again while the others carry on, so under steady contention each try
+// wins with a fair chance, not a certainty: the bound is set so that ten
+// writers hammering one key on a loaded machine still all get through,
+// and ctx stays the real limit on how long Update may take.
+const updateAttempts = 50
+
 // Update reads the key, calls fn with its value (exists is false when it
-// has none), and writes the result if the key has not changed meanwhile;
-// on a conflict it tries again, up to 10 times with a short growing wait,
-// then fails with ErrTooManyConflicts. An error from fn is returned as is.
-// fn may be called several times and must not have side effects.
+// has none), and writes the result if the key has not changed meanwhile.
+// On a conflict it tries again after a random wait that grows from about
+// 1ms to about 100ms, up to 50 times in all (about 5s), then fails with
+// ErrTooManyConflicts; it returns ctx.Err() when ctx ends first. An error
+// from fn is returned as is. fn may be called several times and must not
+// have side effects.
 func (b *Bucket[T]) Update(ctx context.Context, key string, fn func(old T, exists bool) (T, error)) (Entry[T], error) {
 	wait := time.Millisecond
-	for range 10 {
+	for range updateAttempts {
 		cur, err := b.Get(ctx, key)
 		exists := err == nil
 		if err != nil && !errors.Is(err, ErrKeyNotFound) {
@@ -274,7 +285,9 @@ func (b *Bucket[T]) Update(ctx context.Context, key string, fn func(old T, exist
 		case !errors.Is(err, ErrRevisionMismatch) && !errors.Is(err, ErrKeyExists):
 			return Entry[T]{}, err
 		}
-		t := time.NewTimer(wait + rand.N(wait))
+		// Jittered, so that the writers that lost together do not all
+		// come back together.
+		t := time.NewTimer(wait/2 + rand.N(wait))
 		select {
 		case <-ctx.Done():
 			t.Stop()

@@ -13,12 +13,14 @@
 //
 // # Watches
 //
-// Bucket.Watch returns a suture.Service that delivers every revision of
-// the watched keys once and in order, and resumes after the last revision
-// it delivered when it is served again after an error, a server restart
-// or a replaced connection. It cannot deliver revisions the bucket has
-// dropped (beyond its History); the latest value of each key is always
-// kept.
+// Bucket.Watch returns a suture.Service that delivers the revisions of the
+// watched keys once and in order, and resumes after the last revision it
+// delivered when it is served again after an error, a server restart or a
+// replaced connection: no gap among the revisions the bucket still holds,
+// and no duplicate. A revision the bucket discarded before the watch read
+// it (beyond its History, or past its TTL) is skipped; the latest value of
+// each key is always kept. Size History so that it outlasts the longest
+// time a watch may fall behind.
 //
 // # Locks
 //
@@ -32,5 +34,7 @@
 // ErrKeyNotFound, ErrKeyExists, ErrRevisionMismatch, ErrBucketNotFound and
 // ErrValueTooLarge also match nats.go's matching errors with errors.Is.
 // ErrInvalidKey is returned before any request for a key that ValidKey
-// refuses; ErrTooManyConflicts when Update gave up.
+// refuses; ErrTooManyConflicts when Update gave up. Bucket.Watch fails
+// with ErrInvalidConfig for a nil WatchFunc, or keys of which one contains
+// another, which the server would refuse at every start.
 package kv

@@ -22,7 +22,8 @@ var (
 	// jetstream.ErrKeyExists.
 	ErrKeyExists = errors.New("kv: key exists")
 	// ErrRevisionMismatch: CompareAndSet found another revision. Also
-	// matches jetstream.ErrKeyExists, which nats.go returns for it.
+	// matches jetstream.ErrKeyRevisionMismatch and, as on a bucket with
+	// one replica, jetstream.ErrKeyExists, whatever the replicas.
 	ErrRevisionMismatch = errors.New("kv: revision mismatch")
 	// ErrInvalidKey: see ValidKey for what keys may hold.
 	ErrInvalidKey = errors.New("kv: invalid key")
@@ -63,3 +64,29 @@ func streamMissing(err error) bool {
 	return errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders)
 }
+
+// wrongLastRevision reports whether err is the server refusing a write
+// that expected another revision of the key: code 10071, or 10164 from a
+// replicated (R>1) bucket.
+func wrongLastRevision(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}
+
+// asKeyExists makes a wrong-last-revision error match
+// jetstream.ErrKeyExists, as code 10071 does and 10164 does not, so that
+// callers matching it see one behaviour whatever the bucket's replicas.
+func asKeyExists(err error) error {
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		return err
+	}
+	return keyExists{err}
+}
+
+// keyExists is err, also matching jetstream.ErrKeyExists, with err's text.
+type keyExists struct{ err error }
+
+func (e keyExists) Error() string        { return e.err.Error() }
+func (e keyExists) Unwrap() error        { return e.err }
+func (e keyExists) Is(target error) bool { return target == jetstream.ErrKeyExists }

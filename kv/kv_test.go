@@ -134,6 +134,75 @@ func TestUpdateUnderContention(t *testing.T) {
 	}
 }
 
+// A replicated bucket reports a lost compare-and-set as code 10164, not
+// 10071: CompareAndSet and Create must still say so, and Update retry.
+func TestUpdateUnderContentionReplicated(t *testing.T) {
+	t.Parallel()
+	cluster := natstest.RunCluster(t, 3)
+	ctx := ctxT(t)
+	open := func() *kv.Bucket[int] {
+		t.Helper()
+		b, err := kv.Open("counters", kv.Config{Replicas: 3}, connection.NewFixed(connect(t, cluster.URLs())), kv.JSON[int]{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	b := open()
+	// A node the cluster has just formed with may not yet count as online
+	// for placement ("no suitable peers"): declare the bucket once it does.
+	var declareErr error
+	natstest.Eventually(t, 20*time.Second, func() bool {
+		_, declareErr = b.Raw(ctx)
+		return declareErr == nil
+	}, func() string { return fmt.Sprintf("declare the R3 bucket: %v", declareErr) })
+	r1, err := b.Put(ctx, "k", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Put(ctx, "k", 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.CompareAndSet(ctx, "k", 3, r1); !errors.Is(err, kv.ErrRevisionMismatch) ||
+		!errors.Is(err, jetstream.ErrKeyRevisionMismatch) || !errors.Is(err, jetstream.ErrKeyExists) {
+		t.Fatalf("compare and set on a stale revision: %v", err)
+	}
+	if _, err := b.Create(ctx, "k", 3); !errors.Is(err, kv.ErrKeyExists) || !errors.Is(err, jetstream.ErrKeyExists) {
+		t.Fatalf("create of an existing key: %v", err)
+	}
+	// The counter starts deleted, so that the first round of creates also
+	// races on a key that has a revision.
+	if _, err := b.Put(ctx, "hits", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Delete(ctx, "hits"); err != nil {
+		t.Fatal(err)
+	}
+	const writers, each = 10, 10
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for range writers {
+		b := open() // each writer has its own connection
+		wg.Go(func() {
+			for range each {
+				if _, err := b.Update(ctx, "hits", func(old int, _ bool) (int, error) { return old + 1, nil }); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	e, err := b.Get(ctx, "hits")
+	if err != nil || e.Value != writers*each {
+		t.Fatalf("counter: got %d, %v; want %d", e.Value, err, writers*each)
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
@@ -250,12 +319,16 @@ func TestWatchSeesEveryChangeThroughRestartAndReplacement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writer, err := kv.Open("config", kv.Config{History: 10}, conn, kv.JSON[int]{})
+	// The bucket keeps every revision this test writes (about 34 per key),
+	// so that a watch that falls behind across the restart still finds
+	// them all: it cannot deliver what the bucket discarded.
+	cfg := kv.Config{History: 64}
+	writer, err := kv.Open("config", cfg, conn, kv.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Values present before the watch starts: the watch begins with them.
-	first, err := kv.Open("config", kv.Config{History: 10}, connection.NewFixed(connect(t, srv.URL())), kv.JSON[int]{})
+	first, err := kv.Open("config", cfg, connection.NewFixed(connect(t, srv.URL())), kv.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,19 +127,32 @@ func (l *Lock) Acquire(ctx context.Context) (*Lease, error) {
 }
 
 // Lost is closed the moment the holder can no longer be sure it holds the
-// lock: a renewal found another holder, or none succeeded for TTL (less a
-// tenth, for clock drift) since it was sent.
+// lock: a renewal found another holder, none succeeded for TTL (less a
+// tenth, for clock drift) since it was sent, or Release failed.
 func (s *Lease) Lost() <-chan struct{} { return s.lost }
 
 // Release gives the lock up at once (it deletes the key if this lease
 // still holds it) and stops renewing. It returns ErrLockLost if the lease
-// was lost before, or the key was found changed by another.
+// was lost before, or the key was found changed by another. Renewals stop
+// whatever the outcome, so when Release fails (ctx ended, the server did
+// not answer) the lease is lost too: Lost is closed before Release
+// returns, as the key may already be deleted, or expire, and another take
+// the lock. A later Release then returns ErrLockLost, and the key, if it
+// is still there, expires after TTL.
 func (s *Lease) Release(ctx context.Context) error {
+	if err := s.release(ctx); err != nil {
+		s.markLost()
+		return err
+	}
+	return nil
+}
+
+func (s *Lease) release(ctx context.Context) error {
 	s.stopOnce.Do(func() { close(s.stop) })
 	select {
 	case <-s.done:
 	case <-ctx.Done():
-		return ctx.Err()
+		return fmt.Errorf("kv: release %s: %w", s.lock.cfg.Key, ctx.Err())
 	}
 	s.mu.Lock()
 	lost, rev := s.isLost, s.rev
@@ -149,14 +162,11 @@ func (s *Lease) Release(ctx context.Context) error {
 	}
 	kv, err := s.lock.bucket.bucket(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("kv: release %s: %w", s.lock.cfg.Key, err)
 	}
 	if err := kv.Delete(ctx, s.lock.cfg.Key, jetstream.LastRevision(rev)); err != nil {
-		var apiErr *jetstream.APIError
-		if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
+		if wrongLastRevision(err) {
 			// The key moved past our revision: it expired, or another holds it.
-			s.markLost()
 			return fmt.Errorf("%w: %s: %w", ErrLockLost, s.lock.cfg.Key, err)
 		}
 		return s.lock.bucket.fail(kv, "release", s.lock.cfg.Key, err)

@@ -1,6 +1,7 @@
 package kv_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -203,5 +204,56 @@ func TestReleaseAfterKeyTakenIsErrLockLost(t *testing.T) {
 	}
 	if got, err := raw.Get(ctx, "leader"); err != nil || got.Value != "someone else" {
 		t.Errorf("the other holder's key: %+v %v", got, err)
+	}
+}
+
+// Release stops the renewals whatever its outcome: when it fails, the key
+// may be deleted already or expire soon, and another take the lock, so the
+// holder must be told at once that it no longer holds it.
+func TestFailedReleaseClosesLost(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	ctx := ctxT(t)
+	proxy := natstest.NewProxy(t, srv.URL())
+	ncA, err := nats.Connect(proxy.URL(), nats.MaxReconnects(-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ncA.Close)
+	cfg := kv.LockConfig{Bucket: "locks", Key: "leader", TTL: 2 * time.Second}
+	a, err := kv.NewLock(cfg, connection.NewFixed(ncA))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := kv.NewLock(cfg, connection.NewFixed(connect(t, srv.URL())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaseA, err := a.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.Pause()
+	rctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	err = leaseA.Release(rctx)
+	cancel()
+	if err == nil {
+		t.Fatal("release through a paused connection succeeded")
+	}
+	select {
+	case <-leaseA.Lost():
+	default:
+		t.Fatalf("release failed (%v) and Lost() is open", err)
+	}
+	leaseB, err := b.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.Restore()
+	if err := leaseA.Release(ctx); !errors.Is(err, kv.ErrLockLost) {
+		t.Errorf("releasing a's lease again: %v, want ErrLockLost", err)
+	}
+	if err := leaseB.Release(ctx); err != nil {
+		t.Error(err)
 	}
 }

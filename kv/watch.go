@@ -35,15 +35,22 @@ type WatchFunc[T any] func(ctx context.Context, e Entry[T]) error
 // Watch is a supervised watch of a bucket: a suture.Service that delivers
 // every change once and in order and, after an error, a server restart or
 // a replaced connection, resumes after the last revision it delivered,
-// with no gap and no duplicate. Expiries (with LimitMarkerTTL) are
+// with no duplicate and no gap among the revisions the bucket still holds
+// (see the package doc on History). Expiries (with LimitMarkerTTL) are
 // delivered as Expired.
 type Watch[T any] struct {
 	*streamwatch.Watch
 }
 
 // Watch returns a watch of the bucket, named name, that calls fn. The
-// bucket is declared (or bound) before it is watched.
+// bucket is declared (or bound) before it is watched. It fails with
+// ErrInvalidConfig when fn is nil or one of cfg.Keys is contained in
+// another (the server refuses such a watch), and with ErrInvalidKey when
+// a key is not a valid pattern.
 func (b *Bucket[T]) Watch(name string, cfg WatchConfig, fn WatchFunc[T]) (*Watch[T], error) {
+	if fn == nil {
+		return nil, fmt.Errorf("kv: watch %s: %w: nil WatchFunc", name, ErrInvalidConfig)
+	}
 	bucket, conns, codec := b.name, b.conns, b.codec
 	keys := cfg.Keys
 	if len(keys) == 0 {
@@ -56,6 +63,9 @@ func (b *Bucket[T]) Watch(name string, cfg WatchConfig, fn WatchFunc[T]) (*Watch
 			return nil, fmt.Errorf("kv: watch %s: keys[%d]: %w: %w", name, i, ErrInvalidKey, err)
 		}
 		filters[i] = prefix + k
+	}
+	if err := disjoint(keys); err != nil {
+		return nil, fmt.Errorf("kv: watch %s: %w", name, err)
 	}
 	decode := func(m jetstream.Msg) (Entry[T], error) {
 		meta, err := m.Metadata()
@@ -120,4 +130,44 @@ func watchOp(m jetstream.Msg) Op {
 		return Delete
 	}
 	return Put
+}
+
+// disjoint reports keys of which one contains another (every key the one
+// matches, the other matches too, as with "app.a" and "app.*", or a key
+// given twice). The server refuses a consumer with such filters, and the
+// watch would fail at every restart.
+func disjoint(keys []string) error {
+	toks := make([][]string, len(keys))
+	for i, k := range keys {
+		toks[i] = strings.Split(k, ".")
+	}
+	for i := range keys {
+		for j := i + 1; j < len(keys); j++ {
+			if contains(toks[i], toks[j]) || contains(toks[j], toks[i]) {
+				return fmt.Errorf("%w: keys[%d] %q and keys[%d] %q overlap: the server refuses a watch whose keys contain one another",
+					ErrInvalidConfig, i, keys[i], j, keys[j])
+			}
+		}
+	}
+	return nil
+}
+
+// contains reports whether pattern outer matches every key inner does.
+func contains(outer, inner []string) bool {
+	for i, o := range outer {
+		if i >= len(inner) {
+			return false
+		}
+		if o == ">" {
+			return true
+		}
+		switch in := inner[i]; {
+		case in == ">":
+			return false
+		case o == "*":
+		case in == "*" || in != o:
+			return false
+		}
+	}
+	return len(outer) == len(inner)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/corral-go/corral/connection"
@@ -112,4 +113,80 @@ func TestWatchRetriesFailedSynced(t *testing.T) {
 	}
 	serveUntilSynced(t, ctx, w, rec)
 	checkCurrent(t, rec)
+}
+
+// A watch the server would refuse at every start, or that would panic at
+// its first delivery, fails when it is declared, saying why.
+func TestWatchRejectedAtDeclaration(t *testing.T) {
+	t.Parallel()
+	b, err := kv.Open("cfg", kv.Config{}, connection.NewFixed(nil), kv.JSON[int]{}) // nothing is contacted
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecord()
+	if _, err := b.Watch("w", kv.WatchConfig{}, nil); !errors.Is(err, kv.ErrInvalidConfig) || !strings.Contains(err.Error(), "nil") {
+		t.Errorf("nil WatchFunc: %v, want ErrInvalidConfig", err)
+	}
+	for _, tc := range []struct {
+		keys []string
+		bad  []string // the two keys the error names; nil when valid
+	}{
+		{[]string{"app.a", "app.b"}, nil},
+		{[]string{"a.*", "b.*"}, nil},
+		{[]string{"a.*", "*.b"}, nil}, // they share a.b, but neither contains the other
+		{[]string{"a.*", "a.b.c"}, nil},
+		{[]string{"a.>", "a"}, nil},
+		{[]string{"app.*", "app.a"}, []string{"app.*", "app.a"}},
+		{[]string{"x", "app.a", "app.*"}, []string{"app.a", "app.*"}},
+		{[]string{"a.b.c", "a.>"}, []string{"a.b.c", "a.>"}},
+		{[]string{"a.*.c", "a.>"}, []string{"a.*.c", "a.>"}},
+		{[]string{"*.*", "a.*"}, []string{"*.*", "a.*"}},
+		{[]string{"k", "k"}, []string{"k", "k"}},
+		{[]string{">", "a"}, []string{">", "a"}},
+	} {
+		_, err := b.Watch("w", kv.WatchConfig{Keys: tc.keys}, rec.fn)
+		switch {
+		case tc.bad == nil && err != nil:
+			t.Errorf("keys %q: %v", tc.keys, err)
+		case tc.bad != nil && !errors.Is(err, kv.ErrInvalidConfig):
+			t.Errorf("keys %q: %v, want ErrInvalidConfig", tc.keys, err)
+		case tc.bad != nil:
+			for _, k := range tc.bad {
+				if !strings.Contains(err.Error(), fmt.Sprintf("%q", k)) {
+					t.Errorf("keys %q: %q does not name %q", tc.keys, err, k)
+				}
+			}
+		}
+	}
+}
+
+// Keys that share some subjects without one containing the other are
+// accepted by the server: each revision is delivered once.
+func TestWatchOfIntersectingKeys(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	ctx := ctxT(t)
+	b, err := kv.Open("cfg", kv.Config{}, connection.NewFixed(connect(t, srv.URL())), kv.JSON[int]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range []string{"a.b", "a.c", "x.b", "x.c"} {
+		if _, err := b.Put(ctx, k, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := newRecord()
+	w, err := b.Watch("w", kv.WatchConfig{Keys: []string{"a.*", "*.b"}}, rec.fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveUntilSynced(t, ctx, w, rec)
+	got, _ := rec.snapshot()
+	var keys []string
+	for _, e := range got {
+		keys = append(keys, e.Key)
+	}
+	if fmt.Sprint(keys) != "[a.b a.c x.b]" {
+		t.Errorf("delivered %v, want [a.b a.c x.b]", keys)
+	}
 }

@@ -20,12 +20,21 @@ func TestEveryUpdateSeenOnceThroughARestart(t *testing.T) {
 	}
 	for _, want := range []string{
 		"restarting the server after 1000 updates",
-		"watcher b: config-watch restarts=1",
 		" gaps=0 duplicates=0",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
+	}
+	// Watcher b fails once on purpose; a transient error around the
+	// server restart may add a restart, which gaps and duplicates, not
+	// this count, show to be harmless.
+	r := regexp.MustCompile(`watcher b: config-watch restarts=(\d+) `).FindStringSubmatch(out.String())
+	if r == nil {
+		t.Fatalf("output lacks watcher b's restarts:\n%s", out.String())
+	}
+	if n, _ := strconv.Atoi(r[1]); n < 1 {
+		t.Errorf("watcher b restarted %d times, want at least the one it caused:\n%s", n, out.String())
 	}
 	// A put retried after a lost reply may add a revision: the count is
 	// the bucket's, and each watcher must have seen exactly that many.
