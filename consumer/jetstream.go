@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/supervisor"
 )
 
 const (
@@ -613,9 +615,21 @@ func (r *jsRun) invoke(ctx context.Context, m *Msg) error {
 }
 
 // after settles a message the handler is done with, then frees its room.
+// Settling runs the handler's error's methods (Error, Is, As): a panic
+// there is recovered like one in the handler, and the message is naked.
 func (r *jsRun) after(ctx context.Context, _ int, m *Msg, err error) {
+	defer r.release(m)
+	defer func() {
+		if v := recover(); v != nil {
+			pe := &supervisor.PanicError{Value: v, Stack: debug.Stack()}
+			r.j.stats.panicked.Add(1)
+			r.pool.panicked(m, pe)
+			if m.Nak(r.j.backoff(m)) == nil {
+				r.j.stats.naked.Add(1)
+			}
+		}
+	}()
 	r.settle(ctx, m, err)
-	r.release(m)
 }
 
 // skip hands back a message that did not start, for redelivery at once.
@@ -696,7 +710,7 @@ func (r *jsRun) settle(ctx context.Context, m *Msg, err error) {
 			j.stats.acked.Add(1)
 		}
 	case errors.As(err, &term):
-		if m.Term(term.Err.Error()) == nil {
+		if m.Term(errText(term.Err)) == nil {
 			j.stats.terminated.Add(1)
 		}
 	case j.cfg.DeadLetter != "" && r.maxDeliver > 0 && m.meta.NumDelivered >= uint64(r.maxDeliver):
@@ -739,7 +753,8 @@ func (r *jsRun) deadLetter(ctx context.Context, m *Msg, cause error) {
 	out.Header.Set(DeadLetterSubjectHeader, m.Subject())
 	out.Header.Set(DeadLetterSequenceHeader, strconv.FormatUint(m.meta.Sequence.Stream, 10))
 	out.Header.Set(DeadLetterDeliveriesHeader, strconv.FormatUint(m.meta.NumDelivered, 10))
-	out.Header.Set(DeadLetterErrorHeader, cause.Error())
+	reason := errText(cause)
+	out.Header.Set(DeadLetterErrorHeader, reason)
 	// A retried dead-letter publish is not stored twice; the stream, the
 	// consumer and the message's time tell apart copies of different
 	// messages with the same sequence.
@@ -760,10 +775,24 @@ func (r *jsRun) deadLetter(ctx context.Context, m *Msg, cause error) {
 		j.events.Emit(DeadLetterFailed{DeadLettered: ev, PublishErr: err})
 		return
 	}
-	if m.Term("dead-lettered to "+j.cfg.DeadLetter+": "+cause.Error()) == nil {
+	if m.Term("dead-lettered to "+j.cfg.DeadLetter+": "+reason) == nil {
 		j.stats.deadLettered.Add(1)
 	}
 	j.events.Emit(ev)
+}
+
+// errText is err's message: empty for nil, and a note in place of the
+// message when Error panics (a typed nil whose method dereferences it).
+func errText(err error) (text string) {
+	if err == nil {
+		return ""
+	}
+	defer func() {
+		if recover() != nil {
+			text = fmt.Sprintf("%T (its Error method panicked)", err)
+		}
+	}()
+	return err.Error()
 }
 
 // actsOnStream reports headers that tell a stream what to do with a

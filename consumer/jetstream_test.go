@@ -365,6 +365,99 @@ func TestJetStreamTerminalErrors(t *testing.T) {
 	}
 }
 
+// reasonless is an error type whose Error needs a non-nil receiver; a
+// typed nil of it is a non-nil error.
+type reasonless struct{ reason string }
+
+func (e *reasonless) Error() string { return e.reason }
+
+// unmatchable is an error type whose Is, which errors.Is calls, needs a
+// non-nil receiver too.
+type unmatchable struct{ reason string }
+
+func (e *unmatchable) Error() string        { return e.reason }
+func (e *unmatchable) Is(target error) bool { return e.reason == target.Error() }
+
+func TestJetStreamTerminalErrorWithoutCause(t *testing.T) {
+	t.Parallel()
+	e := newJSEnv(t, jetstream.StreamConfig{Name: "TNIL", Subjects: []string{"tnil"}})
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		if string(m.Data()) == "0" {
+			return &consumer.TerminalError{}
+		}
+		return &consumer.TerminalError{Err: (*reasonless)(nil)}
+	})
+	if err := e.sup.Handle("tnil", consumer.Config{JetStream: consumer.JetStream{Stream: "TNIL"}}, h); err != nil {
+		t.Fatal(err)
+	}
+	e.publishSeq("tnil", 2)
+	stop := e.serve()
+	eventually(t, "terminated", func() bool { return e.status("tnil").Counters.Terminated == 2 })
+	cleanStop(t, stop)
+	if c := e.status("tnil").Counters; c.Naked != 0 || c.Panicked != 0 {
+		t.Fatalf("counters: %+v", c)
+	}
+	if got := (&consumer.TerminalError{}).Error(); got != "terminal" {
+		t.Fatalf("Error: got %q, want %q", got, "terminal")
+	}
+}
+
+func TestJetStreamDeadLettersAnErrorWhoseTextPanics(t *testing.T) {
+	t.Parallel()
+	e := newJSEnv(t, jetstream.StreamConfig{Name: "DLNIL", Subjects: []string{"dlnil"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: "DLNILDLQ", Subjects: []string{"dlq.dlnil"}}); err != nil {
+		t.Fatal(err)
+	}
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		return (*reasonless)(nil)
+	})
+	cfg := consumer.Config{JetStream: consumer.JetStream{Stream: "DLNIL", MaxDeliver: 1, DeadLetter: "dlq.dlnil"}}
+	if err := e.sup.Handle("dlnil", cfg, h); err != nil {
+		t.Fatal(err)
+	}
+	e.publishSeq("dlnil", 1)
+	stop := e.serve()
+	eventually(t, "dead-lettered", func() bool { return e.status("dlnil").Counters.DeadLettered == 1 })
+	cleanStop(t, stop)
+	dlq, err := e.js.Stream(ctx, "DLNILDLQ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := dlq.GetMsg(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reason := stored.Header.Get(consumer.DeadLetterErrorHeader); !strings.Contains(reason, "reasonless") {
+		t.Fatalf("dead-letter reason: got %q, want the error's type named", reason)
+	}
+}
+
+func TestJetStreamRecoversAPanicWhileSettling(t *testing.T) {
+	t.Parallel()
+	e := newJSEnv(t, jetstream.StreamConfig{Name: "SETTLEPANIC", Subjects: []string{"settlepanic"}})
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		return (*unmatchable)(nil)
+	})
+	// One delivery: the server does not redeliver what is naked.
+	cfg := consumer.Config{JetStream: consumer.JetStream{Stream: "SETTLEPANIC", MaxDeliver: 1}}
+	if err := e.sup.Handle("settlepanic", cfg, h); err != nil {
+		t.Fatal(err)
+	}
+	e.publishSeq("settlepanic", 1)
+	stop := e.serve()
+	ev, _ := natstest.WaitFor[consumer.HandlerPanicked](t, e.rec, 0, 20*time.Second, nil)
+	eventually(t, "naked", func() bool { return e.status("settlepanic").Counters.Naked == 1 })
+	cleanStop(t, stop)
+	if c := e.status("settlepanic").Counters; c.Panicked != 1 || c.Failed != 1 || c.Acked+c.Terminated != 0 {
+		t.Fatalf("counters: %+v", c)
+	}
+	if ev.Err == nil || len(ev.Err.Stack) == 0 {
+		t.Fatalf("panic event: got %+v, want a PanicError with its stack", ev)
+	}
+}
+
 func TestJetStreamStopReturnsUnstartedMessages(t *testing.T) {
 	t.Parallel()
 	e := newJSEnv(t, jetstream.StreamConfig{Name: "HANDOFF", Subjects: []string{"handoff"}})

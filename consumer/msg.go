@@ -154,8 +154,14 @@ func Terminal(err error) error {
 	return &TerminalError{Err: err}
 }
 
-// TerminalError is an error that terminates a JetStream message.
+// TerminalError is an error that terminates a JetStream message. Err is
+// the reason given to the server; a nil Err terminates without one.
 type TerminalError struct{ Err error }
 
-func (e *TerminalError) Error() string { return "terminal: " + e.Err.Error() }
+func (e *TerminalError) Error() string {
+	if e.Err == nil {
+		return "terminal"
+	}
+	return "terminal: " + e.Err.Error()
+}
 func (e *TerminalError) Unwrap() error { return e.Err }
