@@ -82,10 +82,11 @@ type jsRun struct {
 	js       atomic.Pointer[jetstream.JetStream]
 	returned atomic.Uint64
 	// ackWait and maxDeliver are the consumer's: configured, or read from a
-	// bound consumer. deadLetterClient says MaxDeliver is enforced here, so
-	// that a failed dead-letter publish can be tried again.
-	ackWait          time.Duration
-	maxDeliver       int
+	// bound consumer by ensure while the keeper and the workers read them.
+	// deadLetterClient says MaxDeliver is enforced here, so that a failed
+	// dead-letter publish can be tried again.
+	ackWait          atomic.Int64 // nanoseconds
+	maxDeliver       atomic.Int64
 	deadLetterClient bool
 
 	heldMu  sync.Mutex
@@ -106,7 +107,7 @@ var errConnClosed = errors.New("its connection closed before it started")
 func (j *jsHandler) Serve(ctx context.Context) error {
 	r := &jsRun{j: j, capacity: j.cfg.Workers + j.cfg.QueueSize, freed: make(chan struct{}, 1),
 		status: make(chan error, 1), heldSet: map[*Msg]struct{}{}}
-	r.ackWait, r.maxDeliver = j.cfg.AckWait, j.cfg.MaxDeliver
+	r.setLimits(j.cfg.AckWait, j.cfg.MaxDeliver)
 	r.deadLetterClient = j.cfg.DeadLetter != "" && j.cfg.MaxDeliver > 0 && !j.cfg.Bind
 	cfg := j.cfg
 	cfg.QueueSize = r.capacity // the queue never blocks: held is capped at capacity
@@ -118,13 +119,16 @@ func (j *jsHandler) Serve(ctx context.Context) error {
 	p.streamPending = &j.numPending
 	r.pool = p
 	j.current.Store(p)
-	p.start()
+	// The workers and the keeper start once the consumer is ensured: a
+	// bound consumer's ack wait is known from then on.
+	started := false
 	keeperDone := make(chan struct{})
 	keeperStop := make(chan struct{})
-	go r.keep(keeperStop, keeperDone)
 	defer func() {
 		close(keeperStop)
-		<-keeperDone
+		if started {
+			<-keeperDone
+		}
 	}()
 
 	fail := func(err error) error {
@@ -147,6 +151,11 @@ func (j *jsHandler) Serve(ctx context.Context) error {
 		r.js.Store(&js)
 		if _, err := r.ensure(ctx, js); err != nil {
 			return fail(err)
+		}
+		if !started {
+			started = true
+			p.start()
+			go r.keep(keeperStop, keeperDone)
 		}
 		unwatch := j.watchAdvisories(nc)
 		err = r.pull(ctx, nc, js, gone)
@@ -175,6 +184,21 @@ func (r *jsRun) stop() {
 		Finished: finished, Returned: r.returned.Swap(0), Took: time.Since(start)})
 }
 
+// setLimits records the consumer's ack wait and max deliveries.
+func (r *jsRun) setLimits(ackWait time.Duration, maxDeliver int) {
+	r.ackWait.Store(int64(ackWait))
+	r.maxDeliver.Store(int64(maxDeliver))
+}
+
+// slowAfter is how long the pool may stay full before it is reported:
+// configured, or half the consumer's ack wait.
+func (r *jsRun) slowAfter() time.Duration {
+	if d := r.j.cfg.SlowAfter; d > 0 {
+		return d
+	}
+	return time.Duration(r.ackWait.Load()) / 2
+}
+
 // ensure declares the stream (if asked) and the consumer, or checks the
 // bound consumer and takes its ack wait and max deliveries. created
 // reports a consumer that did not exist.
@@ -197,7 +221,7 @@ func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created boo
 			return false, fmt.Errorf("bind consumer %s of stream %s: %w: a handler needs a pull consumer with explicit acks",
 				c.Consumer, c.Stream, ErrInvalidConfig)
 		}
-		r.ackWait, r.maxDeliver = cc.AckWait, cc.MaxDeliver
+		r.setLimits(cc.AckWait, cc.MaxDeliver)
 		return false, nil
 	}
 	cfg := c.consumerConfig()
@@ -374,11 +398,11 @@ func (r *jsRun) pull(ctx context.Context, nc *nats.Conn, js jetstream.JetStream,
 			if fullSince.IsZero() {
 				fullSince = now
 			}
-			if since := now.Sub(fullSince); since >= j.cfg.SlowAfter {
+			if since, slowAfter := now.Sub(fullSince), r.slowAfter(); since >= slowAfter {
 				r.pool.overflow()
 				wait = min(wait, episodeTick)
 			} else {
-				wait = min(wait, j.cfg.SlowAfter-since)
+				wait = min(wait, slowAfter-since)
 			}
 		} else {
 			fullSince = time.Time{}
@@ -608,7 +632,7 @@ func (r *jsRun) invoke(ctx context.Context, m *Msg) error {
 	if m.nc.IsClosed() {
 		return errConnClosed
 	}
-	if r.deadLetterClient && m.meta.NumDelivered > uint64(r.maxDeliver) {
+	if r.deadLetterClient && m.meta.NumDelivered > uint64(r.maxDeliver.Load()) {
 		return errPastMaxDeliver
 	}
 	return r.j.h.Handle(ctx, m)
@@ -657,7 +681,10 @@ func (r *jsRun) release(m *Msg) {
 // goroutine for all of them, until stop is closed.
 func (r *jsRun) keep(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
-	t := time.NewTicker(max(r.ackWait/4, 10*time.Millisecond))
+	// The tick follows the ack wait, which changes when a bound consumer
+	// is read again.
+	tick := func() time.Duration { return max(time.Duration(r.ackWait.Load())/4, 10*time.Millisecond) }
+	t := time.NewTimer(tick())
 	defer t.Stop()
 	var due []*Msg
 	for {
@@ -665,12 +692,12 @@ func (r *jsRun) keep(stop <-chan struct{}, done chan<- struct{}) {
 		case <-stop:
 			return
 		case now := <-t.C:
-			// ackWait may change when a bound consumer is read.
-			t.Reset(max(r.ackWait/4, 10*time.Millisecond))
+			t.Reset(tick())
+			ackWait := time.Duration(r.ackWait.Load())
 			due = due[:0]
 			r.heldMu.Lock()
 			for m := range r.heldSet {
-				if now.Sub(time.Unix(0, m.alive.Load())) >= r.ackWait/2 {
+				if now.Sub(time.Unix(0, m.alive.Load())) >= ackWait/2 {
 					due = append(due, m)
 				}
 			}
@@ -713,7 +740,7 @@ func (r *jsRun) settle(ctx context.Context, m *Msg, err error) {
 		if m.Term(errText(term.Err)) == nil {
 			j.stats.terminated.Add(1)
 		}
-	case j.cfg.DeadLetter != "" && r.maxDeliver > 0 && m.meta.NumDelivered >= uint64(r.maxDeliver):
+	case j.cfg.DeadLetter != "" && r.maxDeliver.Load() > 0 && m.meta.NumDelivered >= uint64(r.maxDeliver.Load()):
 		r.deadLetter(ctx, m, err)
 	default:
 		if m.Nak(j.backoff(m)) == nil {

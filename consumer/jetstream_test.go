@@ -251,6 +251,86 @@ func TestJetStreamKeepsLongHandlersAlive(t *testing.T) {
 	}
 }
 
+// bindTo creates a durable pull consumer on stream with ackWait, for a
+// handler to bind to.
+func (e *jsEnv) bindTo(stream, name string, ackWait time.Duration) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := e.js.CreateConsumer(ctx, stream, jetstream.ConsumerConfig{Durable: name,
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: ackWait}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func TestJetStreamBoundConsumerKeepsLongHandlersAlive(t *testing.T) {
+	t.Parallel()
+	e := newJSEnv(t, jetstream.StreamConfig{Name: "BLONG", Subjects: []string{"blong"}})
+	// Far shorter than the default a handler declared without AckWait has.
+	const ackWait = 2 * time.Second
+	e.bindTo("BLONG", "b", ackWait)
+	got := newSeen()
+	gate := make(chan struct{})
+	var gateOnce sync.Once
+	release := func() { gateOnce.Do(func() { close(gate) }) }
+	t.Cleanup(release)
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		got.add(m)
+		select {
+		case <-gate:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	// Room beyond the one message: a redelivery would be pulled and seen.
+	cfg := consumer.Config{Workers: 2, QueueSize: 2, JetStream: consumer.JetStream{Stream: "BLONG", Consumer: "b", Bind: true}}
+	if err := e.sup.Handle("b", cfg, h); err != nil {
+		t.Fatal(err)
+	}
+	e.publishSeq("blong", 1)
+	stop := e.serve()
+	// Four in-progress acks, each sent a third of the ack wait or more
+	// after the last: the handler has outlived its ack wait.
+	eventually(t, "kept alive four times", func() bool { return e.status("b").Counters.InProgress >= 4 })
+	release()
+	eventually(t, "acked", func() bool { return e.status("b").Counters.Acked >= 1 })
+	cleanStop(t, stop)
+	if c := e.status("b").Counters; got.total() != 1 || c.Redelivered != 0 {
+		t.Fatalf("handled %d times, counters %+v: want once, kept alive by in-progress acks", got.total(), c)
+	}
+}
+
+func TestJetStreamBoundConsumerIsSlowAfterHalfItsAckWait(t *testing.T) {
+	t.Parallel()
+	e := newJSEnv(t, jetstream.StreamConfig{Name: "BSLOW", Subjects: []string{"bslow"}})
+	// A second before the pool counts as slow, against 15 s for the
+	// default ack wait.
+	e.bindTo("BSLOW", "b", 2*time.Second)
+	gate := make(chan struct{})
+	var gateOnce sync.Once
+	release := func() { gateOnce.Do(func() { close(gate) }) }
+	t.Cleanup(release)
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		select {
+		case <-gate:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	cfg := consumer.Config{Workers: 1, QueueSize: 1, JetStream: consumer.JetStream{Stream: "BSLOW", Consumer: "b", Bind: true}}
+	if err := e.sup.Handle("b", cfg, h); err != nil {
+		t.Fatal(err)
+	}
+	e.publishSeq("bslow", 2)
+	stop := e.serve()
+	natstest.WaitFor[consumer.SlowConsumerStarted](t, e.rec, 0, 10*time.Second, nil)
+	release()
+	eventually(t, "acked", func() bool { return e.status("b").Counters.Acked == 2 })
+	cleanStop(t, stop)
+}
+
 func TestJetStreamDeadLetters(t *testing.T) {
 	t.Parallel()
 	e := newJSEnv(t, jetstream.StreamConfig{Name: "WORK", Subjects: []string{"work.>"}})
