@@ -677,13 +677,15 @@ func (r *jsRun) release(m *Msg) {
 }
 
 // keep sends in-progress acks for every held message, running or queued,
-// that the server last heard of more than half an ack wait ago, from one
-// goroutine for all of them, until stop is closed.
+// that the server last heard of a third of an ack wait ago or more, from
+// one goroutine for all of them, until stop is closed. It ticks every
+// sixth of the ack wait, so an ack goes out by half the ack wait at the
+// latest: the other half is margin for a loaded machine or network.
 func (r *jsRun) keep(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	// The tick follows the ack wait, which changes when a bound consumer
 	// is read again.
-	tick := func() time.Duration { return max(time.Duration(r.ackWait.Load())/4, 10*time.Millisecond) }
+	tick := func() time.Duration { return max(time.Duration(r.ackWait.Load())/6, 10*time.Millisecond) }
 	t := time.NewTimer(tick())
 	defer t.Stop()
 	var due []*Msg
@@ -697,7 +699,7 @@ func (r *jsRun) keep(stop <-chan struct{}, done chan<- struct{}) {
 			due = due[:0]
 			r.heldMu.Lock()
 			for m := range r.heldSet {
-				if now.Sub(time.Unix(0, m.alive.Load())) >= ackWait/2 {
+				if now.Sub(time.Unix(0, m.alive.Load())) >= ackWait/3 {
 					due = append(due, m)
 				}
 			}

@@ -224,10 +224,15 @@ func TestJetStreamNakBackoffFollowsSchedule(t *testing.T) {
 func TestJetStreamKeepsLongHandlersAlive(t *testing.T) {
 	t.Parallel()
 	e := newJSEnv(t, jetstream.StreamConfig{Name: "LONG", Subjects: []string{"long"}})
-	const ackWait = 500 * time.Millisecond
+	// Long enough that an in-progress ack sent late on a loaded machine
+	// still beats it.
+	const ackWait = 2 * time.Second
 	got := newSeen()
 	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
 		got.add(m)
+		if string(m.Data()) != "0" {
+			return nil
+		}
 		select {
 		case <-time.After(3 * ackWait):
 			return nil
@@ -236,7 +241,7 @@ func TestJetStreamKeepsLongHandlersAlive(t *testing.T) {
 		}
 	})
 	// One worker, one queued: the second message waits 3 ack waits in the
-	// queue, the first runs them.
+	// queue while the first runs them.
 	cfg := consumer.Config{Workers: 1, QueueSize: 1, JetStream: consumer.JetStream{Stream: "LONG", AckWait: ackWait}}
 	if err := e.sup.Handle("long", cfg, h); err != nil {
 		t.Fatal(err)
