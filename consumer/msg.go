@@ -62,11 +62,14 @@ func (m *Msg) DoubleAck(ctx context.Context) error {
 		return ErrNotJetStream
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.settled {
+		m.mu.Unlock()
 		return ErrSettled
 	}
 	m.settled = true
+	// Not held over the round trip: settled already refuses in-progress
+	// acks, and the keeper must not wait on a slow confirmation.
+	m.mu.Unlock()
 	_, err := m.nc.RequestWithContext(ctx, m.raw.Reply, ackBody)
 	return err
 }
