@@ -48,7 +48,9 @@
 // ack wait are kept alive with in-progress acks, sent by half the ack wait
 // at the latest. Lost pull requests, a deleted consumer or stream, a
 // leader change are reported (ConsumeError) and recovered from; at stop,
-// messages that did not start are naked for redelivery at once.
+// messages that did not start, and those whose handler returns
+// context.Canceled once the grace period has run out, are naked for
+// redelivery at once (never dead-lettered for it).
 //
 // # Lifecycle
 //

@@ -724,6 +724,13 @@ func (r *jsRun) settle(ctx context.Context, m *Msg, err error) {
 	switch {
 	case errors.Is(err, errConnClosed):
 		j.stats.ackFailed.Add(1) // redelivered after its ack wait
+	case r.pool.base.Err() != nil && errors.Is(err, context.Canceled):
+		// Cut off by the stop's deadline, not failed: handed back for
+		// redelivery at once, never delayed or dead-lettered.
+		if m.Nak(0) == nil {
+			j.stats.naked.Add(1)
+		}
+		r.returned.Add(1)
 	case err == nil:
 		var aerr error
 		if j.cfg.DoubleAck {

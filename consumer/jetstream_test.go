@@ -604,6 +604,45 @@ func TestJetStreamStopReturnsUnstartedMessages(t *testing.T) {
 	}
 }
 
+func TestJetStreamStopHandsBackWhatItCutsOff(t *testing.T) {
+	t.Parallel()
+	e := newJSEnv(t, jetstream.StreamConfig{Name: "CUT", Subjects: []string{"cut"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dlq, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: "CUTDLQ", Subjects: []string{"dlq.cut"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{}, 1)
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		started <- struct{}{}
+		<-ctx.Done() // runs past the stop's grace period
+		return ctx.Err()
+	})
+	// Its first delivery is its last: a failure would be dead-lettered.
+	cfg := consumer.Config{JetStream: consumer.JetStream{Stream: "CUT", MaxDeliver: 1, DeadLetter: "dlq.cut"},
+		Restart: supervisor.Policy{ShutdownTimeout: 2 * time.Second}}
+	if err := e.sup.Handle("cut", cfg, h); err != nil {
+		t.Fatal(err)
+	}
+	e.publishSeq("cut", 1)
+	stop := e.serve()
+	<-started
+	cleanStop(t, stop)
+	drained, _ := natstest.WaitFor[consumer.Drained](t, e.rec, 0, time.Second, nil)
+	c := e.status("cut").Counters
+	if drained.Returned != 1 || c.Naked != 1 || c.DeadLettered != 0 || c.DeadLetterFailed != 0 {
+		t.Fatalf("drained %+v, counters %+v: want the message cut off handed back", drained, c)
+	}
+	info, err := dlq.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 0 {
+		t.Fatalf("dead-letter stream holds %d messages, want none", info.State.Msgs)
+	}
+}
+
 func TestJetStreamRecreatesADeletedConsumer(t *testing.T) {
 	t.Parallel()
 	e := newJSEnv(t, jetstream.StreamConfig{Name: "QUEUE", Subjects: []string{"queue"}, Retention: jetstream.WorkQueuePolicy})
