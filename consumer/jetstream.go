@@ -291,6 +291,7 @@ var (
 type inbox struct {
 	subject string
 	sub     *nats.Subscription
+	ended   <-chan struct{} // closed after the subscription's last callback
 }
 
 // pull sends pull requests for the pool's free room until ctx ends, the
@@ -461,7 +462,7 @@ func (r *jsRun) openInbox(nc *nats.Conn) (*inbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.pool.feed(sub)
+	in.ended = r.pool.feed(sub)
 	// Requests bound what arrives; the inbox buffers it all.
 	_ = sub.SetPendingLimits(-1, -1)
 	in.sub = sub
@@ -471,23 +472,24 @@ func (r *jsRun) openInbox(nc *nats.Conn) (*inbox, error) {
 
 // drainInboxes unsubscribes so that the server sends no more, while what
 // it sent already still reaches the pool; bounded by the stop's grace.
+// It waits for each subscription's last callback, which comes at once when
+// the connection is closed: a closed subscription's status never changes
+// then, and its Unsubscribe fails.
 func (r *jsRun) drainInboxes(nc *nats.Conn, inboxes []*inbox) {
 	deadline := time.Now().Add(apiTimeout)
 	if by := r.stopBy.Load(); by != 0 {
 		deadline = time.Unix(0, by)
 	}
-	var closed []<-chan nats.SubStatus
 	for _, in := range inboxes {
-		closed = append(closed, in.sub.StatusChanged(nats.SubscriptionClosed))
 		if !nc.IsConnected() || in.sub.Drain() != nil {
 			_ = in.sub.Unsubscribe() // nothing can arrive; do not wait
 		}
 	}
 	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
-	for i, ch := range closed {
+	for i, in := range inboxes {
 		select {
-		case <-ch:
+		case <-in.ended:
 		case <-t.C:
 			for _, in := range inboxes[i:] {
 				_ = in.sub.Unsubscribe()

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/supervisor"
 )
 
 func connectInternal(t *testing.T, url string) *nats.Conn {
@@ -96,5 +97,45 @@ func TestKeeperIsNotHeldUpByADoubleAck(t *testing.T) {
 	confirmed = true
 	if err := <-ackErr; err != nil {
 		t.Fatalf("DoubleAck: %v", err)
+	}
+}
+
+// newTestRun is a run of a JetStream handler with its pool, not started.
+func newTestRun(t *testing.T) *jsRun {
+	t.Helper()
+	cfg := Config{Workers: 1, QueueSize: 4, JetStream: JetStream{Stream: "S"}}.withDefaults()
+	j := &jsHandler{handlerBase: handlerBase{name: "h", cfg: cfg, events: supervisor.NewEvents(nil, nil, nil), stats: &counters{}}}
+	r := &jsRun{j: j, capacity: cfg.Workers + cfg.QueueSize, freed: make(chan struct{}, 1),
+		status: make(chan error, 1), heldSet: map[*Msg]struct{}{}}
+	r.setLimits(cfg.AckWait, cfg.MaxDeliver)
+	r.pool = newPool(j.name, cfg, j.events, j.stats, r.invoke)
+	return r
+}
+
+func TestDrainDoesNotWaitForAClosedConnection(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newTestRun(t)
+	in, err := r.openInbox(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Close() // replaced: nothing more can arrive
+	// A stop whose grace would outlast the test: only the inbox's end
+	// lets the drain return.
+	r.stopBy.Store(time.Now().Add(time.Hour).UnixNano())
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		r.drainInboxes(nc, []*inbox{in})
+	}()
+	select {
+	case <-drained:
+	case <-time.After(20 * time.Second):
+		t.Fatal("draining the inbox of a closed connection waited for the stop's deadline")
 	}
 }
