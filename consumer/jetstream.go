@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,15 +71,13 @@ type jsRun struct {
 	j    *jsHandler
 	pool *pool
 	// capacity is what the pool holds (workers + queue); held counts
-	// messages pulled and not yet settled, credits those requested and not
-	// yet delivered. Requests keep held + credits within capacity, and a
-	// message beyond it is handed back at once.
+	// messages pulled and not yet settled, from any inbox. Requests keep
+	// held + the current inbox's credits within capacity, and a message
+	// beyond it is handed back at once.
 	capacity int
 	held     atomic.Int64
-	credits  atomic.Int64
 	freed    chan struct{} // a message was settled
 	status   chan error    // statuses of pull requests, newest kept
-	heard    atomic.Int64  // unix nanoseconds of the last message, heartbeat or request
 	js       atomic.Pointer[jetstream.JetStream]
 	returned atomic.Uint64
 	// ackWait and maxDeliver are the consumer's: configured, or read from a
@@ -288,10 +287,17 @@ var (
 // are presumed lost, a new inbox replaces it: the server checks interest
 // before it delivers, so requests it still has for the old one deliver
 // nothing once the old one is unsubscribed.
+//
+// Each inbox keeps its own credits (messages its requests asked for and
+// the server has not delivered): what still reaches a replaced one, or the
+// end of a request it had, owes nothing to the requests of the new one.
 type inbox struct {
 	subject string
 	sub     *nats.Subscription
 	ended   <-chan struct{} // closed after the subscription's last callback
+	credits atomic.Int64
+	heard   atomic.Int64 // unix nanoseconds of the last message, heartbeat or request
+	retired atomic.Bool  // replaced: its statuses are about requests no longer counted
 }
 
 // pull sends pull requests for the pool's free room until ctx ends, the
@@ -324,8 +330,9 @@ func (r *jsRun) pull(ctx context.Context, nc *nats.Conn, js jetstream.JetStream,
 		if err != nil {
 			return // keep the old one; the next loss replaces it
 		}
+		in.retired.Store(true)
 		_ = in.sub.Drain()
-		retired = append(retired, in)
+		retired = append(live(retired), in)
 		in = fresh
 	}
 
@@ -370,19 +377,19 @@ func (r *jsRun) pull(ctx context.Context, nc *nats.Conn, js jetstream.JetStream,
 		}
 		// Requests are out but nothing, not even a heartbeat, came for two
 		// heartbeats: the server lost them (restart, pause, leader change).
-		if r.credits.Load() > 0 && now.Sub(time.Unix(0, r.heard.Load())) > 2*pullHeartbeat {
+		if in.credits.Load() > 0 && now.Sub(time.Unix(0, in.heard.Load())) > 2*pullHeartbeat {
 			replace(jetstream.ErrNoHeartbeat)
 		}
-		credits := r.credits.Load() // before held: see receive
+		credits := in.credits.Load() // before held: see receive
 		free := r.capacity - int(r.held.Load()) - int(credits)
 		// Like nats.go's Consume, ask again once half the room is free:
 		// asking for every freed slot would double the server's work.
 		if free >= threshold && !now.Before(notBefore) && nc.IsConnected() {
 			req, _ := json.Marshal(pullRequest{Batch: free, Expires: pullExpiry, Heartbeat: pullHeartbeat})
-			r.credits.Add(int64(free))
-			r.heard.Store(now.UnixNano()) // heartbeats are due from now
+			in.credits.Add(int64(free))
+			in.heard.Store(now.UnixNano()) // heartbeats are due from now
 			if err := nc.PublishRequest(subject, in.subject, req); err != nil {
-				r.dropCredits(int64(free))
+				in.dropCredits(int64(free))
 				if errors.Is(err, nats.ErrConnectionClosed) {
 					return errConnGone
 				}
@@ -455,10 +462,10 @@ func (r *jsRun) pull(ctx context.Context, nc *nats.Conn, js jetstream.JetStream,
 	}
 }
 
-// openInbox subscribes a fresh inbox; credits start from nothing.
+// openInbox subscribes a fresh inbox, with no credits.
 func (r *jsRun) openInbox(nc *nats.Conn) (*inbox, error) {
 	in := &inbox{subject: nc.NewInbox()}
-	sub, err := nc.Subscribe(in.subject, func(msg *nats.Msg) { r.receive(nc, msg) })
+	sub, err := nc.Subscribe(in.subject, func(msg *nats.Msg) { r.receive(nc, in, msg) })
 	if err != nil {
 		return nil, err
 	}
@@ -466,8 +473,20 @@ func (r *jsRun) openInbox(nc *nats.Conn) (*inbox, error) {
 	// Requests bound what arrives; the inbox buffers it all.
 	_ = sub.SetPendingLimits(-1, -1)
 	in.sub = sub
-	r.credits.Store(0)
 	return in, nil
+}
+
+// live drops the inboxes whose subscription has ended, so that a run that
+// replaces inboxes for days does not keep them all.
+func live(inboxes []*inbox) []*inbox {
+	return slices.DeleteFunc(inboxes, func(in *inbox) bool {
+		select {
+		case <-in.ended:
+			return true
+		default:
+			return false
+		}
+	})
 }
 
 // drainInboxes unsubscribes so that the server sends no more, while what
@@ -499,11 +518,11 @@ func (r *jsRun) drainInboxes(nc *nats.Conn, inboxes []*inbox) {
 	}
 }
 
-// dropCredits takes n from the credits, never below zero.
-func (r *jsRun) dropCredits(n int64) {
+// dropCredits takes n from the inbox's credits, never below zero.
+func (in *inbox) dropCredits(n int64) {
 	for {
-		c := r.credits.Load()
-		if r.credits.CompareAndSwap(c, max(c-n, 0)) {
+		c := in.credits.Load()
+		if in.credits.CompareAndSwap(c, max(c-n, 0)) {
 			return
 		}
 	}
@@ -528,16 +547,16 @@ func (r *jsRun) hold() bool {
 	}
 }
 
-// receive is the inbox callback: messages go to the pool, statuses to the
+// receive is in's callback: messages go to the pool, statuses to the
 // puller. It never blocks.
-func (r *jsRun) receive(nc *nats.Conn, msg *nats.Msg) {
+func (r *jsRun) receive(nc *nats.Conn, in *inbox, msg *nats.Msg) {
 	j := r.j
-	r.heard.Store(time.Now().UnixNano())
+	in.heard.Store(time.Now().UnixNano())
 	status := msg.Header.Get("Status")
 	if len(msg.Data) > 0 || status == "" {
 		meta, err := metadata(msg)
 		if err != nil {
-			r.dropCredits(1)
+			in.dropCredits(1)
 			j.stats.dropped.Add(1) // not from JetStream: nothing to ack
 			return
 		}
@@ -551,7 +570,7 @@ func (r *jsRun) receive(nc *nats.Conn, msg *nats.Msg) {
 		// Held before its credit is taken, and the puller reads credits
 		// before held: it never sees room the message already fills.
 		held := r.hold()
-		r.dropCredits(1)
+		in.dropCredits(1)
 		if !held {
 			// More than the pool has room for (a request presumed lost
 			// delivered after all): back to the server at once.
@@ -569,7 +588,7 @@ func (r *jsRun) receive(nc *nats.Conn, msg *nats.Msg) {
 	}
 	// A request ended: its undelivered part is no longer owed.
 	if n, err := strconv.Atoi(msg.Header.Get("Nats-Pending-Messages")); err == nil && n > 0 {
-		r.dropCredits(int64(n))
+		in.dropCredits(int64(n))
 	}
 	var err error
 	desc := strings.ToLower(msg.Header.Get("Description"))
@@ -601,6 +620,11 @@ func (r *jsRun) receive(nc *nats.Conn, msg *nats.Msg) {
 		err = fmt.Errorf("%w: %s", jetstream.ErrBadRequest, msg.Header.Get("Description"))
 	default:
 		err = fmt.Errorf("%w: status %s %s", ErrPullStatus, status, msg.Header.Get("Description"))
+	}
+	if in.retired.Load() && (errors.Is(err, errRequestDone) || errors.Is(err, errRequestLost)) {
+		// The end or loss of a request the puller no longer counts on:
+		// the current inbox hears of its own.
+		return
 	}
 	// Keep the newest status: an older one it replaces is stale.
 	for {

@@ -2,7 +2,9 @@ package consumer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -108,6 +110,7 @@ func newTestRun(t *testing.T) *jsRun {
 	r := &jsRun{j: j, capacity: cfg.Workers + cfg.QueueSize, freed: make(chan struct{}, 1),
 		status: make(chan error, 1), heldSet: map[*Msg]struct{}{}}
 	r.setLimits(cfg.AckWait, cfg.MaxDeliver)
+	cfg.QueueSize = r.capacity // as Serve sizes it
 	r.pool = newPool(j.name, cfg, j.events, j.stats, r.invoke)
 	return r
 }
@@ -137,5 +140,95 @@ func TestDrainDoesNotWaitForAClosedConnection(t *testing.T) {
 	case <-drained:
 	case <-time.After(20 * time.Second):
 		t.Fatal("draining the inbox of a closed connection waited for the stop's deadline")
+	}
+}
+
+func TestRetiredInboxLeavesTheNewOnesCreditsAlone(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	nc := connectInternal(t, srv.URL())
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateConsumer(ctx, "S", jetstream.ConsumerConfig{Durable: "h", AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, "s", []byte("late")); err != nil {
+		t.Fatal(err)
+	}
+
+	r := newTestRun(t)
+	old, err := r.openInbox(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A request for three on the old inbox, which is then replaced (as
+	// when its requests are presumed lost) and the room asked for again.
+	req, err := json.Marshal(pullRequest{Batch: 3, Expires: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.credits.Store(3)
+	fresh, err := r.openInbox(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.retired.Store(true)
+	fresh.credits.Store(3)
+	// The old request delivers after all: one message, then its end,
+	// which owed the other two.
+	if err := nc.PublishRequest("$JS.API.CONSUMER.MSG.NEXT.S.h", old.subject, req); err != nil {
+		t.Fatal(err)
+	}
+	natstest.Eventually(t, 20*time.Second, func() bool { return old.credits.Load() == 0 }, func() string {
+		return fmt.Sprintf("the old inbox has %d credits left, want none", old.credits.Load())
+	})
+	if got := fresh.credits.Load(); got != 3 {
+		t.Fatalf("the new inbox's credits: got %d, want the 3 its own requests asked for", got)
+	}
+	if got := r.held.Load(); got != 1 {
+		t.Fatalf("held: got %d, want the late message", got)
+	}
+	select {
+	case err := <-r.status:
+		t.Fatalf("the end of an old request reached the puller: %v", err)
+	default:
+	}
+}
+
+func TestRetiredInboxesAreDroppedOnceEnded(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	nc := connectInternal(t, srv.URL())
+	r := newTestRun(t)
+	var inboxes []*inbox
+	for range 3 {
+		in, err := r.openInbox(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inboxes = append(inboxes, in)
+	}
+	for _, in := range inboxes[:2] {
+		if err := in.sub.Drain(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, in := range inboxes[:2] {
+		select {
+		case <-in.ended:
+		case <-time.After(20 * time.Second):
+			t.Fatal("a drained inbox never ended")
+		}
+	}
+	subscribed := inboxes[2]
+	if got := live(inboxes); len(got) != 1 || got[0] != subscribed {
+		t.Fatalf("live inboxes: got %d, want the one still subscribed", len(got))
 	}
 }
