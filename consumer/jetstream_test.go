@@ -735,11 +735,10 @@ func TestJetStreamRecreatesADeletedConsumer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "all two hundred", func() bool { return got.unique() == 200 })
+	natstest.Eventually(t, 20*time.Second, func() bool { return got.unique() == 200 }, func() string {
+		return fmt.Sprintf("processed %d of 200, missing %v", got.unique(), first(got.missing(200), 10))
+	})
 	cleanStop(t, stop)
-	if m := got.missing(200); len(m) != 0 {
-		t.Fatalf("missing %v", m)
-	}
 }
 
 func TestJetStreamBindRequiresTheConsumer(t *testing.T) {
