@@ -112,7 +112,8 @@ type JetStream struct {
 	// DoubleAck waits for the server to confirm each ack. Default false.
 	DoubleAck bool `yaml:"double_ack"`
 	// SlowAfter is how long the pool may stay full before the handler is
-	// reported as a slow consumer. Default AckWait/2.
+	// reported as a slow consumer. Default half the consumer's ack wait
+	// (AckWait, or a bound consumer's own).
 	SlowAfter time.Duration `yaml:"slow_after"`
 	// CreateStream declares the stream (created, or updated to match)
 	// before the consumer; leave it empty to use an existing stream.
@@ -228,9 +229,6 @@ func (c Config) withDefaults() Config {
 		}
 		if len(c.Backoff) == 0 {
 			c.Backoff = []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}
-		}
-		if c.SlowAfter == 0 {
-			c.SlowAfter = c.AckWait / 2
 		}
 	}
 	if c.Overflow == "" {

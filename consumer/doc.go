@@ -44,10 +44,13 @@
 // message: nil acks, an error naks with the Backoff delay for its delivery
 // count, Terminal(err) terminates, and on the last delivery (MaxDeliver) a
 // failing message is copied to DeadLetter and terminated once a stream has
-// stored the copy. Calls running past half the ack wait are kept alive with
-// in-progress acks. Lost pull requests, a deleted consumer or stream, a
+// stored the copy. Messages held (running or queued) for a third of the
+// ack wait are kept alive with in-progress acks, sent by half the ack wait
+// at the latest. Lost pull requests, a deleted consumer or stream, a
 // leader change are reported (ConsumeError) and recovered from; at stop,
-// messages that did not start are naked for redelivery at once.
+// messages that did not start, and those whose handler returns
+// context.Canceled once the grace period has run out, are naked for
+// redelivery at once (never dead-lettered for it).
 //
 // # Lifecycle
 //

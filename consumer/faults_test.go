@@ -186,26 +186,41 @@ func TestJetStreamSurvivesLeaderStepDowns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		for _, api := range []string{"$JS.API.STREAM.LEADER.STEPDOWN.STEP", "$JS.API.CONSUMER.LEADER.STEPDOWN.STEP.faulty"} {
 			before := leader(ctx, t, js, api)
-			resp, err := nc.RequestWithContext(ctx, api, nil)
-			if err != nil || !strings.Contains(string(resp.Data), `"success":true`) {
-				t.Fatalf("%s: %v %s", api, err, resp.Data)
+			stepDown := func() {
+				t.Helper()
+				resp, err := nc.RequestWithContext(ctx, api, nil)
+				if err != nil {
+					t.Fatalf("%s: %v", api, err)
+				}
+				if !strings.Contains(string(resp.Data), `"success":true`) {
+					t.Fatalf("%s: %s", api, resp.Data)
+				}
 			}
+			stepDown()
 			if strings.Contains(api, "CONSUMER") {
 				// The consumer's info may still name the leader it had for
 				// a while; the stream's is checked below.
 				t.Logf("consumer leader was %s, now %s", before, leader(ctx, t, js, api))
 				continue
 			}
-			deadline := time.Now().Add(10 * time.Second)
+			// On a loaded machine raft may elect the same server again: once
+			// a leader has held for a while, it is asked to step down again,
+			// until another one leads.
+			stepped := time.Now()
 			for after := leader(ctx, t, js, api); after == before || after == ""; after = leader(ctx, t, js, api) {
-				if time.Now().After(deadline) {
+				if ctx.Err() != nil {
 					t.Fatalf("%s: the leader stayed %s", api, before)
 				}
-				time.Sleep(20 * time.Millisecond)
+				if after == before && time.Since(stepped) > 2*time.Second {
+					t.Logf("%s: %s was elected again; stepping down again", api, before)
+					stepDown()
+					stepped = time.Now()
+				}
+				time.Sleep(20 * time.Millisecond) // polls the leader
 			}
 		}
 	})
@@ -220,6 +235,9 @@ func TestJetStreamSurvivesLeaderStepDowns(t *testing.T) {
 // leader is the stream's or the consumer's leader, by the step-down API
 // subject it is asked about.
 func leader(ctx context.Context, t *testing.T, js jetstream.JetStream, api string) string {
+	// Mid-election, a request may go unanswered until its deadline.
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
 	s, err := js.Stream(ctx, "STEP")
 	if err != nil {
 		return ""
@@ -282,13 +300,11 @@ func TestJetStreamTwoInstancesOneStops(t *testing.T) {
 		if err == nil {
 			ci, _ = info.Info(ctx)
 		}
-		return fmt.Sprintf("b did not process the rest: %d of %d; a %+v; b %+v; consumer %+v", got.unique(), n, a.counters(), b.counters(), ci)
+		return fmt.Sprintf("b did not process the rest: %d of %d, missing %v; a %+v; b %+v; consumer %+v",
+			got.unique(), n, first(got.missing(n), 10), a.counters(), b.counters(), ci)
 	})
 	if err := b.stop(); !errors.Is(err, context.Canceled) {
 		t.Fatal(err)
-	}
-	if m := got.missing(n); len(m) != 0 {
-		t.Fatalf("missing %v", first(m, 10))
 	}
 	ca, cb := a.counters(), b.counters()
 	if ca.Acked+cb.Acked != n || ca.Dropped+cb.Dropped != 0 {

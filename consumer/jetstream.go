@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/supervisor"
 )
 
 const (
@@ -68,22 +71,21 @@ type jsRun struct {
 	j    *jsHandler
 	pool *pool
 	// capacity is what the pool holds (workers + queue); held counts
-	// messages pulled and not yet settled, credits those requested and not
-	// yet delivered. Requests keep held + credits within capacity, and a
-	// message beyond it is handed back at once.
+	// messages pulled and not yet settled, from any inbox. Requests keep
+	// held + the current inbox's credits within capacity, and a message
+	// beyond it is handed back at once.
 	capacity int
 	held     atomic.Int64
-	credits  atomic.Int64
 	freed    chan struct{} // a message was settled
 	status   chan error    // statuses of pull requests, newest kept
-	heard    atomic.Int64  // unix nanoseconds of the last message, heartbeat or request
 	js       atomic.Pointer[jetstream.JetStream]
 	returned atomic.Uint64
 	// ackWait and maxDeliver are the consumer's: configured, or read from a
-	// bound consumer. deadLetterClient says MaxDeliver is enforced here, so
-	// that a failed dead-letter publish can be tried again.
-	ackWait          time.Duration
-	maxDeliver       int
+	// bound consumer by ensure while the keeper and the workers read them.
+	// deadLetterClient says MaxDeliver is enforced here, so that a failed
+	// dead-letter publish can be tried again.
+	ackWait          atomic.Int64 // nanoseconds
+	maxDeliver       atomic.Int64
 	deadLetterClient bool
 
 	heldMu  sync.Mutex
@@ -104,7 +106,7 @@ var errConnClosed = errors.New("its connection closed before it started")
 func (j *jsHandler) Serve(ctx context.Context) error {
 	r := &jsRun{j: j, capacity: j.cfg.Workers + j.cfg.QueueSize, freed: make(chan struct{}, 1),
 		status: make(chan error, 1), heldSet: map[*Msg]struct{}{}}
-	r.ackWait, r.maxDeliver = j.cfg.AckWait, j.cfg.MaxDeliver
+	r.setLimits(j.cfg.AckWait, j.cfg.MaxDeliver)
 	r.deadLetterClient = j.cfg.DeadLetter != "" && j.cfg.MaxDeliver > 0 && !j.cfg.Bind
 	cfg := j.cfg
 	cfg.QueueSize = r.capacity // the queue never blocks: held is capped at capacity
@@ -116,13 +118,16 @@ func (j *jsHandler) Serve(ctx context.Context) error {
 	p.streamPending = &j.numPending
 	r.pool = p
 	j.current.Store(p)
-	p.start()
+	// The workers and the keeper start once the consumer is ensured: a
+	// bound consumer's ack wait is known from then on.
+	started := false
 	keeperDone := make(chan struct{})
 	keeperStop := make(chan struct{})
-	go r.keep(keeperStop, keeperDone)
 	defer func() {
 		close(keeperStop)
-		<-keeperDone
+		if started {
+			<-keeperDone
+		}
 	}()
 
 	fail := func(err error) error {
@@ -145,6 +150,11 @@ func (j *jsHandler) Serve(ctx context.Context) error {
 		r.js.Store(&js)
 		if _, err := r.ensure(ctx, js); err != nil {
 			return fail(err)
+		}
+		if !started {
+			started = true
+			p.start()
+			go r.keep(keeperStop, keeperDone)
 		}
 		unwatch := j.watchAdvisories(nc)
 		err = r.pull(ctx, nc, js, gone)
@@ -173,6 +183,21 @@ func (r *jsRun) stop() {
 		Finished: finished, Returned: r.returned.Swap(0), Took: time.Since(start)})
 }
 
+// setLimits records the consumer's ack wait and max deliveries.
+func (r *jsRun) setLimits(ackWait time.Duration, maxDeliver int) {
+	r.ackWait.Store(int64(ackWait))
+	r.maxDeliver.Store(int64(maxDeliver))
+}
+
+// slowAfter is how long the pool may stay full before it is reported:
+// configured, or half the consumer's ack wait.
+func (r *jsRun) slowAfter() time.Duration {
+	if d := r.j.cfg.SlowAfter; d > 0 {
+		return d
+	}
+	return time.Duration(r.ackWait.Load()) / 2
+}
+
 // ensure declares the stream (if asked) and the consumer, or checks the
 // bound consumer and takes its ack wait and max deliveries. created
 // reports a consumer that did not exist.
@@ -195,7 +220,7 @@ func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created boo
 			return false, fmt.Errorf("bind consumer %s of stream %s: %w: a handler needs a pull consumer with explicit acks",
 				c.Consumer, c.Stream, ErrInvalidConfig)
 		}
-		r.ackWait, r.maxDeliver = cc.AckWait, cc.MaxDeliver
+		r.setLimits(cc.AckWait, cc.MaxDeliver)
 		return false, nil
 	}
 	cfg := c.consumerConfig()
@@ -262,9 +287,17 @@ var (
 // are presumed lost, a new inbox replaces it: the server checks interest
 // before it delivers, so requests it still has for the old one deliver
 // nothing once the old one is unsubscribed.
+//
+// Each inbox keeps its own credits (messages its requests asked for and
+// the server has not delivered): what still reaches a replaced one, or the
+// end of a request it had, owes nothing to the requests of the new one.
 type inbox struct {
 	subject string
 	sub     *nats.Subscription
+	ended   <-chan struct{} // closed after the subscription's last callback
+	credits atomic.Int64
+	heard   atomic.Int64 // unix nanoseconds of the last message, heartbeat or request
+	retired atomic.Bool  // replaced: its statuses are about requests no longer counted
 }
 
 // pull sends pull requests for the pool's free room until ctx ends, the
@@ -297,8 +330,9 @@ func (r *jsRun) pull(ctx context.Context, nc *nats.Conn, js jetstream.JetStream,
 		if err != nil {
 			return // keep the old one; the next loss replaces it
 		}
+		in.retired.Store(true)
 		_ = in.sub.Drain()
-		retired = append(retired, in)
+		retired = append(live(retired), in)
 		in = fresh
 	}
 
@@ -343,19 +377,19 @@ func (r *jsRun) pull(ctx context.Context, nc *nats.Conn, js jetstream.JetStream,
 		}
 		// Requests are out but nothing, not even a heartbeat, came for two
 		// heartbeats: the server lost them (restart, pause, leader change).
-		if r.credits.Load() > 0 && now.Sub(time.Unix(0, r.heard.Load())) > 2*pullHeartbeat {
+		if in.credits.Load() > 0 && now.Sub(time.Unix(0, in.heard.Load())) > 2*pullHeartbeat {
 			replace(jetstream.ErrNoHeartbeat)
 		}
-		credits := r.credits.Load() // before held: see receive
+		credits := in.credits.Load() // before held: see receive
 		free := r.capacity - int(r.held.Load()) - int(credits)
 		// Like nats.go's Consume, ask again once half the room is free:
 		// asking for every freed slot would double the server's work.
 		if free >= threshold && !now.Before(notBefore) && nc.IsConnected() {
 			req, _ := json.Marshal(pullRequest{Batch: free, Expires: pullExpiry, Heartbeat: pullHeartbeat})
-			r.credits.Add(int64(free))
-			r.heard.Store(now.UnixNano()) // heartbeats are due from now
+			in.credits.Add(int64(free))
+			in.heard.Store(now.UnixNano()) // heartbeats are due from now
 			if err := nc.PublishRequest(subject, in.subject, req); err != nil {
-				r.dropCredits(int64(free))
+				in.dropCredits(int64(free))
 				if errors.Is(err, nats.ErrConnectionClosed) {
 					return errConnGone
 				}
@@ -372,11 +406,11 @@ func (r *jsRun) pull(ctx context.Context, nc *nats.Conn, js jetstream.JetStream,
 			if fullSince.IsZero() {
 				fullSince = now
 			}
-			if since := now.Sub(fullSince); since >= j.cfg.SlowAfter {
+			if since, slowAfter := now.Sub(fullSince), r.slowAfter(); since >= slowAfter {
 				r.pool.overflow()
 				wait = min(wait, episodeTick)
 			} else {
-				wait = min(wait, j.cfg.SlowAfter-since)
+				wait = min(wait, slowAfter-since)
 			}
 		} else {
 			fullSince = time.Time{}
@@ -428,40 +462,53 @@ func (r *jsRun) pull(ctx context.Context, nc *nats.Conn, js jetstream.JetStream,
 	}
 }
 
-// openInbox subscribes a fresh inbox; credits start from nothing.
+// openInbox subscribes a fresh inbox, with no credits.
 func (r *jsRun) openInbox(nc *nats.Conn) (*inbox, error) {
 	in := &inbox{subject: nc.NewInbox()}
-	sub, err := nc.Subscribe(in.subject, func(msg *nats.Msg) { r.receive(nc, msg) })
+	sub, err := nc.Subscribe(in.subject, func(msg *nats.Msg) { r.receive(nc, in, msg) })
 	if err != nil {
 		return nil, err
 	}
-	r.pool.feed(sub)
+	in.ended = r.pool.feed(sub)
 	// Requests bound what arrives; the inbox buffers it all.
 	_ = sub.SetPendingLimits(-1, -1)
 	in.sub = sub
-	r.credits.Store(0)
 	return in, nil
+}
+
+// live drops the inboxes whose subscription has ended, so that a run that
+// replaces inboxes for days does not keep them all.
+func live(inboxes []*inbox) []*inbox {
+	return slices.DeleteFunc(inboxes, func(in *inbox) bool {
+		select {
+		case <-in.ended:
+			return true
+		default:
+			return false
+		}
+	})
 }
 
 // drainInboxes unsubscribes so that the server sends no more, while what
 // it sent already still reaches the pool; bounded by the stop's grace.
+// It waits for each subscription's last callback, which comes at once when
+// the connection is closed: a closed subscription's status never changes
+// then, and its Unsubscribe fails.
 func (r *jsRun) drainInboxes(nc *nats.Conn, inboxes []*inbox) {
 	deadline := time.Now().Add(apiTimeout)
 	if by := r.stopBy.Load(); by != 0 {
 		deadline = time.Unix(0, by)
 	}
-	var closed []<-chan nats.SubStatus
 	for _, in := range inboxes {
-		closed = append(closed, in.sub.StatusChanged(nats.SubscriptionClosed))
 		if !nc.IsConnected() || in.sub.Drain() != nil {
 			_ = in.sub.Unsubscribe() // nothing can arrive; do not wait
 		}
 	}
 	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
-	for i, ch := range closed {
+	for i, in := range inboxes {
 		select {
-		case <-ch:
+		case <-in.ended:
 		case <-t.C:
 			for _, in := range inboxes[i:] {
 				_ = in.sub.Unsubscribe()
@@ -471,11 +518,11 @@ func (r *jsRun) drainInboxes(nc *nats.Conn, inboxes []*inbox) {
 	}
 }
 
-// dropCredits takes n from the credits, never below zero.
-func (r *jsRun) dropCredits(n int64) {
+// dropCredits takes n from the inbox's credits, never below zero.
+func (in *inbox) dropCredits(n int64) {
 	for {
-		c := r.credits.Load()
-		if r.credits.CompareAndSwap(c, max(c-n, 0)) {
+		c := in.credits.Load()
+		if in.credits.CompareAndSwap(c, max(c-n, 0)) {
 			return
 		}
 	}
@@ -500,16 +547,16 @@ func (r *jsRun) hold() bool {
 	}
 }
 
-// receive is the inbox callback: messages go to the pool, statuses to the
+// receive is in's callback: messages go to the pool, statuses to the
 // puller. It never blocks.
-func (r *jsRun) receive(nc *nats.Conn, msg *nats.Msg) {
+func (r *jsRun) receive(nc *nats.Conn, in *inbox, msg *nats.Msg) {
 	j := r.j
-	r.heard.Store(time.Now().UnixNano())
+	in.heard.Store(time.Now().UnixNano())
 	status := msg.Header.Get("Status")
 	if len(msg.Data) > 0 || status == "" {
 		meta, err := metadata(msg)
 		if err != nil {
-			r.dropCredits(1)
+			in.dropCredits(1)
 			j.stats.dropped.Add(1) // not from JetStream: nothing to ack
 			return
 		}
@@ -523,7 +570,7 @@ func (r *jsRun) receive(nc *nats.Conn, msg *nats.Msg) {
 		// Held before its credit is taken, and the puller reads credits
 		// before held: it never sees room the message already fills.
 		held := r.hold()
-		r.dropCredits(1)
+		in.dropCredits(1)
 		if !held {
 			// More than the pool has room for (a request presumed lost
 			// delivered after all): back to the server at once.
@@ -541,7 +588,7 @@ func (r *jsRun) receive(nc *nats.Conn, msg *nats.Msg) {
 	}
 	// A request ended: its undelivered part is no longer owed.
 	if n, err := strconv.Atoi(msg.Header.Get("Nats-Pending-Messages")); err == nil && n > 0 {
-		r.dropCredits(int64(n))
+		in.dropCredits(int64(n))
 	}
 	var err error
 	desc := strings.ToLower(msg.Header.Get("Description"))
@@ -573,6 +620,11 @@ func (r *jsRun) receive(nc *nats.Conn, msg *nats.Msg) {
 		err = fmt.Errorf("%w: %s", jetstream.ErrBadRequest, msg.Header.Get("Description"))
 	default:
 		err = fmt.Errorf("%w: status %s %s", ErrPullStatus, status, msg.Header.Get("Description"))
+	}
+	if in.retired.Load() && (errors.Is(err, errRequestDone) || errors.Is(err, errRequestLost)) {
+		// The end or loss of a request the puller no longer counts on:
+		// the current inbox hears of its own.
+		return
 	}
 	// Keep the newest status: an older one it replaces is stale.
 	for {
@@ -606,16 +658,28 @@ func (r *jsRun) invoke(ctx context.Context, m *Msg) error {
 	if m.nc.IsClosed() {
 		return errConnClosed
 	}
-	if r.deadLetterClient && m.meta.NumDelivered > uint64(r.maxDeliver) {
+	if r.deadLetterClient && m.meta.NumDelivered > uint64(r.maxDeliver.Load()) {
 		return errPastMaxDeliver
 	}
 	return r.j.h.Handle(ctx, m)
 }
 
 // after settles a message the handler is done with, then frees its room.
+// Settling runs the handler's error's methods (Error, Is, As): a panic
+// there is recovered like one in the handler, and the message is naked.
 func (r *jsRun) after(ctx context.Context, _ int, m *Msg, err error) {
+	defer r.release(m)
+	defer func() {
+		if v := recover(); v != nil {
+			pe := &supervisor.PanicError{Value: v, Stack: debug.Stack()}
+			r.j.stats.panicked.Add(1)
+			r.pool.panicked(m, pe)
+			if m.Nak(r.j.backoff(m)) == nil {
+				r.j.stats.naked.Add(1)
+			}
+		}
+	}()
 	r.settle(ctx, m, err)
-	r.release(m)
 }
 
 // skip hands back a message that did not start, for redelivery at once.
@@ -639,11 +703,16 @@ func (r *jsRun) release(m *Msg) {
 }
 
 // keep sends in-progress acks for every held message, running or queued,
-// that the server last heard of more than half an ack wait ago, from one
-// goroutine for all of them, until stop is closed.
+// that the server last heard of a third of an ack wait ago or more, from
+// one goroutine for all of them, until stop is closed. It ticks every
+// sixth of the ack wait, so an ack goes out by half the ack wait at the
+// latest: the other half is margin for a loaded machine or network.
 func (r *jsRun) keep(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
-	t := time.NewTicker(max(r.ackWait/4, 10*time.Millisecond))
+	// The tick follows the ack wait, which changes when a bound consumer
+	// is read again.
+	tick := func() time.Duration { return max(time.Duration(r.ackWait.Load())/6, 10*time.Millisecond) }
+	t := time.NewTimer(tick())
 	defer t.Stop()
 	var due []*Msg
 	for {
@@ -651,12 +720,12 @@ func (r *jsRun) keep(stop <-chan struct{}, done chan<- struct{}) {
 		case <-stop:
 			return
 		case now := <-t.C:
-			// ackWait may change when a bound consumer is read.
-			t.Reset(max(r.ackWait/4, 10*time.Millisecond))
+			t.Reset(tick())
+			ackWait := time.Duration(r.ackWait.Load())
 			due = due[:0]
 			r.heldMu.Lock()
 			for m := range r.heldSet {
-				if now.Sub(time.Unix(0, m.alive.Load())) >= r.ackWait/2 {
+				if now.Sub(time.Unix(0, m.alive.Load())) >= ackWait/3 {
 					due = append(due, m)
 				}
 			}
@@ -681,6 +750,13 @@ func (r *jsRun) settle(ctx context.Context, m *Msg, err error) {
 	switch {
 	case errors.Is(err, errConnClosed):
 		j.stats.ackFailed.Add(1) // redelivered after its ack wait
+	case r.pool.base.Err() != nil && errors.Is(err, context.Canceled):
+		// Cut off by the stop's deadline, not failed: handed back for
+		// redelivery at once, never delayed or dead-lettered.
+		if m.Nak(0) == nil {
+			j.stats.naked.Add(1)
+		}
+		r.returned.Add(1)
 	case err == nil:
 		var aerr error
 		if j.cfg.DoubleAck {
@@ -696,10 +772,10 @@ func (r *jsRun) settle(ctx context.Context, m *Msg, err error) {
 			j.stats.acked.Add(1)
 		}
 	case errors.As(err, &term):
-		if m.Term(term.Err.Error()) == nil {
+		if m.Term(errText(term.Err)) == nil {
 			j.stats.terminated.Add(1)
 		}
-	case j.cfg.DeadLetter != "" && r.maxDeliver > 0 && m.meta.NumDelivered >= uint64(r.maxDeliver):
+	case j.cfg.DeadLetter != "" && r.maxDeliver.Load() > 0 && m.meta.NumDelivered >= uint64(r.maxDeliver.Load()):
 		r.deadLetter(ctx, m, err)
 	default:
 		if m.Nak(j.backoff(m)) == nil {
@@ -739,7 +815,8 @@ func (r *jsRun) deadLetter(ctx context.Context, m *Msg, cause error) {
 	out.Header.Set(DeadLetterSubjectHeader, m.Subject())
 	out.Header.Set(DeadLetterSequenceHeader, strconv.FormatUint(m.meta.Sequence.Stream, 10))
 	out.Header.Set(DeadLetterDeliveriesHeader, strconv.FormatUint(m.meta.NumDelivered, 10))
-	out.Header.Set(DeadLetterErrorHeader, cause.Error())
+	reason := errText(cause)
+	out.Header.Set(DeadLetterErrorHeader, reason)
 	// A retried dead-letter publish is not stored twice; the stream, the
 	// consumer and the message's time tell apart copies of different
 	// messages with the same sequence.
@@ -760,10 +837,24 @@ func (r *jsRun) deadLetter(ctx context.Context, m *Msg, cause error) {
 		j.events.Emit(DeadLetterFailed{DeadLettered: ev, PublishErr: err})
 		return
 	}
-	if m.Term("dead-lettered to "+j.cfg.DeadLetter+": "+cause.Error()) == nil {
+	if m.Term("dead-lettered to "+j.cfg.DeadLetter+": "+reason) == nil {
 		j.stats.deadLettered.Add(1)
 	}
 	j.events.Emit(ev)
+}
+
+// errText is err's message: empty for nil, and a note in place of the
+// message when Error panics (a typed nil whose method dereferences it).
+func errText(err error) (text string) {
+	if err == nil {
+		return ""
+	}
+	defer func() {
+		if recover() != nil {
+			text = fmt.Sprintf("%T (its Error method panicked)", err)
+		}
+	}()
+	return err.Error()
 }
 
 // actsOnStream reports headers that tell a stream what to do with a

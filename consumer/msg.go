@@ -62,11 +62,14 @@ func (m *Msg) DoubleAck(ctx context.Context) error {
 		return ErrNotJetStream
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.settled {
+		m.mu.Unlock()
 		return ErrSettled
 	}
 	m.settled = true
+	// Not held over the round trip: settled already refuses in-progress
+	// acks, and the keeper must not wait on a slow confirmation.
+	m.mu.Unlock()
 	_, err := m.nc.RequestWithContext(ctx, m.raw.Reply, ackBody)
 	return err
 }
@@ -154,8 +157,14 @@ func Terminal(err error) error {
 	return &TerminalError{Err: err}
 }
 
-// TerminalError is an error that terminates a JetStream message.
+// TerminalError is an error that terminates a JetStream message. Err is
+// the reason given to the server; a nil Err terminates without one.
 type TerminalError struct{ Err error }
 
-func (e *TerminalError) Error() string { return "terminal: " + e.Err.Error() }
+func (e *TerminalError) Error() string {
+	if e.Err == nil {
+		return "terminal"
+	}
+	return "terminal: " + e.Err.Error()
+}
 func (e *TerminalError) Unwrap() error { return e.Err }

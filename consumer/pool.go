@@ -123,16 +123,26 @@ func (p *pool) start() {
 }
 
 // feed registers sub as an input of the pool: the pool's queue is closed
-// only after sub's last callback.
-func (p *pool) feed(sub *nats.Subscription) {
+// only after sub's last callback. The channel it returns is closed then
+// too: once sub is unsubscribed or drained, or its connection closed.
+func (p *pool) feed(sub *nats.Subscription) <-chan struct{} {
 	p.inputs.Add(1)
+	ended := make(chan struct{})
 	var once sync.Once
-	done := func(string) { once.Do(p.inputs.Done) }
+	done := func(string) {
+		once.Do(func() {
+			p.inputs.Done()
+			close(ended)
+		})
+	}
+	// nats.go calls it when the subscription's goroutine exits, which a
+	// closed connection makes it do, though its status never changes.
 	sub.SetClosedHandler(done)
 	if !sub.IsValid() {
 		// Closed before the handler was set: nats.go may not call it.
 		done("")
 	}
+	return ended
 }
 
 func (p *pool) work(id int) {

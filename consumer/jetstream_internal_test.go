@@ -1,0 +1,234 @@
+package consumer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/supervisor"
+)
+
+func connectInternal(t *testing.T, url string) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// heldMsg is a JetStream message held by r, acked on reply, that the
+// server last heard of long ago.
+func heldMsg(r *jsRun, nc *nats.Conn, reply string) *Msg {
+	m := &Msg{raw: &nats.Msg{Reply: reply}, nc: nc, meta: &jetstream.MsgMetadata{}}
+	m.alive.Store(time.Now().Add(-time.Hour).UnixNano())
+	r.heldSet[m] = struct{}{}
+	return m
+}
+
+func TestKeeperIsNotHeldUpByADoubleAck(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	nc := connectInternal(t, srv.URL())
+	// The server side of the acks: the confirmation of slow's ack waits
+	// for the test.
+	server := connectInternal(t, srv.URL())
+	var toFast atomic.Int32
+	asked := make(chan *nats.Msg, 1)
+	if _, err := server.Subscribe("ack.slow", func(m *nats.Msg) { asked <- m }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := server.Subscribe("ack.fast", func(*nats.Msg) { toFast.Add(1) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	r := &jsRun{j: &jsHandler{handlerBase: handlerBase{stats: &counters{}}}, heldSet: map[*Msg]struct{}{}}
+	r.setLimits(300*time.Millisecond, 1)
+	slow := heldMsg(r, nc, "ack.slow")
+	heldMsg(r, nc, "ack.fast")
+
+	ackErr := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		ackErr <- slow.DoubleAck(ctx)
+	}()
+	var req *nats.Msg
+	select {
+	case req = <-asked:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the ack never reached the server")
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go r.keep(stop, done)
+	defer func() {
+		close(stop)
+		<-done
+	}()
+	confirmed := false
+	defer func() {
+		if !confirmed {
+			_ = req.Respond(nil)
+			<-ackErr
+		}
+	}()
+
+	// While slow's confirmation is outstanding, fast is kept alive again
+	// and again.
+	natstest.Eventually(t, 20*time.Second, func() bool { return toFast.Load() >= 3 }, func() string {
+		return "the keeper was stuck behind a DoubleAck waiting for its confirmation"
+	})
+	if err := slow.InProgress(); !errors.Is(err, ErrSettled) {
+		t.Fatalf("in-progress ack after a DoubleAck: got %v, want ErrSettled", err)
+	}
+	if err := req.Respond(nil); err != nil {
+		t.Fatal(err)
+	}
+	confirmed = true
+	if err := <-ackErr; err != nil {
+		t.Fatalf("DoubleAck: %v", err)
+	}
+}
+
+// newTestRun is a run of a JetStream handler with its pool, not started.
+func newTestRun(t *testing.T) *jsRun {
+	t.Helper()
+	cfg := Config{Workers: 1, QueueSize: 4, JetStream: JetStream{Stream: "S"}}.withDefaults()
+	j := &jsHandler{handlerBase: handlerBase{name: "h", cfg: cfg, events: supervisor.NewEvents(nil, nil, nil), stats: &counters{}}}
+	r := &jsRun{j: j, capacity: cfg.Workers + cfg.QueueSize, freed: make(chan struct{}, 1),
+		status: make(chan error, 1), heldSet: map[*Msg]struct{}{}}
+	r.setLimits(cfg.AckWait, cfg.MaxDeliver)
+	cfg.QueueSize = r.capacity // as Serve sizes it
+	r.pool = newPool(j.name, cfg, j.events, j.stats, r.invoke)
+	return r
+}
+
+func TestDrainDoesNotWaitForAClosedConnection(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newTestRun(t)
+	in, err := r.openInbox(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Close() // replaced: nothing more can arrive
+	// A stop whose grace would outlast the test: only the inbox's end
+	// lets the drain return.
+	r.stopBy.Store(time.Now().Add(time.Hour).UnixNano())
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		r.drainInboxes(nc, []*inbox{in})
+	}()
+	select {
+	case <-drained:
+	case <-time.After(20 * time.Second):
+		t.Fatal("draining the inbox of a closed connection waited for the stop's deadline")
+	}
+}
+
+func TestRetiredInboxLeavesTheNewOnesCreditsAlone(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	nc := connectInternal(t, srv.URL())
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateConsumer(ctx, "S", jetstream.ConsumerConfig{Durable: "h", AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, "s", []byte("late")); err != nil {
+		t.Fatal(err)
+	}
+
+	r := newTestRun(t)
+	old, err := r.openInbox(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A request for three on the old inbox, which is then replaced (as
+	// when its requests are presumed lost) and the room asked for again.
+	req, err := json.Marshal(pullRequest{Batch: 3, Expires: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.credits.Store(3)
+	fresh, err := r.openInbox(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.retired.Store(true)
+	fresh.credits.Store(3)
+	// The old request delivers after all: one message, then its end,
+	// which owed the other two.
+	if err := nc.PublishRequest("$JS.API.CONSUMER.MSG.NEXT.S.h", old.subject, req); err != nil {
+		t.Fatal(err)
+	}
+	natstest.Eventually(t, 20*time.Second, func() bool { return old.credits.Load() == 0 }, func() string {
+		return fmt.Sprintf("the old inbox has %d credits left, want none", old.credits.Load())
+	})
+	if got := fresh.credits.Load(); got != 3 {
+		t.Fatalf("the new inbox's credits: got %d, want the 3 its own requests asked for", got)
+	}
+	if got := r.held.Load(); got != 1 {
+		t.Fatalf("held: got %d, want the late message", got)
+	}
+	select {
+	case err := <-r.status:
+		t.Fatalf("the end of an old request reached the puller: %v", err)
+	default:
+	}
+}
+
+func TestRetiredInboxesAreDroppedOnceEnded(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	nc := connectInternal(t, srv.URL())
+	r := newTestRun(t)
+	var inboxes []*inbox
+	for range 3 {
+		in, err := r.openInbox(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inboxes = append(inboxes, in)
+	}
+	for _, in := range inboxes[:2] {
+		if err := in.sub.Drain(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, in := range inboxes[:2] {
+		select {
+		case <-in.ended:
+		case <-time.After(20 * time.Second):
+			t.Fatal("a drained inbox never ended")
+		}
+	}
+	subscribed := inboxes[2]
+	if got := live(inboxes); len(got) != 1 || got[0] != subscribed {
+		t.Fatalf("live inboxes: got %d, want the one still subscribed", len(got))
+	}
+}
