@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/redeclare"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -35,11 +36,8 @@ const (
 	retryMin = 100 * time.Millisecond
 	retryMax = 5 * time.Second
 	// redeclareAfter is the wait before declaring a vanished stream or
-	// consumer again. nats-server removes a deleted stream from its
-	// account, tells the consumers, and only then removes its files: a
-	// stream declared again in between takes up the files being removed
-	// and stops storing.
-	redeclareAfter = time.Second
+	// consumer again (see package redeclare).
+	redeclareAfter = redeclare.After
 )
 
 // Headers added to a dead-lettered message, beside its own.

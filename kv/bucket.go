@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/internal/redeclare"
 	"github.com/corral-go/corral/internal/subject"
 )
 
@@ -53,10 +54,11 @@ type Bucket[T any] struct {
 	conns Conns
 	codec Codec[T]
 
-	mu  sync.Mutex
-	nc  *nats.Conn
-	kv  jetstream.KeyValue
-	max int64 // largest value accepted, once known
+	mu      sync.Mutex
+	nc      *nats.Conn
+	kv      jetstream.KeyValue
+	max     int64          // largest value accepted, once known
+	missing redeclare.Gate // when a vanished bucket may be declared again
 }
 
 // Open returns the bucket name with values encoded by codec. The bucket
@@ -83,6 +85,16 @@ func (b *Bucket[T]) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	nc, _, err := b.conns.Conn(ctx)
 	if err != nil {
 		return nil, err
+	}
+	b.mu.Lock()
+	if b.nc == nc && b.kv != nil {
+		defer b.mu.Unlock()
+		return b.kv, nil
+	}
+	gate := b.missing
+	b.mu.Unlock()
+	if err := gate.Wait(ctx); err != nil {
+		return nil, fmt.Errorf("%w: %s: waiting to declare it again: %w", ErrBucketNotFound, b.name, err)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -112,6 +124,7 @@ func (b *Bucket[T]) fail(kv jetstream.KeyValue, op, key string, err error) error
 		b.mu.Lock()
 		if b.kv == kv {
 			b.kv = nil
+			b.missing.Missing()
 		}
 		b.mu.Unlock()
 	}
