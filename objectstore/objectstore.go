@@ -395,8 +395,9 @@ type WatchFunc func(ctx context.Context, c Change) error
 // Watch returns a supervised watch of the store (a suture.Service) named
 // name: it delivers the current objects (unless updatesOnly), then every
 // change, and after an error, a server restart or a replaced connection
-// resumes after the last change it delivered, with no gap and no
-// duplicate. The store is declared (or bound) before it is watched.
+// resumes after the last change it delivered, with no gap among the
+// changes the store still holds and no duplicate. The store is declared
+// (or bound) before it is watched.
 func (s *Store) Watch(name string, updatesOnly bool, fn WatchFunc) *streamwatch.Watch {
 	store, conns := s.name, s.conns
 	return streamwatch.New(streamwatch.Config{

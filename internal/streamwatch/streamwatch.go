@@ -1,8 +1,9 @@
 // Package streamwatch runs a supervised watch of a stream: an ordered
 // consumer that delivers every message once and in order, and that, after
 // an error, a server restart or a replaced connection, resumes from the
-// sequence after the last one delivered: no gap, no duplicate. KV and
-// object-store watches are built on it.
+// sequence after the last one delivered: no gap among the messages the
+// stream still holds, and no duplicate. KV and object-store watches are
+// built on it.
 package streamwatch
 
 import (
