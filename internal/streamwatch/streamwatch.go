@@ -78,7 +78,7 @@ func (w *Watch) Serve(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if !errors.Is(err, errGone) {
+		if !errors.Is(err, errGone) && !errors.Is(err, errReset) {
 			return fmt.Errorf("%s: %w", w.cfg.Name, err)
 		}
 	}
@@ -92,6 +92,12 @@ const resetAttempts = 4
 var (
 	errGone          = errors.New("connection replaced")
 	errStreamDeleted = errors.New("stream deleted")
+	// errReset: nats.go replaced the ordered consumer (server restart,
+	// missed heartbeats, consumer deleted). It resumes by start sequence,
+	// which during the current values would replay older revisions, and
+	// on a stream created anew would skip its first messages: the watch
+	// starts again instead, which handles both.
+	errReset = errors.New("ordered consumer replaced")
 )
 
 func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) error {
@@ -191,6 +197,7 @@ func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) 
 		case <-stopped:
 		}
 	}()
+	var consumer string // the server consumer behind the first message
 	for {
 		msg, err := it.Next(jetstream.NextContext(wctx))
 		if err != nil {
@@ -207,6 +214,11 @@ func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) 
 		meta, err := msg.Metadata()
 		if err != nil {
 			return err
+		}
+		if consumer == "" {
+			consumer = meta.Consumer
+		} else if meta.Consumer != consumer {
+			return errReset
 		}
 		seq := meta.Sequence.Stream
 		if seq > w.last.Load() { // else delivered before a resume
