@@ -9,9 +9,11 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/corral-go/corral/internal/natstest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, natstest.IgnoreServerLeaks()...) }
 
 func TestEveryUpdateSeenOnceThroughARestart(t *testing.T) {
 	var out bytes.Buffer

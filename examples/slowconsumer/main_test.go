@@ -8,9 +8,11 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/corral-go/corral/internal/natstest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, natstest.IgnoreServerLeaks()...) }
 
 func TestEveryPolicyAccountsForEveryMessage(t *testing.T) {
 	var out bytes.Buffer

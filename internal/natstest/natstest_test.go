@@ -10,7 +10,7 @@ import (
 	"github.com/corral-go/corral/internal/natstest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, natstest.IgnoreServerLeaks()...) }
 
 func connect(t *testing.T, url string, opts ...nats.Option) *nats.Conn {
 	t.Helper()
