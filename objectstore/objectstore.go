@@ -3,6 +3,8 @@ package objectstore
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 
 	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/internal/redeclare"
@@ -87,6 +90,7 @@ type Store struct {
 
 	mu      sync.Mutex
 	nc      *nats.Conn
+	js      jetstream.JetStream
 	store   jetstream.ObjectStore
 	missing redeclare.Gate // when a vanished store may be declared again
 }
@@ -161,8 +165,16 @@ func (s *Store) current(ctx context.Context) (jetstream.ObjectStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("objectstore: open %s: %w", s.name, err)
 	}
-	s.nc, s.store = nc, store
+	s.nc, s.js, s.store = nc, js, store
 	return store, nil
+}
+
+// jetStream is the JetStream context of the store's connection; its
+// async-publish replies share one subscription.
+func (s *Store) jetStream() jetstream.JetStream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.js
 }
 
 // fail wraps err from a call on store; when the store's stream is gone it
@@ -199,9 +211,20 @@ func wrap(op, name string, err error) error {
 }
 
 // Put stores what r yields as the object name, replacing any object of
-// that name once it is complete: an interrupted put (r fails, ctx ends)
-// leaves the previous object, and no part of the new one, visible.
+// that name once it is complete: an interrupted put (r fails, ctx ends,
+// the store is full) leaves the previous object, and no part of the new
+// one, visible.
+//
+// The chunks go to a subject of their own, at most putWindow unacked at
+// a time, and only once the stream has acknowledged every one is the
+// object's metadata, which makes it visible, written; then the previous
+// version's chunks are removed. (nats.go's Put writes the metadata before
+// the chunks are acknowledged: a chunk refused by a full store left a
+// visible object without its data, in place of the previous one.)
 func (s *Store) Put(ctx context.Context, name string, r io.Reader) (*jetstream.ObjectInfo, error) {
+	if name == "" {
+		return nil, fmt.Errorf("objectstore: put: %w", jetstream.ErrBadObjectMeta)
+	}
 	store, err := s.current(ctx)
 	if err != nil {
 		return nil, err
@@ -209,51 +232,158 @@ func (s *Store) Put(ctx context.Context, name string, r io.Reader) (*jetstream.O
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// nats.go purges a failed put's chunks with the put's own context, which
-	// a cancelled ctx made fail, leaving them stored. So nats.go gets a
-	// context that outlives ctx by putCleanup, and r fails once ctx ends.
-	inner, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	var mu sync.Mutex
-	var finished bool
-	var cleanup *time.Timer
-	stopAfter := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if !finished {
-			cleanup = time.AfterFunc(putCleanup, cancel)
-		}
-	})
-	defer func() {
-		stopAfter()
-		mu.Lock()
-		finished = true
-		if cleanup != nil {
-			cleanup.Stop()
-		}
-		mu.Unlock()
-		cancel()
-	}()
-	info, err := store.Put(inner, jetstream.ObjectMeta{Name: name}, ctxReader{ctx, r})
-	if err != nil {
+	js := s.jetStream()
+	prev, err := store.GetInfo(ctx, name, jetstream.GetObjectInfoShowDeleted())
+	if err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
 		return nil, s.fail(store, "put", name, err)
+	}
+	id := nuid.Next()
+	p := &put{js: js, subject: "$O." + s.name + ".C." + id}
+	info := &jetstream.ObjectInfo{Bucket: s.name, NUID: id,
+		ObjectMeta: jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: chunkSize}}}
+	size, chunks, digest, err := p.chunks(ctx, r)
+	if err == nil {
+		info.Size, info.Chunks, info.Digest = size, chunks, digest
+		err = p.meta(ctx, store, info)
+	}
+	if err != nil {
+		p.discard(ctx, s.name)
+		return nil, s.fail(store, "put", name, err)
+	}
+	info.ModTime = time.Now().UTC()
+	if prev != nil && !prev.Deleted && prev.NUID != "" {
+		// The previous version is no longer visible: its chunks go. A
+		// failure leaves them stored, never the object broken.
+		_ = purge(ctx, js, s.name, "$O."+s.name+".C."+prev.NUID)
 	}
 	return info, nil
 }
 
-// putCleanup bounds the removal of a cancelled put's chunks.
-const putCleanup = 10 * time.Second
+const (
+	// chunkSize is nats.go's default, so that its readers see the same
+	// objects.
+	chunkSize = 128 << 10
+	// putWindow bounds a put's unacknowledged chunks, and its memory.
+	putWindow = 8
+	// putCleanup bounds the removal of a failed put's chunks.
+	putCleanup = 10 * time.Second
+)
 
-// ctxReader fails with ctx's error once ctx is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
+// put is one Put's chunks on the wire.
+type put struct {
+	js      jetstream.JetStream
+	subject string
+	acks    [putWindow]jetstream.PubAckFuture
 }
 
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
+// chunks sends what r yields and waits until every chunk is acknowledged.
+func (p *put) chunks(ctx context.Context, r io.Reader) (size uint64, n uint32, digest string, err error) {
+	var bufs [putWindow][]byte
+	h := sha256.New()
+	for {
+		slot := n % putWindow
+		// A buffer is reused once its chunk is stored: nats.go keeps the
+		// message until then.
+		if err := p.wait(ctx, slot); err != nil {
+			return 0, 0, "", err
+		}
+		if bufs[slot] == nil {
+			bufs[slot] = make([]byte, chunkSize)
+		}
+		got, rerr := io.ReadFull(r, bufs[slot])
+		if err := ctx.Err(); err != nil {
+			return 0, 0, "", err
+		}
+		if got > 0 {
+			h.Write(bufs[slot][:got])
+			ack, err := p.js.PublishMsgAsync(&nats.Msg{Subject: p.subject, Data: bufs[slot][:got]})
+			if err != nil {
+				return 0, 0, "", err
+			}
+			p.acks[slot] = ack
+			size += uint64(got)
+			n++
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			break
+		}
+		if rerr != nil {
+			return 0, 0, "", rerr
+		}
 	}
-	return c.r.Read(p)
+	for slot := range uint32(putWindow) {
+		if err := p.wait(ctx, slot); err != nil {
+			return 0, 0, "", err
+		}
+	}
+	return size, n, jetstream.GetObjectDigestValue(h), nil
+}
+
+// wait waits for the ack of the chunk in slot, if any.
+func (p *put) wait(ctx context.Context, slot uint32) error {
+	ack := p.acks[slot]
+	if ack == nil {
+		return nil
+	}
+	select {
+	case <-ack.Ok():
+		p.acks[slot] = nil
+		return nil
+	case err := <-ack.Err():
+		p.acks[slot] = nil
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// meta writes the object's metadata, replacing the previous version's.
+func (p *put) meta(ctx context.Context, store jetstream.ObjectStore, info *jetstream.ObjectInfo) error {
+	data, err := json.Marshal(info)
+	if err != nil {
+		return err
+	}
+	m := nats.NewMsg("$O." + info.Bucket + ".M." + base64.URLEncoding.EncodeToString([]byte(info.Name)))
+	m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+	m.Data = data
+	_, err = p.js.PublishMsg(ctx, m)
+	if err == nil {
+		return nil
+	}
+	// No ack is not no write: the object is stored if its metadata names
+	// these chunks.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), putCleanup)
+	defer cancel()
+	if got, gerr := store.GetInfo(cctx, info.Name); gerr == nil && got.NUID == info.NUID {
+		return nil
+	}
+	return err
+}
+
+// discard removes what a failed put stored, once the chunks still on the
+// wire have landed or failed.
+func (p *put) discard(ctx context.Context, bucket string) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), putCleanup)
+	defer cancel()
+	for _, ack := range p.acks {
+		if ack == nil {
+			continue
+		}
+		select {
+		case <-ack.Ok():
+		case <-ack.Err():
+		case <-cctx.Done():
+		}
+	}
+	_ = purge(cctx, p.js, bucket, p.subject)
+}
+
+func purge(ctx context.Context, js jetstream.JetStream, bucket, subject string) error {
+	stream, err := js.Stream(ctx, "OBJ_"+bucket)
+	if err != nil {
+		return err
+	}
+	return stream.Purge(ctx, jetstream.WithPurgeSubject(subject))
 }
 
 // PutBytes stores data as the object name.
@@ -278,19 +408,94 @@ func (s *Store) Get(ctx context.Context, name string, w io.Writer) (*jetstream.O
 	if err != nil {
 		return nil, err
 	}
-	res, err := store.Get(ctx, name)
+	info, err := store.GetInfo(ctx, name)
 	if err != nil {
 		return nil, s.fail(store, "get", name, err)
 	}
-	defer res.Close()
-	info, err := res.Info()
-	if err != nil {
-		return nil, s.fail(store, "get", name, err)
+	if info.Opts != nil && info.Opts.Link != nil {
+		// A link: nats.go follows it, to this store or another.
+		res, err := store.Get(ctx, name)
+		if err != nil {
+			return nil, s.fail(store, "get", name, err)
+		}
+		defer res.Close()
+		if _, err := io.Copy(w, res); err != nil {
+			return nil, s.fail(store, "get", name, err)
+		}
+		return res.Info()
 	}
-	if _, err := io.Copy(w, res); err != nil {
+	if err := s.chunks(ctx, s.jetStream(), info, w); err != nil {
 		return nil, s.fail(store, "get", name, err)
 	}
 	return info, nil
+}
+
+const (
+	// getWindow bounds the chunks a get has asked for and not yet written.
+	getWindow = 4
+	// getIdle: a get's consumer that nobody pulls from for this long is
+	// removed by the server. Longer than a slow writer takes for a chunk
+	// would do no harm either: nats.go re-creates it where it left off.
+	getIdle = time.Minute
+	// apiTimeout bounds removing a get's consumer.
+	apiTimeout = 10 * time.Second
+)
+
+// chunks writes the object's chunks to w, read through an ordered pull
+// consumer that asks for getWindow at a time: memory stays bounded however
+// slowly w writes, and only ctx bounds the time it takes. (nats.go's Get
+// buffers what a push consumer delivers, and ends after 5 s when ctx has
+// no deadline.)
+func (s *Store) chunks(ctx context.Context, js jetstream.JetStream, info *jetstream.ObjectInfo, w io.Writer) error {
+	h := sha256.New()
+	if info.Chunks > 0 {
+		stream, err := js.Stream(ctx, "OBJ_"+s.name)
+		if err != nil {
+			return err
+		}
+		// The server removes a consumer left behind (a crash) once idle
+		// for getIdle; a get removes its own at the end.
+		cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{"$O." + s.name + ".C." + info.NUID}, InactiveThreshold: getIdle})
+		if err != nil {
+			return err
+		}
+		it, err := cons.Messages(jetstream.PullMaxMessages(getWindow))
+		if err != nil {
+			return err
+		}
+		defer func() {
+			it.Stop()
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), apiTimeout)
+			defer cancel()
+			_ = stream.DeleteConsumer(dctx, cons.CachedInfo().Name)
+		}()
+		var size uint64
+		for range info.Chunks {
+			m, err := it.Next(jetstream.NextContext(ctx))
+			if err != nil {
+				return err
+			}
+			data := m.Data()
+			size += uint64(len(data))
+			h.Write(data)
+			if _, err := w.Write(data); err != nil {
+				return err
+			}
+		}
+		if size != info.Size {
+			return fmt.Errorf("%w: %d bytes in %d chunks, the object has %d", jetstream.ErrDigestMismatch,
+				size, info.Chunks, info.Size)
+		}
+	}
+	want, err := jetstream.DecodeObjectDigest(info.Digest)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(h.Sum(nil), want) {
+		return jetstream.ErrDigestMismatch
+	}
+	return nil
 }
 
 // GetBytes returns the object name.
