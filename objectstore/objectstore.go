@@ -92,7 +92,8 @@ type Store struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	store   jetstream.ObjectStore
-	missing redeclare.Gate // when a vanished store may be declared again
+	stream  jetstream.Stream // the store's stream, once looked up
+	missing redeclare.Gate   // when a vanished store may be declared again
 }
 
 // Open returns the store name, declared (or bound) on first use.
@@ -165,16 +166,28 @@ func (s *Store) current(ctx context.Context) (jetstream.ObjectStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("objectstore: open %s: %w", s.name, err)
 	}
-	s.nc, s.js, s.store = nc, js, store
+	s.nc, s.js, s.store, s.stream = nc, js, store, nil
 	return store, nil
 }
 
-// jetStream is the JetStream context of the store's connection; its
-// async-publish replies share one subscription.
-func (s *Store) jetStream() jetstream.JetStream {
+// streamOf is the stream of store, looked up once per declaration.
+func (s *Store) streamOf(ctx context.Context, store jetstream.ObjectStore) (jetstream.JetStream, jetstream.Stream, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.js
+	js, stream, current := s.js, s.stream, s.store == store
+	s.mu.Unlock()
+	if stream != nil && current {
+		return js, stream, nil
+	}
+	stream, err := js.Stream(ctx, "OBJ_"+s.name)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	if s.store == store {
+		s.stream = stream
+	}
+	s.mu.Unlock()
+	return js, stream, nil
 }
 
 // fail wraps err from a call on store; when the store's stream is gone it
@@ -232,13 +245,16 @@ func (s *Store) Put(ctx context.Context, name string, r io.Reader) (*jetstream.O
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	js := s.jetStream()
+	js, stream, err := s.streamOf(ctx, store)
+	if err != nil {
+		return nil, s.fail(store, "put", name, err)
+	}
 	prev, err := store.GetInfo(ctx, name, jetstream.GetObjectInfoShowDeleted())
 	if err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
 		return nil, s.fail(store, "put", name, err)
 	}
 	id := nuid.Next()
-	p := &put{js: js, subject: "$O." + s.name + ".C." + id}
+	p := &put{js: js, stream: stream, subject: "$O." + s.name + ".C." + id}
 	info := &jetstream.ObjectInfo{Bucket: s.name, NUID: id,
 		ObjectMeta: jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: chunkSize}}}
 	size, chunks, digest, err := p.chunks(ctx, r)
@@ -247,14 +263,14 @@ func (s *Store) Put(ctx context.Context, name string, r io.Reader) (*jetstream.O
 		err = p.meta(ctx, store, info)
 	}
 	if err != nil {
-		p.discard(ctx, s.name)
+		p.discard(ctx)
 		return nil, s.fail(store, "put", name, err)
 	}
 	info.ModTime = time.Now().UTC()
 	if prev != nil && !prev.Deleted && prev.NUID != "" {
 		// The previous version is no longer visible: its chunks go. A
 		// failure leaves them stored, never the object broken.
-		_ = purge(ctx, js, s.name, "$O."+s.name+".C."+prev.NUID)
+		_ = stream.Purge(ctx, jetstream.WithPurgeSubject("$O."+s.name+".C."+prev.NUID))
 	}
 	return info, nil
 }
@@ -272,6 +288,7 @@ const (
 // put is one Put's chunks on the wire.
 type put struct {
 	js      jetstream.JetStream
+	stream  jetstream.Stream
 	subject string
 	acks    [putWindow]jetstream.PubAckFuture
 }
@@ -362,7 +379,7 @@ func (p *put) meta(ctx context.Context, store jetstream.ObjectStore, info *jetst
 
 // discard removes what a failed put stored, once the chunks still on the
 // wire have landed or failed.
-func (p *put) discard(ctx context.Context, bucket string) {
+func (p *put) discard(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), putCleanup)
 	defer cancel()
 	for _, ack := range p.acks {
@@ -375,15 +392,7 @@ func (p *put) discard(ctx context.Context, bucket string) {
 		case <-cctx.Done():
 		}
 	}
-	_ = purge(cctx, p.js, bucket, p.subject)
-}
-
-func purge(ctx context.Context, js jetstream.JetStream, bucket, subject string) error {
-	stream, err := js.Stream(ctx, "OBJ_"+bucket)
-	if err != nil {
-		return err
-	}
-	return stream.Purge(ctx, jetstream.WithPurgeSubject(subject))
+	_ = p.stream.Purge(cctx, jetstream.WithPurgeSubject(p.subject))
 }
 
 // PutBytes stores data as the object name.
@@ -424,7 +433,7 @@ func (s *Store) Get(ctx context.Context, name string, w io.Writer) (*jetstream.O
 		}
 		return res.Info()
 	}
-	if err := s.chunks(ctx, s.jetStream(), info, w); err != nil {
+	if err := s.chunks(ctx, store, info, w); err != nil {
 		return nil, s.fail(store, "get", name, err)
 	}
 	return info, nil
@@ -446,17 +455,36 @@ const (
 // slowly w writes, and only ctx bounds the time it takes. (nats.go's Get
 // buffers what a push consumer delivers, and ends after 5 s when ctx has
 // no deadline.)
-func (s *Store) chunks(ctx context.Context, js jetstream.JetStream, info *jetstream.ObjectInfo, w io.Writer) error {
+func (s *Store) chunks(ctx context.Context, store jetstream.ObjectStore, info *jetstream.ObjectInfo, w io.Writer) error {
 	h := sha256.New()
-	if info.Chunks > 0 {
-		stream, err := js.Stream(ctx, "OBJ_"+s.name)
+	subject := "$O." + s.name + ".C." + info.NUID
+	if info.Chunks == 1 {
+		// One chunk, the last on its subject: a single direct get.
+		_, stream, err := s.streamOf(ctx, store)
+		if err != nil {
+			return err
+		}
+		m, err := stream.GetLastMsgForSubject(ctx, subject)
+		if err != nil {
+			return err
+		}
+		if uint64(len(m.Data)) != info.Size {
+			return fmt.Errorf("%w: %d bytes in 1 chunk, the object has %d", jetstream.ErrDigestMismatch, len(m.Data), info.Size)
+		}
+		h.Write(m.Data)
+		if _, err := w.Write(m.Data); err != nil {
+			return err
+		}
+	}
+	if info.Chunks > 1 {
+		_, stream, err := s.streamOf(ctx, store)
 		if err != nil {
 			return err
 		}
 		// The server removes a consumer left behind (a crash) once idle
 		// for getIdle; a get removes its own at the end.
 		cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-			FilterSubjects: []string{"$O." + s.name + ".C." + info.NUID}, InactiveThreshold: getIdle})
+			FilterSubjects: []string{subject}, InactiveThreshold: getIdle})
 		if err != nil {
 			return err
 		}

@@ -58,6 +58,15 @@ func TestOperations(t *testing.T) {
 	if err != nil || string(got) != "hello" {
 		t.Fatalf("get: %q, %v", got, err)
 	}
+	if info, err := s.PutBytes(ctx, "empty", nil); err != nil || info.Size != 0 || info.Chunks != 0 {
+		t.Fatalf("put of an empty object: %+v, %v", info, err)
+	}
+	if got, err := s.GetBytes(ctx, "empty"); err != nil || len(got) != 0 {
+		t.Fatalf("get of an empty object: %q, %v", got, err)
+	}
+	if _, err := s.PutBytes(ctx, "", []byte("x")); !errors.Is(err, jetstream.ErrBadObjectMeta) {
+		t.Fatalf("put without a name: %v, want ErrBadObjectMeta", err)
+	}
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.bin")
 	if err := os.WriteFile(src, bytes.Repeat([]byte("x"), 300_000), 0o600); err != nil {
@@ -81,7 +90,7 @@ func TestOperations(t *testing.T) {
 		t.Fatalf("get through a link: %q, %v", got, err)
 	}
 	list, err := s.List(ctx)
-	if err != nil || len(list) != 3 {
+	if err != nil || len(list) != 4 { // a.txt, empty, b.bin, latest
 		t.Fatalf("list: %d, %v", len(list), err)
 	}
 	if err := s.Delete(ctx, "a.txt"); err != nil {
@@ -308,9 +317,9 @@ func (w *blockingWriter) Write(b []byte) (int, error) {
 // nats.go applies to a whole get when ctx has no deadline) completes.
 func TestGetWaitsForASlowWriter(t *testing.T) {
 	t.Parallel()
-	s, _ := open(t, "slow")
+	s, nc := open(t, "slow")
 	ctx := ctxT(t)
-	const size = 1 << 20
+	const size = 1 << 20 // 8 chunks
 	if _, err := s.Put(ctx, "doc", &pattern{left: size}); err != nil {
 		t.Fatal(err)
 	}
@@ -325,6 +334,18 @@ func TestGetWaitsForASlowWriter(t *testing.T) {
 	_, _ = io.Copy(want, &pattern{left: size})
 	if !bytes.Equal(w.h.Sum(nil), want.Sum(nil)) {
 		t.Fatal("the object got differs from the object put")
+	}
+	// The get removed the consumer it read through.
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := js.Stream(ctx, "OBJ_slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := stream.CachedInfo().State.Consumers; n != 0 {
+		t.Fatalf("%d consumers left on the store's stream after a get", n)
 	}
 }
 
