@@ -183,9 +183,19 @@ func TestWatchConsumerReplacedDuringCurrentValues(t *testing.T) {
 // A memory bucket is lost in a server restart and declared again by
 // another client, which writes to it before the watch comes back: the
 // watch delivers the new bucket's revisions from 1, not from its position
-// in the lost one.
+// in the lost one, whether or not it had delivered anything since it
+// started.
 func TestWatchMemoryBucketLostInRestart(t *testing.T) {
 	t.Parallel()
+	for _, updatesOnly := range []bool{false, true} {
+		t.Run(fmt.Sprintf("updates_only=%v", updatesOnly), func(t *testing.T) {
+			t.Parallel()
+			watchMemoryBucketLostInRestart(t, updatesOnly)
+		})
+	}
+}
+
+func watchMemoryBucketLostInRestart(t *testing.T, updatesOnly bool) {
 	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
 	nc, err := nats.Connect(srv.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
@@ -204,7 +214,7 @@ func TestWatchMemoryBucketLostInRestart(t *testing.T) {
 		}
 	}
 	rec := newRecord()
-	w, err := b.Watch("w", kv.WatchConfig{}, rec.fn)
+	w, err := b.Watch("w", kv.WatchConfig{UpdatesOnly: updatesOnly}, rec.fn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +230,11 @@ func TestWatchMemoryBucketLostInRestart(t *testing.T) {
 		cancel()
 		<-done
 	}()
-	rec.waitFor(t, "synced", func(e []kv.Entry[int], s int) bool { return s == 1 && len(e) == 5 })
+	old := 5 // delivered before the restart
+	if updatesOnly {
+		old = 0
+	}
+	rec.waitFor(t, "synced", func(e []kv.Entry[int], s int) bool { return s == 1 && len(e) == old })
 	srv.Restart()
 	other, err := kv.Open("mem", cfg, connection.NewFixed(connect(t, srv.URL())), kv.JSON[int]{})
 	if err != nil {
@@ -231,11 +245,11 @@ func TestWatchMemoryBucketLostInRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rec.waitFor(t, "the new bucket's 8 revisions", func(e []kv.Entry[int], _ int) bool { return len(e) >= 13 })
+	rec.waitFor(t, "the new bucket's 8 revisions", func(e []kv.Entry[int], _ int) bool { return len(e) >= old+8 })
 	got, _ := rec.snapshot()
-	for i, e := range got[5:] {
-		if want := fmt.Sprintf("new%d", i+1); len(got) != 13 || e.Key != want || e.Revision != uint64(i+1) {
-			t.Fatalf("after the restart the watch delivered %+v, want new1..new8 at revisions 1..8", got[5:])
+	for i, e := range got[old:] {
+		if want := fmt.Sprintf("new%d", i+1); len(got) != old+8 || e.Key != want || e.Revision != uint64(i+1) {
+			t.Fatalf("after the restart the watch delivered %+v, want new1..new8 at revisions 1..8", got[old:])
 		}
 	}
 }

@@ -197,7 +197,7 @@ func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) 
 		case <-stopped:
 		}
 	}()
-	var consumer string // the server consumer behind the first message
+	consumer := cons.CachedInfo().Name // the server consumer created above
 	for {
 		msg, err := it.Next(jetstream.NextContext(wctx))
 		if err != nil {
@@ -215,9 +215,7 @@ func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) 
 		if err != nil {
 			return err
 		}
-		if consumer == "" {
-			consumer = meta.Consumer
-		} else if meta.Consumer != consumer {
+		if meta.Consumer != consumer {
 			return errReset
 		}
 		seq := meta.Sequence.Stream
