@@ -142,9 +142,15 @@ func (s *Store) current(ctx context.Context) (jetstream.ObjectStore, error) {
 	if s.nc == nc && s.store != nil {
 		return s.store, nil
 	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, err
+	// One JetStream context per connection: its first async publish
+	// subscribes for replies until the connection closes. Acks that never
+	// come (a dead path) fail after apiTimeout instead of holding a put.
+	js := s.js
+	if s.nc != nc || js == nil {
+		var err error
+		if js, err = jetstream.New(nc, jetstream.WithPublishAsyncTimeout(apiTimeout)); err != nil {
+			return nil, err
+		}
 	}
 	var store jetstream.ObjectStore
 	if s.cfg.Bind {
@@ -215,7 +221,7 @@ func wrap(op, name string, err error) error {
 	switch {
 	case streamMissing(err):
 		return fmt.Errorf("%w: %s %s: %w", ErrStoreNotFound, op, name, err)
-	case errors.Is(err, jetstream.ErrObjectNotFound):
+	case errors.Is(err, jetstream.ErrObjectNotFound), errors.Is(err, jetstream.ErrMsgNotFound):
 		return fmt.Errorf("%w: %s %s: %w", ErrNotFound, op, name, err)
 	case errors.Is(err, jetstream.ErrDigestMismatch):
 		return fmt.Errorf("%w: %s %s: %w", ErrDigestMismatch, op, name, err)
@@ -258,22 +264,31 @@ func (s *Store) Put(ctx context.Context, name string, r io.Reader) (*jetstream.O
 	info := &jetstream.ObjectInfo{Bucket: s.name, NUID: id,
 		ObjectMeta: jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: chunkSize}}}
 	size, chunks, digest, err := p.chunks(ctx, r)
-	if err == nil {
-		info.Size, info.Chunks, info.Digest = size, chunks, digest
-		err = p.meta(ctx, store, info)
-	}
 	if err != nil {
 		p.discard(ctx)
 		return nil, s.fail(store, "put", name, err)
 	}
+	info.Size, info.Chunks, info.Digest = size, chunks, digest
+	if stored, err := p.meta(ctx, info); !stored {
+		if !errors.Is(err, errUnknown) {
+			p.discard(ctx)
+		} // else the chunks stay: better unused chunks than an object without them
+		return nil, s.fail(store, "put", name, err)
+	}
 	info.ModTime = time.Now().UTC()
 	if prev != nil && !prev.Deleted && prev.NUID != "" {
-		// The previous version is no longer visible: its chunks go. A
-		// failure leaves them stored, never the object broken.
-		_ = stream.Purge(ctx, jetstream.WithPurgeSubject("$O."+s.name+".C."+prev.NUID))
+		// The previous version is no longer visible: its chunks go, even
+		// when ctx has just ended. A failure leaves them stored, never the
+		// object broken.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), putCleanup)
+		_ = stream.Purge(cctx, jetstream.WithPurgeSubject("$O."+s.name+".C."+prev.NUID))
+		cancel()
 	}
 	return info, nil
 }
+
+// errUnknown: no answer tells whether the object's metadata was stored.
+var errUnknown = errors.New("not known whether the object was stored")
 
 const (
 	// chunkSize is nats.go's default, so that its readers see the same
@@ -307,7 +322,7 @@ func (p *put) chunks(ctx context.Context, r io.Reader) (size uint64, n uint32, d
 		if bufs[slot] == nil {
 			bufs[slot] = make([]byte, chunkSize)
 		}
-		got, rerr := io.ReadFull(r, bufs[slot])
+		got, rerr := fill(r, bufs[slot])
 		if err := ctx.Err(); err != nil {
 			return 0, 0, "", err
 		}
@@ -321,7 +336,7 @@ func (p *put) chunks(ctx context.Context, r io.Reader) (size uint64, n uint32, d
 			size += uint64(got)
 			n++
 		}
-		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+		if rerr == io.EOF {
 			break
 		}
 		if rerr != nil {
@@ -334,6 +349,21 @@ func (p *put) chunks(ctx context.Context, r io.Reader) (size uint64, n uint32, d
 		}
 	}
 	return size, n, jetstream.GetObjectDigestValue(h), nil
+}
+
+// fill reads into buf until it is full or r fails; only io.EOF from r
+// ends the object (io.ReadFull would pass a reader's own
+// io.ErrUnexpectedEOF, a truncated body, off as the end).
+func fill(r io.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		k, err := r.Read(buf[n:])
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // wait waits for the ack of the chunk in slot, if any.
@@ -354,27 +384,49 @@ func (p *put) wait(ctx context.Context, slot uint32) error {
 	}
 }
 
-// meta writes the object's metadata, replacing the previous version's.
-func (p *put) meta(ctx context.Context, store jetstream.ObjectStore, info *jetstream.ObjectInfo) error {
+// meta writes the object's metadata, replacing the previous version's,
+// and reports whether it was stored. The message carries the put's NUID
+// as its Msg-Id: when no answer comes, it is sent again until the stream
+// answers (a duplicate of a stored message is acknowledged as such), for
+// at most putCleanup; then err wraps errUnknown.
+func (p *put) meta(ctx context.Context, info *jetstream.ObjectInfo) (bool, error) {
 	data, err := json.Marshal(info)
 	if err != nil {
-		return err
+		return false, err
 	}
 	m := nats.NewMsg("$O." + info.Bucket + ".M." + base64.URLEncoding.EncodeToString([]byte(info.Name)))
 	m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+	m.Header.Set(jetstream.MsgIDHeader, info.NUID)
 	m.Data = data
 	_, err = p.js.PublishMsg(ctx, m)
 	if err == nil {
-		return nil
+		return true, nil
 	}
-	// No ack is not no write: the object is stored if its metadata names
-	// these chunks.
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		return false, err // the stream refused it
+	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), putCleanup)
 	defer cancel()
-	if got, gerr := store.GetInfo(cctx, info.Name); gerr == nil && got.NUID == info.NUID {
-		return nil
+	for cctx.Err() == nil {
+		actx, acancel := context.WithTimeout(cctx, time.Second)
+		_, rerr := p.js.PublishMsg(actx, m)
+		acancel()
+		if rerr == nil {
+			return true, nil
+		}
+		if errors.As(rerr, &apiErr) {
+			return false, rerr
+		}
+		if errors.Is(rerr, nats.ErrConnectionClosed) {
+			break
+		}
+		select { // a failure that comes at once (disconnected) is not retried in a spin
+		case <-time.After(100 * time.Millisecond):
+		case <-cctx.Done():
+		}
 	}
-	return err
+	return false, fmt.Errorf("%w: %w", errUnknown, err)
 }
 
 // discard removes what a failed put stored, once the chunks still on the
@@ -439,9 +491,22 @@ func (s *Store) Get(ctx context.Context, name string, w io.Writer) (*jetstream.O
 	return info, nil
 }
 
+// errChunksGone: the object was replaced or deleted during a get.
+var errChunksGone = fmt.Errorf("%w: its chunks are gone (replaced or deleted during the get)", jetstream.ErrObjectNotFound)
+
 const (
 	// getWindow bounds the chunks a get has asked for and not yet written.
 	getWindow = 4
+	// chunkWait: a chunk the stream holds comes at once; none for this
+	// long means it is gone or the server unreachable.
+	chunkWait = 30 * time.Second
+	// chunkProbe: after waiting this long for a chunk, a get asks whether
+	// any remain.
+	chunkProbe = 2 * time.Second
+	// resetAttempts bounds nats.go's re-creation of a get's consumer (1 s
+	// apart and doubling, about 7 s), which would otherwise go on for ever
+	// against a deleted store.
+	resetAttempts = 4
 	// getIdle: a get's consumer that nobody pulls from for this long is
 	// removed by the server. Longer than a slow writer takes for a chunk
 	// would do no harm either: nats.go re-creates it where it left off.
@@ -482,25 +547,32 @@ func (s *Store) chunks(ctx context.Context, store jetstream.ObjectStore, info *j
 			return err
 		}
 		// The server removes a consumer left behind (a crash) once idle
-		// for getIdle; a get removes its own at the end.
+		// for getIdle; a get removes its own at the end. nats.go re-creates
+		// it after a server restart, a few times.
 		cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-			FilterSubjects: []string{subject}, InactiveThreshold: getIdle})
+			FilterSubjects: []string{subject}, InactiveThreshold: getIdle, MaxResetAttempts: resetAttempts})
 		if err != nil {
 			return err
+		}
+		defer func() {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), apiTimeout)
+			defer cancel()
+			_ = stream.DeleteConsumer(dctx, cons.CachedInfo().Name)
+		}()
+		if cons.CachedInfo().NumPending == 0 {
+			return errChunksGone
 		}
 		it, err := cons.Messages(jetstream.PullMaxMessages(getWindow))
 		if err != nil {
 			return err
 		}
-		defer func() {
-			it.Stop()
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), apiTimeout)
-			defer cancel()
-			_ = stream.DeleteConsumer(dctx, cons.CachedInfo().Name)
-		}()
+		defer it.Stop()
+		// Next re-creating the consumer does not watch ctx; stopping the
+		// iterator ends it.
+		defer context.AfterFunc(ctx, it.Stop)()
 		var size uint64
-		for range info.Chunks {
-			m, err := it.Next(jetstream.NextContext(ctx))
+		for i := range info.Chunks {
+			m, err := nextChunk(ctx, cons, it)
 			if err != nil {
 				return err
 			}
@@ -509,6 +581,9 @@ func (s *Store) chunks(ctx context.Context, store jetstream.ObjectStore, info *j
 			h.Write(data)
 			if _, err := w.Write(data); err != nil {
 				return err
+			}
+			if meta, err := m.Metadata(); err == nil && meta.NumPending == 0 && i+1 < info.Chunks {
+				return errChunksGone
 			}
 		}
 		if size != info.Size {
@@ -524,6 +599,35 @@ func (s *Store) chunks(ctx context.Context, store jetstream.ObjectStore, info *j
 		return jetstream.ErrDigestMismatch
 	}
 	return nil
+}
+
+// nextChunk waits for the next chunk. A chunk the stream holds comes at
+// once: when none came for chunkProbe and the consumer has none pending,
+// the object was replaced or deleted meanwhile; none for chunkWait, the
+// server is out of reach.
+func nextChunk(ctx context.Context, cons jetstream.Consumer, it jetstream.MessagesContext) (jetstream.Msg, error) {
+	for waited := time.Duration(0); ; waited += chunkProbe {
+		cctx, cancel := context.WithTimeout(ctx, chunkProbe)
+		m, err := it.Next(jetstream.NextContext(cctx))
+		cancel()
+		switch {
+		case err == nil:
+			return m, nil
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case !errors.Is(err, context.DeadlineExceeded):
+			return nil, err
+		case waited+chunkProbe >= chunkWait:
+			return nil, fmt.Errorf("no chunk for %v: %w", chunkWait, err)
+		}
+		info, err := cons.Info(ctx)
+		switch {
+		case streamMissing(err):
+			return nil, err
+		case err == nil && info.NumPending == 0:
+			return nil, errChunksGone
+		}
+	}
 }
 
 // GetBytes returns the object name.
