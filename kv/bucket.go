@@ -54,11 +54,9 @@ type Bucket[T any] struct {
 	conns Conns
 	codec Codec[T]
 
-	mu      sync.Mutex
-	nc      *nats.Conn
-	kv      jetstream.KeyValue
-	max     int64          // largest value accepted, once known
-	missing redeclare.Gate // when a vanished bucket may be declared again
+	declared redeclare.Declared[jetstream.KeyValue]
+	mu       sync.Mutex
+	max      int64 // largest value accepted, once known
 }
 
 // Open returns the bucket name with values encoded by codec. The bucket
@@ -86,47 +84,33 @@ func (b *Bucket[T]) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.mu.Lock()
-	if b.nc == nc && b.kv != nil {
-		defer b.mu.Unlock()
-		return b.kv, nil
-	}
-	gate := b.missing
-	b.mu.Unlock()
-	if err := gate.Wait(ctx); err != nil {
-		return nil, fmt.Errorf("%w: %s: waiting to declare it again: %w", ErrBucketNotFound, b.name, err)
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.nc == nc && b.kv != nil {
-		return b.kv, nil
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, err
-	}
-	kv, err := b.cfg.open(ctx, js, b.name)
-	if err != nil {
-		return nil, err
-	}
-	b.nc, b.kv, b.max = nc, kv, nc.MaxPayload()
-	if b.cfg.MaxValueSize > 0 {
-		b.max = min(b.max, int64(b.cfg.MaxValueSize))
-	}
-	return kv, nil
+	return b.declared.Get(ctx, nc, func(ctx context.Context) (jetstream.KeyValue, error) {
+		js, err := jetstream.New(nc)
+		if err != nil {
+			return nil, err
+		}
+		kv, err := b.cfg.open(ctx, js, b.name)
+		if err != nil {
+			return nil, err
+		}
+		limit := nc.MaxPayload()
+		if b.cfg.MaxValueSize > 0 {
+			limit = min(limit, int64(b.cfg.MaxValueSize))
+		}
+		b.mu.Lock()
+		b.max = limit
+		b.mu.Unlock()
+		return kv, nil
+	})
 }
 
 // fail wraps err from a call on kv; when the bucket's stream is gone (it
 // was deleted, or a memory bucket was lost in a restart) it also drops kv,
-// so that the next call declares the bucket again.
+// so that the next call declares the bucket again, once the server has
+// removed the old one.
 func (b *Bucket[T]) fail(kv jetstream.KeyValue, op, key string, err error) error {
 	if streamMissing(err) {
-		b.mu.Lock()
-		if b.kv == kv {
-			b.kv = nil
-			b.missing.Missing()
-		}
-		b.mu.Unlock()
+		b.declared.Missing(kv)
 	}
 	return wrap(op, key, err)
 }

@@ -88,12 +88,13 @@ type Store struct {
 	cfg   Config
 	conns Conns
 
-	mu      sync.Mutex
-	nc      *nats.Conn
-	js      jetstream.JetStream
-	store   jetstream.ObjectStore
-	stream  jetstream.Stream // the store's stream, once looked up
-	missing redeclare.Gate   // when a vanished store may be declared again
+	declared redeclare.Declared[jetstream.ObjectStore]
+
+	mu        sync.Mutex
+	jsConn    *nats.Conn
+	js        jetstream.JetStream // one per connection
+	streamFor jetstream.ObjectStore
+	stream    jetstream.Stream // streamFor's stream, once looked up
 }
 
 // Open returns the store name, declared (or bound) on first use.
@@ -122,66 +123,71 @@ func (s *Store) Name() string { return s.name }
 // Raw is the nats.go store on the current connection.
 func (s *Store) Raw(ctx context.Context) (jetstream.ObjectStore, error) { return s.current(ctx) }
 
+// current is the store declared on the current connection.
 func (s *Store) current(ctx context.Context) (jetstream.ObjectStore, error) {
 	nc, _, err := s.conns.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	if s.nc == nc && s.store != nil {
-		defer s.mu.Unlock()
-		return s.store, nil
-	}
-	gate := s.missing
-	s.mu.Unlock()
-	if err := gate.Wait(ctx); err != nil {
-		return nil, fmt.Errorf("%w: %s: waiting to declare it again: %w", ErrStoreNotFound, s.name, err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.nc == nc && s.store != nil {
-		return s.store, nil
-	}
-	// One JetStream context per connection: its first async publish
-	// subscribes for replies until the connection closes. Acks that never
-	// come (a dead path) fail after apiTimeout instead of holding a put.
-	js := s.js
-	if s.nc != nc || js == nil {
-		var err error
-		if js, err = jetstream.New(nc, jetstream.WithPublishAsyncTimeout(apiTimeout)); err != nil {
-			return nil, err
-		}
-	}
-	var store jetstream.ObjectStore
-	if s.cfg.Bind {
-		store, err = js.ObjectStore(ctx, s.name)
-		if errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
-			return nil, fmt.Errorf("%w: %s: %w", ErrStoreNotFound, s.name, err)
-		}
-	} else {
-		oc := jetstream.ObjectStoreConfig{Bucket: s.name, Description: s.cfg.Description, TTL: s.cfg.TTL,
-			MaxBytes: int64(s.cfg.MaxBytes), Replicas: max(s.cfg.Replicas, 1), Compression: s.cfg.Compression}
-		if oc.MaxBytes == 0 {
-			oc.MaxBytes = -1
-		}
-		if s.cfg.Storage == "memory" {
-			oc.Storage = jetstream.MemoryStorage
-		}
-		store, err = js.CreateOrUpdateObjectStore(ctx, oc)
-	}
+	store, err := s.declared.Get(ctx, nc, func(ctx context.Context) (jetstream.ObjectStore, error) {
+		return s.declare(ctx, nc)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("objectstore: open %s: %w", s.name, err)
 	}
-	s.nc, s.js, s.store, s.stream = nc, js, store, nil
 	return store, nil
+}
+
+func (s *Store) declare(ctx context.Context, nc *nats.Conn) (jetstream.ObjectStore, error) {
+	js, err := s.jetStream(nc)
+	if err != nil {
+		return nil, err
+	}
+	if s.cfg.Bind {
+		store, err := js.ObjectStore(ctx, s.name)
+		if errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil, fmt.Errorf("%w: %w", ErrStoreNotFound, err)
+		}
+		return store, err
+	}
+	oc := jetstream.ObjectStoreConfig{Bucket: s.name, Description: s.cfg.Description, TTL: s.cfg.TTL,
+		MaxBytes: int64(s.cfg.MaxBytes), Replicas: max(s.cfg.Replicas, 1), Compression: s.cfg.Compression}
+	if oc.MaxBytes == 0 {
+		oc.MaxBytes = -1
+	}
+	if s.cfg.Storage == "memory" {
+		oc.Storage = jetstream.MemoryStorage
+	}
+	return js.CreateOrUpdateObjectStore(ctx, oc)
+}
+
+// jetStream is the JetStream context of nc. One per connection: its first
+// async publish subscribes for replies until the connection closes. Acks
+// that never come (a dead path) fail after apiTimeout instead of holding
+// a put.
+func (s *Store) jetStream(nc *nats.Conn) (jetstream.JetStream, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.jsConn == nc && s.js != nil {
+		return s.js, nil
+	}
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(apiTimeout))
+	if err != nil {
+		return nil, err
+	}
+	s.jsConn, s.js = nc, js
+	return js, nil
 }
 
 // streamOf is the stream of store, looked up once per declaration.
 func (s *Store) streamOf(ctx context.Context, store jetstream.ObjectStore) (jetstream.JetStream, jetstream.Stream, error) {
 	s.mu.Lock()
-	js, stream, current := s.js, s.stream, s.store == store
+	js, stream := s.js, s.stream
+	if s.streamFor != store {
+		stream = nil
+	}
 	s.mu.Unlock()
-	if stream != nil && current {
+	if stream != nil {
 		return js, stream, nil
 	}
 	stream, err := js.Stream(ctx, "OBJ_"+s.name)
@@ -189,9 +195,7 @@ func (s *Store) streamOf(ctx context.Context, store jetstream.ObjectStore) (jets
 		return nil, nil, err
 	}
 	s.mu.Lock()
-	if s.store == store {
-		s.stream = stream
-	}
+	s.streamFor, s.stream = store, stream
 	s.mu.Unlock()
 	return js, stream, nil
 }
@@ -200,12 +204,7 @@ func (s *Store) streamOf(ctx context.Context, store jetstream.ObjectStore) (jets
 // also drops store, so that the next call declares the store again.
 func (s *Store) fail(store jetstream.ObjectStore, op, name string, err error) error {
 	if streamMissing(err) {
-		s.mu.Lock()
-		if s.store == store {
-			s.store = nil
-			s.missing.Missing()
-		}
-		s.mu.Unlock()
+		s.declared.Missing(store)
 	}
 	return wrap(op, name, err)
 }
