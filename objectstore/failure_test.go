@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	mrand "math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -226,5 +227,36 @@ func TestRedeclaringAddsNoSubscription(t *testing.T) {
 	}
 	if got := nc.NumSubscriptions(); got != subs {
 		t.Fatalf("%d subscriptions after declaring the store 3 more times, %d before", got, subs)
+	}
+}
+
+// Puts of one name at once: the last one stored wins, and no version's
+// chunks are left behind.
+func TestConcurrentPutsLeaveNoChunksBehind(t *testing.T) {
+	t.Parallel()
+	s, nc := open(t, "concurrent")
+	ctx := ctxT(t)
+	data := make([]byte, 3*128<<10)
+	for range 20 {
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(func() {
+				if _, err := s.PutBytes(ctx, "x", data); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := js.Stream(ctx, "OBJ_concurrent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := stream.CachedInfo().State.Msgs; n != 4 {
+		t.Fatalf("the store holds %d messages for one 3-chunk object, want 4", n)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -254,12 +255,13 @@ func (s *Store) Put(ctx context.Context, name string, r io.Reader) (*jetstream.O
 	if err != nil {
 		return nil, s.fail(store, "put", name, err)
 	}
-	prev, err := store.GetInfo(ctx, name, jetstream.GetObjectInfoShowDeleted())
-	if err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+	metaSubject := "$O." + s.name + ".M." + base64.URLEncoding.EncodeToString([]byte(name))
+	prev, prevSeq, err := lastMeta(ctx, stream, metaSubject)
+	if err != nil {
 		return nil, s.fail(store, "put", name, err)
 	}
 	id := nuid.Next()
-	p := &put{js: js, stream: stream, subject: "$O." + s.name + ".C." + id}
+	p := &put{js: js, stream: stream, subject: "$O." + s.name + ".C." + id, metaSubject: metaSubject}
 	info := &jetstream.ObjectInfo{Bucket: s.name, NUID: id,
 		ObjectMeta: jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: chunkSize}}}
 	size, chunks, digest, err := p.chunks(ctx, r)
@@ -268,7 +270,8 @@ func (s *Store) Put(ctx context.Context, name string, r io.Reader) (*jetstream.O
 		return nil, s.fail(store, "put", name, err)
 	}
 	info.Size, info.Chunks, info.Digest = size, chunks, digest
-	if stored, err := p.meta(ctx, info); !stored {
+	prev, err = p.meta(ctx, info, prev, prevSeq)
+	if err != nil {
 		if !errors.Is(err, errUnknown) {
 			p.discard(ctx)
 		} // else the chunks stay: better unused chunks than an object without them
@@ -301,10 +304,11 @@ const (
 
 // put is one Put's chunks on the wire.
 type put struct {
-	js      jetstream.JetStream
-	stream  jetstream.Stream
-	subject string
-	acks    [putWindow]jetstream.PubAckFuture
+	js          jetstream.JetStream
+	stream      jetstream.Stream
+	subject     string // of the chunks
+	metaSubject string
+	acks        [putWindow]jetstream.PubAckFuture
 }
 
 // chunks sends what r yields and waits until every chunk is acknowledged.
@@ -383,49 +387,90 @@ func (p *put) wait(ctx context.Context, slot uint32) error {
 	}
 }
 
-// meta writes the object's metadata, replacing the previous version's,
-// and reports whether it was stored. The message carries the put's NUID
-// as its Msg-Id: when no answer comes, it is sent again until the stream
-// answers (a duplicate of a stored message is acknowledged as such), for
-// at most putCleanup; then err wraps errUnknown.
-func (p *put) meta(ctx context.Context, info *jetstream.ObjectInfo) (bool, error) {
+// metaAttempts bounds how often a put's metadata is written again after
+// other puts of the same name replaced the object first.
+const metaAttempts = 10
+
+// meta writes the object's metadata in place of prev's, stored at
+// prevSeq, and returns the version it replaced, whose chunks are to go.
+//
+// The write expects prevSeq as the subject's last sequence: when another
+// put replaced the object meanwhile, it is written again in place of that
+// one, whose chunks would otherwise stay stored for good. It carries the
+// put's NUID as Msg-Id: when no answer comes it is sent again until the
+// stream answers, for at most putCleanup, then err wraps errUnknown. (The
+// stream checks the sequence before duplicates: a write whose ack was
+// lost is found by reading the subject back.)
+func (p *put) meta(ctx context.Context, info, prev *jetstream.ObjectInfo, prevSeq uint64) (*jetstream.ObjectInfo, error) {
 	data, err := json.Marshal(info)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	m := nats.NewMsg("$O." + info.Bucket + ".M." + base64.URLEncoding.EncodeToString([]byte(info.Name)))
+	m := nats.NewMsg(p.metaSubject)
 	m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
 	m.Header.Set(jetstream.MsgIDHeader, info.NUID)
 	m.Data = data
-	_, err = p.js.PublishMsg(ctx, m)
-	if err == nil {
-		return true, nil
-	}
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) {
-		return false, err // the stream refused it
-	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), putCleanup)
 	defer cancel()
-	for cctx.Err() == nil {
-		actx, acancel := context.WithTimeout(cctx, time.Second)
-		_, rerr := p.js.PublishMsg(actx, m)
+	var unanswered error // the first failure without an answer
+	for conflicts := 0; ; {
+		m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(prevSeq, 10))
+		actx, acancel := ctx, context.CancelFunc(func() {})
+		if unanswered != nil {
+			actx, acancel = context.WithTimeout(cctx, time.Second)
+		}
+		_, err := p.js.PublishMsg(actx, m)
 		acancel()
-		if rerr == nil {
-			return true, nil
+		var apiErr *jetstream.APIError
+		switch {
+		case err == nil:
+			return prev, nil
+		case errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant):
+			cur, seq, rerr := lastMeta(cctx, p.stream, p.metaSubject)
+			switch {
+			case rerr != nil:
+				return nil, fmt.Errorf("%w: %w", errUnknown, rerr)
+			case cur != nil && cur.NUID == info.NUID:
+				return prev, nil // stored, its ack lost
+			case conflicts >= metaAttempts:
+				return nil, fmt.Errorf("replaced by other puts %d times: %w", conflicts, err)
+			}
+			conflicts++
+			prev, prevSeq = cur, seq
+			continue
+		case errors.As(err, &apiErr):
+			return nil, err // the stream refused it
 		}
-		if errors.As(rerr, &apiErr) {
-			return false, rerr
+		if unanswered == nil {
+			unanswered = err
 		}
-		if errors.Is(rerr, nats.ErrConnectionClosed) {
-			break
+		if cctx.Err() != nil || errors.Is(err, nats.ErrConnectionClosed) {
+			return nil, fmt.Errorf("%w: %w", errUnknown, unanswered)
 		}
 		select { // a failure that comes at once (disconnected) is not retried in a spin
 		case <-time.After(100 * time.Millisecond):
 		case <-cctx.Done():
 		}
 	}
-	return false, fmt.Errorf("%w: %w", errUnknown, err)
+}
+
+// lastMeta is the object's metadata as stored at subject, and its
+// sequence; nil and 0 when there is none. Metadata that does not decode
+// is returned as nil with its sequence: it names no chunks to remove.
+func lastMeta(ctx context.Context, stream jetstream.Stream, subject string) (*jetstream.ObjectInfo, uint64, error) {
+	m, err := stream.GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	var info jetstream.ObjectInfo
+	if err := json.Unmarshal(m.Data, &info); err != nil {
+		return nil, m.Sequence, nil
+	}
+	return &info, m.Sequence, nil
 }
 
 // discard removes what a failed put stored, once the chunks still on the
