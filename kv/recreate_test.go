@@ -37,14 +37,7 @@ func TestWatchFollowsRecreatedBucket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for wctx.Err() == nil { // as a supervisor restarts it
-			_ = w.Serve(wctx)
-		}
-	}()
+	natstest.Restart(t, w)
 	rec.waitFor(t, "synced", func(_ []kv.Entry[int], s int) bool { return s == 1 })
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -67,8 +60,6 @@ func TestWatchFollowsRecreatedBucket(t *testing.T) {
 	rec.waitFor(t, "the new bucket's last value", func(got []kv.Entry[int], _ int) bool {
 		return len(got) > 0 && got[len(got)-1].Value == 103
 	})
-	cancel()
-	<-done
 }
 
 // A watch whose bucket was deleted declares it again when it restarts.
@@ -86,14 +77,7 @@ func TestWatchDeclaresDeletedBucketAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for wctx.Err() == nil { // as a supervisor restarts it
-			_ = w.Serve(wctx)
-		}
-	}()
+	natstest.Restart(t, w)
 	rec.waitFor(t, "synced", func(_ []kv.Entry[int], s int) bool { return s == 1 })
 	created := natstest.Signal(t, nc, "$JS.EVENT.ADVISORY.STREAM.CREATED.KV_cfg")
 	js, err := jetstream.New(nc)
@@ -108,8 +92,6 @@ func TestWatchDeclaresDeletedBucketAgain(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the watch never declared its deleted bucket again")
 	}
-	cancel()
-	<-done
 }
 
 // nats.go replaces the watch's ordered consumer (here its consumer is
@@ -218,18 +200,7 @@ func watchMemoryBucketLostInRestart(t *testing.T, updatesOnly bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for wctx.Err() == nil { // as a supervisor restarts it
-			_ = w.Serve(wctx)
-		}
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	natstest.Restart(t, w)
 	old := 5 // delivered before the restart
 	if updatesOnly {
 		old = 0

@@ -248,15 +248,7 @@ func TestConcurrentPutsLeaveNoChunksBehind(t *testing.T) {
 		}
 		wg.Wait()
 	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stream, err := js.Stream(ctx, "OBJ_concurrent")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := stream.CachedInfo().State.Msgs; n != 4 {
+	if n := streamOf(t, ctx, nc, "concurrent").State.Msgs; n != 4 {
 		t.Fatalf("the store holds %d messages for one 3-chunk object, want 4", n)
 	}
 }

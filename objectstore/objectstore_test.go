@@ -41,6 +41,20 @@ func open(t *testing.T, name string) (*objectstore.Store, *nats.Conn) {
 	return s, nc
 }
 
+// streamOf is the store's stream as the server has it now.
+func streamOf(t *testing.T, ctx context.Context, nc *nats.Conn, store string) *jetstream.StreamInfo {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := js.Stream(ctx, "OBJ_"+store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stream.CachedInfo()
+}
+
 func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
@@ -255,17 +269,8 @@ func TestInterruptedPutLeavesNoHalfObject(t *testing.T) {
 	if _, err := s.Info(ctx, "new"); !errors.Is(err, objectstore.ErrNotFound) {
 		t.Fatalf("an interrupted new object is visible: %v", err)
 	}
-	js, _ := jetstream.New(nc)
-	stream, err := js.Stream(ctx, "OBJ_half")
-	if err != nil {
-		t.Fatal(err)
-	}
-	si, err := stream.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if si.State.Bytes > 64<<10 {
-		t.Fatalf("the interrupted chunks were kept: %d bytes in the store", si.State.Bytes)
+	if n := streamOf(t, ctx, nc, "half").State.Bytes; n > 64<<10 {
+		t.Fatalf("the interrupted chunks were kept: %d bytes in the store", n)
 	}
 }
 
@@ -336,15 +341,7 @@ func TestGetWaitsForASlowWriter(t *testing.T) {
 		t.Fatal("the object got differs from the object put")
 	}
 	// The get removed the consumer it read through.
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stream, err := js.Stream(ctx, "OBJ_slow")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := stream.CachedInfo().State.Consumers; n != 0 {
+	if n := streamOf(t, ctx, nc, "slow").State.Consumers; n != 0 {
 		t.Fatalf("%d consumers left on the store's stream after a get", n)
 	}
 }

@@ -3,7 +3,6 @@ package objectstore_test
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -77,20 +76,8 @@ func TestCancelledPutLeavesNoChunks(t *testing.T) {
 	if _, err := s.Info(ctx, "doc"); !errors.Is(err, objectstore.ErrNotFound) {
 		t.Fatalf("a cancelled object is visible: %v", err)
 	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stream, err := js.Stream(ctx, "OBJ_cancel")
-	if err != nil {
-		t.Fatal(err)
-	}
-	si, err := stream.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if si.State.Bytes > 64<<10 {
-		t.Fatalf("the cancelled put's chunks were kept: %d bytes in the store", si.State.Bytes)
+	if n := streamOf(t, ctx, nc, "cancel").State.Bytes; n > 64<<10 {
+		t.Fatalf("the cancelled put's chunks were kept: %d bytes in the store", n)
 	}
 }
 
@@ -110,17 +97,7 @@ func TestWatchDeclaresDeletedStoreAgain(t *testing.T) {
 		}
 		return nil
 	})
-	wctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	var lastErr atomic.Value
-	go func() {
-		defer close(done)
-		for wctx.Err() == nil { // as a supervisor restarts it
-			if err := w.Serve(wctx); err != nil {
-				lastErr.Store(err.Error())
-			}
-		}
-	}()
+	lastErr := natstest.Restart(t, w)
 	select {
 	case <-synced:
 	case <-ctx.Done():
@@ -137,8 +114,6 @@ func TestWatchDeclaresDeletedStoreAgain(t *testing.T) {
 	select {
 	case <-created:
 	case <-ctx.Done():
-		t.Fatalf("the watch never declared its deleted store again; it last returned %v", lastErr.Load())
+		t.Fatalf("the watch never declared its deleted store again; it last returned %v", lastErr())
 	}
-	cancel()
-	<-done
 }

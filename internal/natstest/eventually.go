@@ -1,6 +1,8 @@
 package natstest
 
 import (
+	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,4 +58,33 @@ func Signal(t testing.TB, nc *nats.Conn, subject string) <-chan struct{} {
 		t.Fatal(err)
 	}
 	return ch
+}
+
+// Restart serves svc again each time its Serve returns, as a supervisor
+// would restart it, until the test ends; cleanup waits for the last Serve
+// to return. The returned func reports the error Serve returned last.
+func Restart(t testing.TB, svc interface{ Serve(context.Context) error }) (lastErr func() error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var mu sync.Mutex
+	var last error
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			if err := svc.Serve(ctx); err != nil {
+				mu.Lock()
+				last = err
+				mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		return last
+	}
 }
