@@ -81,6 +81,7 @@ func (b *Bucket[T]) Watch(name string, cfg WatchConfig, fn WatchFunc[T]) (*Watch
 		}
 		return e, nil
 	}
+	var declared jetstream.KeyValue // by Prepare; the watch calls Prepare and Missing in turn
 	w := streamwatch.New(streamwatch.Config{
 		Name: name, Stream: "KV_" + bucket, Filters: filters, UpdatesOnly: cfg.UpdatesOnly,
 		Deliver: func(ctx context.Context, m jetstream.Msg) error {
@@ -94,20 +95,14 @@ func (b *Bucket[T]) Watch(name string, cfg WatchConfig, fn WatchFunc[T]) (*Watch
 			return fn(ctx, e)
 		},
 		InitialDone: func(ctx context.Context) error { return fn(ctx, Entry[T]{Op: Synced}) },
-		Prepare: func(ctx context.Context) error {
-			kv, err := b.bucket(ctx)
-			if err != nil {
-				return err
-			}
-			// The cached handle may name a bucket that is gone: declare it
-			// again rather than fail until another call does.
-			if _, err := kv.Status(ctx); streamMissing(err) {
-				_ = b.fail(kv, "watch", "", err)
-				_, err = b.bucket(ctx)
-				return err
-			}
-			return nil
+		// The bucket may have been declared before and deleted since: the
+		// watch then declares it again rather than fail until another call
+		// does.
+		Prepare: func(ctx context.Context) (err error) {
+			declared, err = b.bucket(ctx)
+			return err
 		},
+		Missing: func() { b.declared.Missing(declared) },
 	}, conns)
 	return &Watch[T]{Watch: w}, nil
 }

@@ -781,6 +781,7 @@ type WatchFunc func(ctx context.Context, c Change) error
 // (or bound) before it is watched.
 func (s *Store) Watch(name string, updatesOnly bool, fn WatchFunc) *streamwatch.Watch {
 	store, conns := s.name, s.conns
+	var declared jetstream.ObjectStore // by Prepare; the watch calls Prepare and Missing in turn
 	return streamwatch.New(streamwatch.Config{
 		Name: name, Stream: "OBJ_" + store, Filters: []string{"$O." + store + ".M.>"}, UpdatesOnly: updatesOnly,
 		Deliver: func(ctx context.Context, m jetstream.Msg) error {
@@ -794,19 +795,13 @@ func (s *Store) Watch(name string, updatesOnly bool, fn WatchFunc) *streamwatch.
 			return fn(ctx, Change{Info: &info})
 		},
 		InitialDone: func(ctx context.Context) error { return fn(ctx, Change{Synced: true}) },
-		Prepare: func(ctx context.Context) error {
-			st, err := s.current(ctx)
-			if err != nil {
-				return err
-			}
-			// The cached handle may name a store that is gone: declare it
-			// again rather than fail until another call does.
-			if _, err := st.Status(ctx); streamMissing(err) {
-				_ = s.fail(st, "watch", "", err)
-				_, err = s.current(ctx)
-				return err
-			}
-			return nil
+		// The store may have been declared before and deleted since: the
+		// watch then declares it again rather than fail until another call
+		// does.
+		Prepare: func(ctx context.Context) (err error) {
+			declared, err = s.current(ctx)
+			return err
 		},
+		Missing: func() { s.declared.Missing(declared) },
 	}, conns)
 }

@@ -39,8 +39,11 @@ type Config struct {
 	// delivered (at once with UpdatesOnly or when there are none).
 	InitialDone func(ctx context.Context) error
 	// Prepare, if set, runs on each connection before the stream is read:
-	// it declares the stream.
+	// it declares the stream. When the stream it declared turns out to be
+	// gone (declared before, then deleted), Missing is called and Prepare
+	// runs once more.
 	Prepare func(ctx context.Context) error
+	Missing func()
 }
 
 // Watch is a suture.Service. Its position survives its restarts.
@@ -130,12 +133,7 @@ func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) 
 	}
 	actx, acancel := context.WithTimeout(wctx, 10*time.Second)
 	defer acancel()
-	if w.cfg.Prepare != nil {
-		if err := w.cfg.Prepare(actx); err != nil {
-			return err
-		}
-	}
-	s, err := js.Stream(actx, w.cfg.Stream)
+	s, err := w.stream(actx, js)
 	if err != nil {
 		if wctx.Err() != nil && ctx.Err() == nil {
 			return context.Cause(wctx)
@@ -230,6 +228,23 @@ func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) 
 				return err
 			}
 		}
+	}
+}
+
+// stream declares the stream (Prepare) and looks it up.
+func (w *Watch) stream(ctx context.Context, js jetstream.JetStream) (jetstream.Stream, error) {
+	for again := w.cfg.Missing != nil; ; again = false {
+		if w.cfg.Prepare != nil {
+			if err := w.cfg.Prepare(ctx); err != nil {
+				return nil, err
+			}
+		}
+		s, err := js.Stream(ctx, w.cfg.Stream)
+		if again && errors.Is(err, jetstream.ErrStreamNotFound) {
+			w.cfg.Missing()
+			continue
+		}
+		return s, err
 	}
 }
 
