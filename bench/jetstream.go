@@ -326,38 +326,28 @@ func syncLoop(ctx context.Context, e *env, n int, publish func() error) (sample,
 	return sample{value: float64(n) / time.Since(start).Seconds(), msgs: n, lat: lat}, nil
 }
 
-func rawPublishSync(ctx context.Context, e *env, n int) (sample, error) {
-	nc, err := connect(e)
-	if err != nil {
-		return sample{}, err
+// rawPublishSync publishes with js.Publish; withMsgID adds a Nats-Msg-Id
+// per message, as Corral always sends one (the diagnostic baseline).
+func rawPublishSync(withMsgID bool) runFunc {
+	return func(ctx context.Context, e *env, n int) (sample, error) {
+		nc, err := connect(e)
+		if err != nil {
+			return sample{}, err
+		}
+		defer nc.Close()
+		js, err := freshStream(ctx, nc, pubStream, pubSubject)
+		if err != nil {
+			return sample{}, err
+		}
+		return syncLoop(ctx, e, n, func() error {
+			var opts []jetstream.PublishOpt
+			if withMsgID {
+				opts = append(opts, jetstream.WithMsgID(nuid.Next()))
+			}
+			_, err := js.Publish(ctx, pubSubject, payload, opts...)
+			return err
+		})
 	}
-	defer nc.Close()
-	js, err := freshStream(ctx, nc, pubStream, pubSubject)
-	if err != nil {
-		return sample{}, err
-	}
-	return syncLoop(ctx, e, n, func() error {
-		_, err := js.Publish(ctx, pubSubject, payload)
-		return err
-	})
-}
-
-// rawPublishSyncMsgID is the diagnostic baseline: js.Publish with a
-// Nats-Msg-Id per message, as Corral always sends one.
-func rawPublishSyncMsgID(ctx context.Context, e *env, n int) (sample, error) {
-	nc, err := connect(e)
-	if err != nil {
-		return sample{}, err
-	}
-	defer nc.Close()
-	js, err := freshStream(ctx, nc, pubStream, pubSubject)
-	if err != nil {
-		return sample{}, err
-	}
-	return syncLoop(ctx, e, n, func() error {
-		_, err := js.Publish(ctx, pubSubject, payload, jetstream.WithMsgID(nuid.Next()))
-		return err
-	})
 }
 
 func corralPublishSync(ctx context.Context, e *env, n int) (sample, error) {

@@ -118,6 +118,10 @@ func (o *outage) result(ctx context.Context, js jetstream.JetStream) (sample, er
 		extra: map[string]float64{"recovery_ms": recovery, "lost": float64(lost), "dups": float64(dups)}}, nil
 }
 
+// outageWindow bounds the raw loop's unacked messages, and on either side
+// the futures handed to the collector (a full hand-over waits for it).
+const outageWindow = 4000
+
 // rawOutage is the raw baseline: an async-publish loop with a 4,000
 // window and a 2s ack timeout that publishes every failed message again
 // with its Msg-Id.
@@ -131,7 +135,7 @@ func rawOutage(ctx context.Context, e *env, n int) (sample, error) {
 	if _, err := freshStream(ctx, nc, outageStream, outageStream); err != nil {
 		return sample{}, err
 	}
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4000), jetstream.WithPublishAsyncTimeout(2*time.Second))
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(outageWindow), jetstream.WithPublishAsyncTimeout(2*time.Second))
 	if err != nil {
 		return sample{}, err
 	}
@@ -145,7 +149,7 @@ func rawOutage(ctx context.Context, e *env, n int) (sample, error) {
 		i int
 		f jetstream.PubAckFuture
 	}
-	futures := make(chan pending, 8192)
+	futures := make(chan pending, outageWindow)
 	retry := make(chan int, n)
 	var collector sync.WaitGroup
 	defer collector.Wait()
@@ -231,7 +235,7 @@ func corralOutage(ctx context.Context, e *env, n int) (sample, error) {
 		i int
 		f *publisher.Future
 	}
-	futures := make(chan pending, 8192)
+	futures := make(chan pending, outageWindow)
 	failed := make(chan error, 1)
 	var collector sync.WaitGroup
 	defer collector.Wait()

@@ -58,12 +58,12 @@ func scenarios() []scenario {
 		{
 			name: "js-publish-sync", about: "sync publish, one caller [js.Publish; Watermill publisher]",
 			unit: "msgs/s", latency: true, quickN: 3_000, fullN: 20_000, warmup: true,
-			raw: rawPublishSync, corral: corralPublishSync, watermill: watermillPublishSync,
+			raw: rawPublishSync(false), corral: corralPublishSync, watermill: watermillPublishSync,
 		},
 		{
 			name: "diag-publish-sync-msgid", about: "diagnostic, not run by default: sync publish [js.Publish with a Msg-Id, as Corral sends]",
 			unit: "msgs/s", latency: true, quickN: 3_000, fullN: 20_000, warmup: true, diagnostic: true,
-			raw: rawPublishSyncMsgID, corral: corralPublishSync,
+			raw: rawPublishSync(true), corral: corralPublishSync,
 		},
 		{
 			name: "kv-put-get", about: "KV put then get, one caller [jetstream KeyValue]",
