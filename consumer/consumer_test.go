@@ -386,6 +386,18 @@ func TestFailingHandlerDoesNotRestartSiblings(t *testing.T) {
 
 func TestHandlersFollowAReplacedConnection(t *testing.T) {
 	t.Parallel()
+	followReplacedConnection(t, consumer.Config{Subject: "replaced"}, func(t *testing.T, nc *nats.Conn, data string) {
+		if err := nc.Publish("replaced", []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// followReplacedConnection runs a handler declared with cfg in a tree with
+// its connection, closes the connection for good once the handler got a
+// first message, and checks that the handler gets the next one on the
+// connection the supervisor makes instead. publish sends data to it.
+func followReplacedConnection(t *testing.T, cfg consumer.Config, publish func(t *testing.T, nc *nats.Conn, data string)) {
 	srv := natstest.RunServer(t)
 	rec := natstest.NewRecorder()
 	events := supervisor.NewEvents(nil, rec.Hook, nil)
@@ -394,9 +406,9 @@ func TestHandlersFollowAReplacedConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	sup := consumer.New(conn, events)
-	var got atomic.Int32
-	if err := sup.Handle("h", consumer.Config{Subject: "replaced"}, consumer.HandlerFunc(func(context.Context, *consumer.Msg) error {
-		got.Add(1)
+	got := newSeen()
+	if err := sup.Handle("h", cfg, consumer.HandlerFunc(func(_ context.Context, m *consumer.Msg) error {
+		got.add(m)
 		return nil
 	})); err != nil {
 		t.Fatal(err)
@@ -414,10 +426,8 @@ func TestHandlersFollowAReplacedConnection(t *testing.T) {
 	pub := connect(t, srv.URL())
 
 	_, first := natstest.WaitFor[consumer.Subscribed](t, rec, 0, 10*time.Second, nil)
-	if err := pub.Publish("replaced", nil); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "first message", func() bool { return got.Load() == 1 })
+	publish(t, pub, "before")
+	eventually(t, "first message", func() bool { return got.unique() == 1 })
 
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
 	old, _, err := conn.Conn(wctx)
@@ -426,11 +436,9 @@ func TestHandlersFollowAReplacedConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	old.Close() // closed for good: the supervisor makes a new connection
-	natstest.WaitFor[consumer.Subscribed](t, rec, first+1, 10*time.Second, nil)
-	if err := pub.Publish("replaced", nil); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "message on the new connection", func() bool { return got.Load() == 2 })
+	natstest.WaitFor[consumer.Subscribed](t, rec, first+1, 20*time.Second, nil)
+	publish(t, pub, "after")
+	eventually(t, "message on the new connection", func() bool { return got.unique() == 2 })
 	if st := conn.Status(); st.Generation != 2 {
 		t.Fatalf("generation: got %d, want 2", st.Generation)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/connection"
@@ -645,67 +646,19 @@ func TestJetStreamStopHandsBackWhatItCutsOff(t *testing.T) {
 
 func TestJetStreamHandlersFollowAReplacedConnection(t *testing.T) {
 	t.Parallel()
-	srv := natstest.RunServer(t)
-	rec := natstest.NewRecorder()
-	events := supervisor.NewEvents(nil, rec.Hook, nil)
-	conn, err := connection.New(connection.Config{Servers: []string{srv.URL()}, Events: events})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sup := consumer.New(conn, events)
-	got := newSeen()
 	cfg := consumer.Config{JetStream: consumer.JetStream{Stream: "REPLACED",
 		CreateStream: &connection.StreamConfig{Subjects: []string{"replaced.js"}}}}
-	if err := sup.Handle("h", cfg, consumer.HandlerFunc(func(_ context.Context, m *consumer.Msg) error {
-		got.add(m)
-		return nil
-	})); err != nil {
-		t.Fatal(err)
-	}
-	tree := supervisor.NewTree("t", events)
-	if err := tree.Add("connection", conn, supervisor.Policy{RestartDelay: time.Millisecond}); err != nil {
-		t.Fatal(err)
-	}
-	if err := tree.Add("consumers", sup, supervisor.Policy{}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- tree.Serve(ctx) }()
-	js, err := jetstream.New(connect(t, srv.URL()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	publish := func(data string) {
-		t.Helper()
-		pctx, pcancel := context.WithTimeout(ctx, 10*time.Second)
-		defer pcancel()
-		if _, err := js.Publish(pctx, "replaced.js", []byte(data)); err != nil {
+	followReplacedConnection(t, cfg, func(t *testing.T, nc *nats.Conn, data string) {
+		js, err := jetstream.New(nc)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-
-	_, first := natstest.WaitFor[consumer.Subscribed](t, rec, 0, 10*time.Second, nil)
-	publish("before")
-	eventually(t, "first message", func() bool { return got.unique() == 1 })
-
-	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
-	old, _, err := conn.Conn(wctx)
-	wcancel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	old.Close() // closed for good: the supervisor makes a new connection
-	natstest.WaitFor[consumer.Subscribed](t, rec, first+1, 20*time.Second, nil)
-	publish("after")
-	eventually(t, "message on the new connection", func() bool { return got.unique() == 2 })
-	if st := conn.Status(); st.Generation != 2 {
-		t.Fatalf("generation: got %d, want 2", st.Generation)
-	}
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatal(err)
-	}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := js.Publish(ctx, "replaced.js", []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func TestJetStreamRecreatesADeletedConsumer(t *testing.T) {
