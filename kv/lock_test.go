@@ -29,34 +29,14 @@ func TestLeaseLostBeforeAnotherAcquiresWhenHolderBlackholed(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv := natstest.RunServer(t)
 			ctx := ctxT(t)
-			proxy := natstest.NewProxy(t, srv.URL())
-			ncA, err := nats.Connect(proxy.URL(), nats.MaxReconnects(-1))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(ncA.Close)
-			a, err := kv.NewLock(tc.cfg, connection.NewFixed(ncA))
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := kv.NewLock(tc.cfg, connection.NewFixed(connect(t, srv.URL())))
-			if err != nil {
-				t.Fatal(err)
-			}
-			leaseA, err := a.Acquire(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			srv, proxy, a, b := twoHolders(t, tc.cfg)
+			leaseA := acquire(t, ctx, a)
 			// Cut a off just after a renewal: the next ones are then sent
 			// shortly before its expiry deadline, and block past it.
 			waitRenewed(t, srv.URL(), tc.cfg, leaseA.Token)
 			proxy.Pause()
-			leaseB, err := b.Acquire(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			leaseB := acquire(t, ctx, b)
 			select {
 			case <-leaseA.Lost():
 			default:
@@ -131,19 +111,8 @@ func TestLockRefusesBucketWithAnotherTTL(t *testing.T) {
 	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
 	conns := connection.NewFixed(connect(t, srv.URL()))
-	long, err := kv.NewLock(kv.LockConfig{Bucket: "locks", Key: "leader", TTL: 30 * time.Second}, conns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lease, err := long.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	short, err := kv.NewLock(kv.LockConfig{Bucket: "locks", Key: "cron", TTL: time.Second}, conns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = short.Acquire(ctx)
+	lease := acquire(t, ctx, newLock(t, kv.LockConfig{Bucket: "locks", Key: "leader", TTL: 30 * time.Second}, conns))
+	_, err := newLock(t, kv.LockConfig{Bucket: "locks", Key: "cron", TTL: time.Second}, conns).Acquire(ctx)
 	if !errors.Is(err, kv.ErrInvalidConfig) {
 		t.Fatalf("acquiring a 1s lock in a 30s lock bucket: %v, want ErrInvalidConfig", err)
 	}
@@ -152,11 +121,7 @@ func TestLockRefusesBucketWithAnotherTTL(t *testing.T) {
 			t.Errorf("error %q does not name %s", err, want)
 		}
 	}
-	raw, err := kv.Open("locks", kv.Config{Bind: true}, conns, kv.String{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := raw.Raw(ctx)
+	b, err := locksBucket(t, conns).Raw(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,18 +144,8 @@ func TestReleaseAfterKeyTakenIsErrLockLost(t *testing.T) {
 	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
 	conns := connection.NewFixed(connect(t, srv.URL()))
-	l, err := kv.NewLock(kv.LockConfig{Bucket: "locks", Key: "leader", TTL: 30 * time.Second}, conns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lease, err := l.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := kv.Open("locks", kv.Config{Bind: true}, conns, kv.String{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	lease := acquire(t, ctx, newLock(t, kv.LockConfig{Bucket: "locks", Key: "leader", TTL: 30 * time.Second}, conns))
+	raw := locksBucket(t, conns)
 	if _, err := raw.Put(ctx, "leader", "someone else"); err != nil {
 		t.Fatal(err)
 	}
@@ -212,30 +167,12 @@ func TestReleaseAfterKeyTakenIsErrLockLost(t *testing.T) {
 // holder must be told at once that it no longer holds it.
 func TestFailedReleaseClosesLost(t *testing.T) {
 	t.Parallel()
-	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
-	proxy := natstest.NewProxy(t, srv.URL())
-	ncA, err := nats.Connect(proxy.URL(), nats.MaxReconnects(-1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ncA.Close)
-	cfg := kv.LockConfig{Bucket: "locks", Key: "leader", TTL: 2 * time.Second}
-	a, err := kv.NewLock(cfg, connection.NewFixed(ncA))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := kv.NewLock(cfg, connection.NewFixed(connect(t, srv.URL())))
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaseA, err := a.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, proxy, a, b := twoHolders(t, kv.LockConfig{Bucket: "locks", Key: "leader", TTL: 2 * time.Second})
+	leaseA := acquire(t, ctx, a)
 	proxy.Pause()
 	rctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-	err = leaseA.Release(rctx)
+	err := leaseA.Release(rctx)
 	cancel()
 	if err == nil {
 		t.Fatal("release through a paused connection succeeded")
@@ -245,10 +182,7 @@ func TestFailedReleaseClosesLost(t *testing.T) {
 	default:
 		t.Fatalf("release failed (%v) and Lost() is open", err)
 	}
-	leaseB, err := b.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	leaseB := acquire(t, ctx, b)
 	proxy.Restore()
 	if err := leaseA.Release(ctx); !errors.Is(err, kv.ErrLockLost) {
 		t.Errorf("releasing a's lease again: %v, want ErrLockLost", err)
@@ -256,4 +190,48 @@ func TestFailedReleaseClosesLost(t *testing.T) {
 	if err := leaseB.Release(ctx); err != nil {
 		t.Error(err)
 	}
+}
+
+// twoHolders returns two locks on cfg: a reaches the server through proxy,
+// which can cut it off; b directly.
+func twoHolders(t *testing.T, cfg kv.LockConfig) (srv *natstest.Server, proxy *natstest.Proxy, a, b *kv.Lock) {
+	t.Helper()
+	srv = natstest.RunServer(t)
+	proxy = natstest.NewProxy(t, srv.URL())
+	ncA, err := nats.Connect(proxy.URL(), nats.MaxReconnects(-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ncA.Close)
+	a = newLock(t, cfg, connection.NewFixed(ncA))
+	b = newLock(t, cfg, connection.NewFixed(connect(t, srv.URL())))
+	return srv, proxy, a, b
+}
+
+func newLock(t *testing.T, cfg kv.LockConfig, conns kv.Conns) *kv.Lock {
+	t.Helper()
+	l, err := kv.NewLock(cfg, conns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func acquire(t *testing.T, ctx context.Context, l *kv.Lock) *kv.Lease {
+	t.Helper()
+	lease, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lease
+}
+
+// locksBucket is the lock bucket "locks", bound as strings.
+func locksBucket(t *testing.T, conns kv.Conns) *kv.Bucket[string] {
+	t.Helper()
+	b, err := kv.Open("locks", kv.Config{Bind: true}, conns, kv.String{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
