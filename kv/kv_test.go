@@ -104,15 +104,25 @@ func TestUpdateUnderContention(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
-	const writers, each = 10, 20
-	var wg sync.WaitGroup
-	errs := make(chan error, writers)
-	for range writers {
-		// Each writer has its own connection, as separate processes would.
+	// Each writer has its own connection, as separate processes would.
+	incrementConcurrently(t, ctx, 10, 20, func() *kv.Bucket[int] {
 		b, err := kv.Open("counters", kv.Config{}, connection.NewFixed(connect(t, srv.URL())), kv.JSON[int]{})
 		if err != nil {
 			t.Fatal(err)
 		}
+		return b
+	})
+}
+
+// incrementConcurrently runs writers goroutines, each with the bucket open
+// returns, that increment "hits" each times with Update, then checks the
+// exact total.
+func incrementConcurrently(t *testing.T, ctx context.Context, writers, each int, open func() *kv.Bucket[int]) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for range writers {
+		b := open()
 		wg.Go(func() {
 			for range each {
 				if _, err := b.Update(ctx, "hits", func(old int, _ bool) (int, error) { return old + 1, nil }); err != nil {
@@ -127,8 +137,7 @@ func TestUpdateUnderContention(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	b, _ := kv.Open("counters", kv.Config{}, connection.NewFixed(connect(t, srv.URL())), kv.JSON[int]{})
-	e, err := b.Get(ctx, "hits")
+	e, err := open().Get(ctx, "hits")
 	if err != nil || e.Value != writers*each {
 		t.Fatalf("counter: got %d, %v; want %d", e.Value, err, writers*each)
 	}
@@ -178,29 +187,7 @@ func TestUpdateUnderContentionReplicated(t *testing.T) {
 	if err := b.Delete(ctx, "hits"); err != nil {
 		t.Fatal(err)
 	}
-	const writers, each = 10, 10
-	var wg sync.WaitGroup
-	errs := make(chan error, writers)
-	for range writers {
-		b := open() // each writer has its own connection
-		wg.Go(func() {
-			for range each {
-				if _, err := b.Update(ctx, "hits", func(old int, _ bool) (int, error) { return old + 1, nil }); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	e, err := b.Get(ctx, "hits")
-	if err != nil || e.Value != writers*each {
-		t.Fatalf("counter: got %d, %v; want %d", e.Value, err, writers*each)
-	}
+	incrementConcurrently(t, ctx, 10, 10, open) // each writer has its own connection
 }
 
 func TestBadInput(t *testing.T) {
