@@ -15,6 +15,7 @@ import (
 
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/publisher"
 	"github.com/corral-go/corral/supervisor"
 )
@@ -28,12 +29,12 @@ import (
 // concurrent use.
 type Client struct {
 	cfg       Config
-	events    *supervisor.Events
+	events    supervisor.Events
 	tree      *supervisor.Tree
-	server    *connection.Server
+	server    *embedded.Server
 	conn      *connection.Supervisor
 	pub       *publisher.Buffered
-	consumers *consumer.Supervisor
+	consumers *consumer.Group
 	watchers  *supervisor.Tree
 
 	mu             sync.Mutex
@@ -56,7 +57,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	if cfg.Name == "" {
 		cfg.Name = "corral"
 	}
-	events := supervisor.NewEvents(o.logger, o.hook, o.now)
+	events := supervisor.Events{Logger: o.logger, Hook: o.hook, Clock: o.now}
 	c := &Client{cfg: cfg, events: events, tree: supervisor.NewTree(cfg.Name, events), bound: map[string]bool{}}
 
 	// Children stop in reverse order of adding: the connection drains
@@ -64,7 +65,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	if len(cfg.Connection.Servers) == 0 {
 		sc := cfg.Server
 		sc.Events = events
-		srv, err := connection.NewServer(sc)
+		srv, err := embedded.New(sc)
 		if err != nil {
 			return nil, err
 		}
@@ -77,7 +78,10 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	if cc.Name == "" {
 		cc.Name = cfg.Name
 	}
-	cc.Events, cc.Embedded = events, c.server
+	cc.Events = events
+	if c.server != nil {
+		cc.Embedded = c.server
+	}
 	cc.Options = append(append([]nats.Option(nil), cc.Options...), o.nats...)
 	conn, err := connection.New(cc)
 	if err != nil {
@@ -107,7 +111,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 
 	// Handlers and watches join the tree at Run, after the publisher: they
 	// stop first, and what they publish while stopping is still flushed.
-	c.consumers = consumer.New(conn, events)
+	c.consumers = consumer.NewGroup(conn, events)
 	c.watchers = supervisor.NewGroup("watchers", events)
 	return c, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/supervisor"
 )
@@ -43,7 +44,7 @@ func running(t *testing.T, c *corral.Client) (stop func() error) {
 	return stop
 }
 
-func embedded(t *testing.T) corral.Config {
+func embeddedConfig(t *testing.T) corral.Config {
 	var cfg corral.Config
 	cfg.Name = "test"
 	cfg.Server.StoreDir = t.TempDir()
@@ -66,7 +67,7 @@ func waitConn(t *testing.T, c *corral.Client) {
 func TestRunsOnTheEmbeddedServer(t *testing.T) {
 	t.Parallel()
 	rec := natstest.NewRecorder()
-	c, err := corral.New(embedded(t), corral.WithEventHook(rec.Hook))
+	c, err := corral.New(embeddedConfig(t), corral.WithEventHook(rec.Hook))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestRunsOnTheEmbeddedServer(t *testing.T) {
 	}
 	// The connection drained and closed before the server stopped.
 	_, closedAt := natstest.WaitFor[connection.Closed](t, rec, 0, time.Second, nil)
-	_, stoppedAt := natstest.WaitFor[connection.ServerStopped](t, rec, 0, time.Second, nil)
+	_, stoppedAt := natstest.WaitFor[embedded.Stopped](t, rec, 0, time.Second, nil)
 	if closedAt > stoppedAt {
 		t.Fatalf("server stopped (event %d) before the connection closed (event %d)", stoppedAt, closedAt)
 	}
@@ -157,7 +158,7 @@ func TestRunsOnAnExternalServer(t *testing.T) {
 
 func TestEmbeddedServerKeepsItsPortAcrossRuns(t *testing.T) {
 	t.Parallel()
-	c, err := corral.New(embedded(t))
+	c, err := corral.New(embeddedConfig(t))
 	if err != nil {
 		t.Fatal(err)
 	}

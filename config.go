@@ -8,6 +8,7 @@ import (
 
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/internal/subject"
 	"github.com/corral-go/corral/kv"
@@ -37,7 +38,7 @@ type Config struct {
 	Connection connection.Config `yaml:"connection"`
 	// Server configures the embedded server; it is ignored when
 	// connection.servers is set.
-	Server connection.ServerConfig `yaml:"server"`
+	Server embedded.Config `yaml:"server"`
 	// Restart is the restart policy every child inherits; each section's
 	// own restart field overrides it field by field.
 	Restart supervisor.Policy `yaml:"restart"`

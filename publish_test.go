@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/corral-go/corral"
-	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/publisher"
+	"github.com/corral-go/corral/stream"
 )
 
 func TestPublishesBeforeAndDuringRun(t *testing.T) {
 	t.Parallel()
-	cfg := embedded(t)
-	cfg.Publisher.Streams = map[string]connection.StreamConfig{"EVENTS": {Subjects: []string{"events.>"}}}
+	cfg := embeddedConfig(t)
+	cfg.Publisher.Streams = map[string]stream.Config{"EVENTS": {Subjects: []string{"events.>"}}}
 	c, err := corral.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func TestPublishesBeforeAndDuringRun(t *testing.T) {
 }
 
 func TestSpoolIsReleasedByRunAndClose(t *testing.T) {
-	cfg := embedded(t)
+	cfg := embeddedConfig(t)
 	cfg.Publisher.SpoolDir = t.TempDir()
 	first, err := corral.New(cfg)
 	if err != nil {

@@ -43,7 +43,7 @@ func TestBucketsAndStoresThroughTheClient(t *testing.T) {
 	type settings struct {
 		Limit int `json:"limit"`
 	}
-	cfg := embedded(t)
+	cfg := embeddedConfig(t)
 	cfg.KV = map[string]kv.Config{"settings": {History: 5}}
 	cfg.ObjectStores = map[string]objectstore.Config{"blobs": {}}
 	c, err := corral.New(cfg)

@@ -1,6 +1,7 @@
 package connection
 
 import (
+	"context"
 	"net/url"
 	"os"
 	"strconv"
@@ -65,14 +66,16 @@ type Config struct {
 	// tree; zero fields inherit the tree's policy.
 	Restart supervisor.Policy `yaml:"restart"`
 
-	// Events receives the connection's events and logs (nil: discarded).
-	// corral.New sets it.
-	Events *supervisor.Events `yaml:"-"`
+	// Events says where the connection's events go. corral.New sets it.
+	Events supervisor.Events `yaml:"-"`
 	// Options are extra nats.go options, applied after Corral's own.
 	Options []nats.Option `yaml:"-"`
-	// Embedded is the server to connect to when Servers is empty.
-	// corral.New sets it.
-	Embedded *Server `yaml:"-"`
+	// Embedded is the in-process server to connect to when Servers is
+	// empty: its ClientURL waits until it accepts connections. corral.New
+	// sets it to the embedded server (package embedded).
+	Embedded interface {
+		ClientURL(ctx context.Context) (string, error)
+	} `yaml:"-"`
 }
 
 // TLSConfig configures TLS to the servers. Every field is empty by
@@ -157,9 +160,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.DrainTimeout == 0 {
 		c.DrainTimeout = 10 * time.Second
-	}
-	if c.Events == nil {
-		c.Events = supervisor.NewEvents(nil, nil, nil)
 	}
 	return c
 }

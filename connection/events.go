@@ -3,6 +3,7 @@ package connection
 import (
 	"go.uber.org/zap/zapcore"
 
+	"github.com/corral-go/corral/internal/logfield"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -94,19 +95,6 @@ type AsyncError struct {
 	Generation uint64
 }
 
-// ServerReady: the embedded server accepts connections at URL.
-type ServerReady struct {
-	supervisor.EventTime
-	URL      string
-	StoreDir string
-}
-
-// ServerStopped: the embedded server shut down.
-type ServerStopped struct {
-	supervisor.EventTime
-	URL string
-}
-
 func (Connected) Kind() string         { return "connection.connected" }
 func (Disconnected) Kind() string      { return "connection.disconnected" }
 func (Reconnected) Kind() string       { return "connection.reconnected" }
@@ -116,35 +104,31 @@ func (DiscoveredServers) Kind() string { return "connection.discovered_servers" 
 func (LameDuck) Kind() string          { return "connection.lame_duck" }
 func (SlowConsumer) Kind() string      { return "connection.slow_consumer" }
 func (AsyncError) Kind() string        { return "connection.async_error" }
-func (ServerReady) Kind() string       { return "connection.server_ready" }
-func (ServerStopped) Kind() string     { return "connection.server_stopped" }
 
-func (Connected) Level() zapcore.Level { return zapcore.InfoLevel }
-func (e Disconnected) Level() zapcore.Level {
+func (Connected) Level() supervisor.Level { return supervisor.InfoLevel }
+func (e Disconnected) Level() supervisor.Level {
 	if e.Closing {
-		return zapcore.InfoLevel
+		return supervisor.InfoLevel
 	}
-	return zapcore.WarnLevel
+	return supervisor.WarnLevel
 }
-func (Reconnected) Level() zapcore.Level { return zapcore.InfoLevel }
-func (e ReconnectFailed) Level() zapcore.Level {
+func (Reconnected) Level() supervisor.Level { return supervisor.InfoLevel }
+func (e ReconnectFailed) Level() supervisor.Level {
 	if e.Attempt&(e.Attempt-1) == 0 { // 1, 2, 4, 8...
-		return zapcore.WarnLevel
+		return supervisor.WarnLevel
 	}
-	return zapcore.DebugLevel
+	return supervisor.DebugLevel
 }
-func (e Closed) Level() zapcore.Level {
+func (e Closed) Level() supervisor.Level {
 	if e.Err != nil {
-		return zapcore.ErrorLevel
+		return supervisor.ErrorLevel
 	}
-	return zapcore.InfoLevel
+	return supervisor.InfoLevel
 }
-func (DiscoveredServers) Level() zapcore.Level { return zapcore.InfoLevel }
-func (LameDuck) Level() zapcore.Level          { return zapcore.WarnLevel }
-func (SlowConsumer) Level() zapcore.Level      { return zapcore.WarnLevel }
-func (AsyncError) Level() zapcore.Level        { return zapcore.ErrorLevel }
-func (ServerReady) Level() zapcore.Level       { return zapcore.InfoLevel }
-func (ServerStopped) Level() zapcore.Level     { return zapcore.InfoLevel }
+func (DiscoveredServers) Level() supervisor.Level { return supervisor.InfoLevel }
+func (LameDuck) Level() supervisor.Level          { return supervisor.WarnLevel }
+func (SlowConsumer) Level() supervisor.Level      { return supervisor.WarnLevel }
+func (AsyncError) Level() supervisor.Level        { return supervisor.ErrorLevel }
 
 func (e Connected) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("url", e.URL)
@@ -156,7 +140,7 @@ func (e Connected) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 
 func (e Disconnected) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("url", e.URL)
-	supervisor.AddError(enc, e.Err)
+	logfield.Error(enc, e.Err)
 	if e.Closing {
 		enc.AddBool("closing", true)
 	}
@@ -177,7 +161,7 @@ func (e ReconnectFailed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	if e.URL != "" {
 		enc.AddString("url", e.URL)
 	}
-	supervisor.AddError(enc, e.Err)
+	logfield.Error(enc, e.Err)
 	enc.AddInt64("attempt", e.Attempt)
 	enc.AddUint64("generation", e.Generation)
 	return nil
@@ -187,7 +171,7 @@ func (e Closed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	if e.URL != "" {
 		enc.AddString("url", e.URL)
 	}
-	supervisor.AddError(enc, e.Err)
+	logfield.Error(enc, e.Err)
 	enc.AddUint64("generation", e.Generation)
 	return nil
 }
@@ -226,18 +210,7 @@ func (e AsyncError) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	if e.Subject != "" {
 		enc.AddString("subject", e.Subject)
 	}
-	supervisor.AddError(enc, e.Err)
+	logfield.Error(enc, e.Err)
 	enc.AddUint64("generation", e.Generation)
-	return nil
-}
-
-func (e ServerReady) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("url", e.URL)
-	enc.AddString("store_dir", e.StoreDir)
-	return nil
-}
-
-func (e ServerStopped) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("url", e.URL)
 	return nil
 }

@@ -32,7 +32,7 @@ func newHarness(t *testing.T, cfg connection.Config, dependents ...*dependent) *
 	t.Helper()
 	core, logs := observer.New(zap.DebugLevel)
 	h := &harness{t: t, rec: natstest.NewRecorder(), logs: logs}
-	events := supervisor.NewEvents(zap.New(core), h.rec.Hook, nil)
+	events := supervisor.Events{Logger: zap.New(core), Hook: h.rec.Hook}
 	cfg.Events = events
 	sup, err := connection.New(cfg)
 	if err != nil {

@@ -2,55 +2,16 @@ package connection
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/corral-go/corral/internal/event"
 	"github.com/nats-io/nats.go"
-
-	"github.com/corral-go/corral/supervisor"
 )
-
-// State is where the supervised connection is.
-type State string
-
-const (
-	// StateConnecting: a connection is being made and has not yet connected.
-	StateConnecting State = "connecting"
-	// StateConnected: the connection is up.
-	StateConnected State = "connected"
-	// StateReconnecting: the connection dropped; nats.go is reconnecting.
-	StateReconnecting State = "reconnecting"
-	// StateDraining: the supervisor is stopping and drains the connection.
-	StateDraining State = "draining"
-	// StateClosed: the connection closed for good; a new one follows.
-	StateClosed State = "closed"
-	// StateStopped: the supervisor is not running.
-	StateStopped State = "stopped"
-)
-
-// Status is a snapshot of the supervised connection.
-type Status struct {
-	State State
-	// Since is when the connection entered State.
-	Since time.Time
-	// URL is the server connected to, or last connected to (redacted).
-	URL        string
-	ServerID   string
-	ServerName string
-	// Generation counts the connections made; it increases each time a
-	// closed connection is replaced.
-	Generation uint64
-	// LastError is the error the last connection closed or dropped with.
-	LastError string
-	// Stats are nats.go's counters for the current connection.
-	Stats nats.Statistics
-}
 
 // Supervisor owns the application's *nats.Conn: it connects, lets nats.go
 // reconnect across ordinary outages, turns every state change into an
@@ -62,13 +23,9 @@ type Status struct {
 // A Supervisor is a suture.Service; all its methods are safe for
 // concurrent use.
 type Supervisor struct {
-	cfg    Config
-	events *supervisor.Events
-
-	claimsMu sync.Mutex
-	claims   map[*nats.Subscription]func() // slow-consumer reports owned by a dependent
-	asyncFns map[uint64]func(*nats.Conn, error)
-	asyncID  uint64
+	cfg       Config
+	events    *event.Emitter
+	listeners listeners
 
 	mu      sync.Mutex
 	cur     *live // the connection being made or in use; nil between
@@ -95,10 +52,12 @@ func New(cfg Config) (*Supervisor, error) {
 	cfg = cfg.withDefaults()
 	cfg.Servers = slices.Clone(cfg.Servers)
 	cfg.Options = slices.Clone(cfg.Options)
-	s := &Supervisor{cfg: cfg, events: cfg.Events, changed: make(chan struct{})}
-	s.status = Status{State: StateStopped, Since: s.events.Now().At}
+	s := &Supervisor{cfg: cfg, events: event.New(cfg.Events), changed: make(chan struct{})}
+	s.status = Status{State: StateStopped, Since: s.events.Stamp().At}
 	return s, nil
 }
+
+var _ Source = (*Supervisor)(nil)
 
 // String names the service in the tree.
 func (s *Supervisor) String() string { return "connection" }
@@ -235,17 +194,7 @@ func (s *Supervisor) Conn(ctx context.Context) (*nats.Conn, <-chan struct{}, err
 // report instead of a SlowConsumer event, until release is called: a
 // handler reports them as part of its own slow-consumer episode.
 func (s *Supervisor) ClaimSlowConsumer(sub *nats.Subscription, report func()) (release func()) {
-	s.claimsMu.Lock()
-	defer s.claimsMu.Unlock()
-	if s.claims == nil {
-		s.claims = map[*nats.Subscription]func(){}
-	}
-	s.claims[sub] = report
-	return func() {
-		s.claimsMu.Lock()
-		defer s.claimsMu.Unlock()
-		delete(s.claims, sub)
-	}
+	return s.listeners.claimSlowConsumer(sub, report)
 }
 
 // OnAsyncError calls fn with every error nats.go reports asynchronously on
@@ -255,37 +204,7 @@ func (s *Supervisor) ClaimSlowConsumer(sub *nats.Subscription, report func()) (r
 // call for it. fn runs on nats.go's callback goroutine and must not block;
 // the AsyncError event is emitted as well.
 func (s *Supervisor) OnAsyncError(fn func(nc *nats.Conn, err error)) (release func()) {
-	s.claimsMu.Lock()
-	defer s.claimsMu.Unlock()
-	if s.asyncFns == nil {
-		s.asyncFns = map[uint64]func(*nats.Conn, error){}
-	}
-	s.asyncID++
-	id := s.asyncID
-	s.asyncFns[id] = fn
-	return func() {
-		s.claimsMu.Lock()
-		defer s.claimsMu.Unlock()
-		delete(s.asyncFns, id)
-	}
-}
-
-func (s *Supervisor) asyncError(nc *nats.Conn, err error) {
-	s.claimsMu.Lock()
-	fns := make([]func(*nats.Conn, error), 0, len(s.asyncFns))
-	for _, fn := range s.asyncFns {
-		fns = append(fns, fn)
-	}
-	s.claimsMu.Unlock()
-	for _, fn := range fns {
-		fn(nc, err)
-	}
-}
-
-func (s *Supervisor) claim(sub *nats.Subscription) func() {
-	s.claimsMu.Lock()
-	defer s.claimsMu.Unlock()
-	return s.claims[sub]
+	return s.listeners.onAsyncError(fn)
 }
 
 // Watch returns the current status and a channel closed at its next change.
@@ -315,7 +234,7 @@ func (s *Supervisor) setStatusLocked(st State, cause error) {
 	}
 	if s.status.State != st {
 		s.status.State = st
-		s.status.Since = s.events.Now().At
+		s.status.Since = s.events.Stamp().At
 	}
 	s.status.Generation = s.gen
 	close(s.changed)
@@ -345,147 +264,4 @@ func (s *Supervisor) lastURL() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.status.URL
-}
-
-// options builds the nats.go options for connection l: the configuration,
-// then a callback for every state change, then the caller's extra options.
-func (s *Supervisor) options(l *live) []nats.Option {
-	c := s.cfg
-	maxReconnects := c.MaxReconnects
-	if maxReconnects <= 0 {
-		maxReconnects = -1
-	}
-	opts := []nats.Option{
-		nats.Name(c.Name),
-		nats.MaxReconnects(maxReconnects),
-		nats.ReconnectWait(c.ReconnectWait),
-		nats.CustomReconnectDelay(reconnectDelay(c.ReconnectWait, c.MaxReconnectWait, c.ReconnectJitter)),
-		nats.ReconnectBufSize(int(c.ReconnectBufSize)),
-		nats.PingInterval(c.PingInterval),
-		nats.MaxPingsOutstanding(c.MaxPingsOutstanding),
-		nats.Timeout(c.ConnectTimeout),
-		nats.RetryOnFailedConnect(*c.RetryOnFailedConnect),
-		nats.DrainTimeout(c.DrainTimeout),
-	}
-	if c.NoRandomize {
-		opts = append(opts, nats.DontRandomize())
-	}
-	opts = append(opts, tlsOptions(c.TLS)...)
-	opts = append(opts, authOptions(c.Auth)...)
-	opts = append(opts, c.Options...)
-	// Ours come last so that they are installed; they call any the
-	// caller's options set.
-	var theirs nats.Options
-	for _, o := range c.Options {
-		_ = o(&theirs)
-	}
-	return append(opts, s.callbacks(l, &theirs)...)
-}
-
-// reconnectDelay grows the wait exponentially per full round of the
-// server list, with jitter so that many clients spread out.
-func reconnectDelay(wait, maxWait, jitter time.Duration) func(int) time.Duration {
-	return func(attempts int) time.Duration {
-		d := wait << min(max(attempts-1, 0), 30)
-		if d <= 0 || d > maxWait {
-			d = maxWait
-		}
-		if jitter > 0 {
-			d += rand.N(jitter)
-		}
-		return d
-	}
-}
-
-// callbacks turns every state change of connection l into status and an
-// event, then calls the caller's own callback, if any.
-func (s *Supervisor) callbacks(l *live, theirs *nats.Options) []nats.Option {
-	ev := s.events
-	return []nats.Option{
-		nats.ConnectHandler(func(nc *nats.Conn) {
-			l.failures.Store(0)
-			if s.update(l, nc, StateConnected, nil) {
-				ev.Emit(Connected{EventTime: ev.Now(), URL: Redact(nc.ConnectedUrl()),
-					ServerID: nc.ConnectedServerId(), ServerName: nc.ConnectedServerName(), Generation: l.gen})
-			}
-			callConn(theirs.ConnectedCB, nc)
-		}),
-		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
-			closing := l.draining.Load() || nc.IsClosed()
-			if !closing {
-				s.update(l, nc, StateReconnecting, err)
-			}
-			ev.Emit(Disconnected{EventTime: ev.Now(), URL: s.lastURL(), Err: err, Closing: closing, Generation: l.gen})
-			callConnErr(theirs.DisconnectedErrCB, nc, err)
-			callConn(theirs.DisconnectedCB, nc)
-		}),
-		nats.ReconnectHandler(func(nc *nats.Conn) {
-			l.failures.Store(0)
-			s.update(l, nc, StateConnected, nil)
-			ev.Emit(Reconnected{EventTime: ev.Now(), URL: Redact(nc.ConnectedUrl()),
-				ServerID: nc.ConnectedServerId(), ServerName: nc.ConnectedServerName(),
-				Generation: l.gen, Reconnects: nc.Stats().Reconnects})
-			callConn(theirs.ReconnectedCB, nc)
-		}),
-		nats.ReconnectErrHandler(func(nc *nats.Conn, err error) {
-			ev.Emit(ReconnectFailed{EventTime: ev.Now(), URL: s.lastURL(), Err: err,
-				Attempt: l.failures.Add(1), Generation: l.gen})
-			callConnErr(theirs.ReconnectErrCB, nc, err)
-		}),
-		nats.ClosedHandler(func(nc *nats.Conn) {
-			// Released here, not only when Serve returns, so that Conn stops
-			// handing out this connection at once.
-			var cause error
-			st := StateStopped
-			if !l.draining.Load() {
-				cause, st = nc.LastError(), StateClosed
-			}
-			url := s.lastURL()
-			s.release(l, st, cause)
-			ev.Emit(Closed{EventTime: ev.Now(), URL: url, Err: cause, Generation: l.gen})
-			callConn(theirs.ClosedCB, nc)
-		}),
-		nats.DiscoveredServersHandler(func(nc *nats.Conn) {
-			ev.Emit(DiscoveredServers{EventTime: ev.Now(), URLs: RedactAll(nc.DiscoveredServers()), Generation: l.gen})
-			callConn(theirs.DiscoveredServersCB, nc)
-		}),
-		nats.LameDuckModeHandler(func(nc *nats.Conn) {
-			ev.Emit(LameDuck{EventTime: ev.Now(), URL: Redact(nc.ConnectedUrl()), Generation: l.gen})
-			callConn(theirs.LameDuckModeHandler, nc)
-		}),
-		nats.ErrorHandler(func(nc *nats.Conn, sub *nats.Subscription, err error) {
-			var subject, queue string
-			if sub != nil {
-				subject, queue = sub.Subject, sub.Queue
-			}
-			if errors.Is(err, nats.ErrSlowConsumer) && sub != nil {
-				if report := s.claim(sub); report != nil {
-					report()
-				} else {
-					dropped, _ := sub.Dropped()
-					ev.Emit(SlowConsumer{EventTime: ev.Now(), Subject: subject, Queue: queue, Dropped: dropped, Generation: l.gen})
-				}
-			} else {
-				ev.Emit(AsyncError{EventTime: ev.Now(), URL: s.lastURL(), Subject: subject, Err: err, Generation: l.gen})
-				if sub == nil {
-					s.asyncError(nc, err)
-				}
-			}
-			if theirs.AsyncErrorCB != nil {
-				theirs.AsyncErrorCB(nc, sub, err)
-			}
-		}),
-	}
-}
-
-func callConn(cb nats.ConnHandler, nc *nats.Conn) {
-	if cb != nil {
-		cb(nc)
-	}
-}
-
-func callConnErr(cb nats.ConnErrHandler, nc *nats.Conn, err error) {
-	if cb != nil {
-		cb(nc, err)
-	}
 }

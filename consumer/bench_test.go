@@ -13,6 +13,7 @@ import (
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // The benchmarks publish b.N messages of 128 bytes on one connection and
@@ -97,7 +98,7 @@ func BenchmarkCore(b *testing.B) {
 		b.Run(work.name+"/corral", func(b *testing.B) {
 			nc := benchConn(b, srv.URL())
 			var handled atomic.Int64
-			sup := consumer.New(connection.NewFixed(nc), nil)
+			sup := consumer.NewGroup(connection.NewFixed(nc), supervisor.Events{})
 			h := consumer.HandlerFunc(func(context.Context, *consumer.Msg) error {
 				work.do()
 				handled.Add(1)
@@ -222,7 +223,7 @@ func BenchmarkJetStream(b *testing.B) {
 			_, _ = benchStream(b, srv.URL())
 			nc := benchConn(b, srv.URL())
 			var handled atomic.Int64
-			sup := consumer.New(connection.NewFixed(nc), nil)
+			sup := consumer.NewGroup(connection.NewFixed(nc), supervisor.Events{})
 			h := consumer.HandlerFunc(func(context.Context, *consumer.Msg) error {
 				work.do()
 				handled.Add(1)

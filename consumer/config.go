@@ -5,9 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/internal/subject"
+	"github.com/corral-go/corral/stream"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -117,7 +117,7 @@ type JetStream struct {
 	SlowAfter time.Duration `yaml:"slow_after"`
 	// CreateStream declares the stream (created, or updated to match)
 	// before the consumer; leave it empty to use an existing stream.
-	CreateStream *connection.StreamConfig `yaml:"create_stream"`
+	CreateStream *stream.Config `yaml:"create_stream"`
 }
 
 // IsJetStream reports whether the handler consumes a stream.

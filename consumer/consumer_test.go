@@ -341,7 +341,7 @@ func TestFailingHandlerDoesNotRestartSiblings(t *testing.T) {
 	}
 	t.Cleanup(nc.Close)
 	rec := natstest.NewRecorder()
-	sup := consumer.New(connection.NewFixed(nc), supervisor.NewEvents(nil, rec.Hook, nil))
+	sup := consumer.NewGroup(connection.NewFixed(nc), supervisor.Events{Hook: rec.Hook})
 	ok := consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil })
 	if err := sup.Handle("good", consumer.Config{Subject: "ok.x"}, ok); err != nil {
 		t.Fatal(err)
@@ -400,12 +400,12 @@ func TestHandlersFollowAReplacedConnection(t *testing.T) {
 func followReplacedConnection(t *testing.T, cfg consumer.Config, publish func(t *testing.T, nc *nats.Conn, data string)) {
 	srv := natstest.RunServer(t)
 	rec := natstest.NewRecorder()
-	events := supervisor.NewEvents(nil, rec.Hook, nil)
+	events := supervisor.Events{Hook: rec.Hook}
 	conn, err := connection.New(connection.Config{Servers: []string{srv.URL()}, Events: events})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sup := consumer.New(conn, events)
+	sup := consumer.NewGroup(conn, events)
 	got := newSeen()
 	if err := sup.Handle("h", cfg, consumer.HandlerFunc(func(_ context.Context, m *consumer.Msg) error {
 		got.add(m)
@@ -524,7 +524,7 @@ func TestStopAbandonsWorkPastItsGrace(t *testing.T) {
 }
 
 func TestBadDeclarations(t *testing.T) {
-	sup := consumer.New(connection.NewFixed(nil), nil)
+	sup := consumer.NewGroup(connection.NewFixed(nil), supervisor.Events{})
 	ok := consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil })
 	if err := sup.Handle("taken", consumer.Config{Subject: "a.b"}, ok); err != nil {
 		t.Fatal(err)

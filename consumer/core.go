@@ -10,16 +10,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/corral-go/corral/supervisor"
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/event"
 )
-
-// Conns is where a handler gets its connection: connection.Supervisor, or
-// connection.Fixed for a connection the application manages. The channel
-// is closed when the connection is gone for good; Conn is then asked for
-// its replacement.
-type Conns interface {
-	Conn(ctx context.Context) (*nats.Conn, <-chan struct{}, error)
-}
 
 // handlerBase is what every kind of handler has: its declaration, its
 // counters (which live as long as the declaration), the pool of its
@@ -27,8 +20,8 @@ type Conns interface {
 type handlerBase struct {
 	name   string
 	cfg    Config
-	conns  Conns
-	events *supervisor.Events
+	src    connection.Source
+	events *event.Emitter
 	stats  *counters
 
 	current atomicPool
@@ -57,7 +50,7 @@ func (c *core) Serve(ctx context.Context) error {
 	c.current.Store(p)
 	p.start()
 	for {
-		nc, gone, err := c.conns.Conn(ctx)
+		nc, gone, err := c.src.Conn(ctx)
 		if err != nil {
 			c.stop(p, nil)
 			if ctx.Err() != nil {
@@ -74,7 +67,7 @@ func (c *core) Serve(ctx context.Context) error {
 			return fmt.Errorf("subscribe %s: %w", c.cfg.Subject, err)
 		}
 		c.ready.Store(true)
-		c.events.Emit(Subscribed{EventTime: c.events.Now(), Handler: c.name, Subject: c.cfg.Subject, Queue: c.cfg.QueueGroup})
+		c.events.Emit(Subscribed{EventTime: c.events.Stamp(), Handler: c.name, Subject: c.cfg.Subject, Queue: c.cfg.QueueGroup})
 		select {
 		case <-ctx.Done():
 			c.ready.Store(false)
@@ -91,13 +84,6 @@ func (c *core) Serve(ctx context.Context) error {
 	}
 }
 
-// slowConsumerClaimer is implemented by connection.Supervisor: nats.go's
-// slow-consumer errors for a claimed subscription go to the handler, as
-// part of its own slow-consumer episode, instead of a connection event.
-type slowConsumerClaimer interface {
-	ClaimSlowConsumer(sub *nats.Subscription, report func()) (release func())
-}
-
 func (c *core) subscribe(nc *nats.Conn, p *pool) (*nats.Subscription, func(), error) {
 	var sub *nats.Subscription
 	var err error
@@ -111,10 +97,7 @@ func (c *core) subscribe(nc *nats.Conn, p *pool) (*nats.Subscription, func(), er
 		return nil, nil, err
 	}
 	p.feed(sub)
-	release := func() {}
-	if claimer, ok := c.conns.(slowConsumerClaimer); ok {
-		release = claimer.ClaimSlowConsumer(sub, p.overflow)
-	}
+	release := c.src.ClaimSlowConsumer(sub, p.overflow)
 	fail := func(err error) (*nats.Subscription, func(), error) {
 		release()
 		_ = sub.Unsubscribe()
@@ -186,7 +169,7 @@ func (c *core) stop(p *pool, sub *nats.Subscription) {
 		p.retireSub(false)
 	}
 	finished, queued := p.stop(deadline, before)
-	c.events.Emit(Drained{EventTime: c.events.Now(), Handler: c.name, Subject: c.cfg.Subject,
+	c.events.Emit(Drained{EventTime: c.events.Stamp(), Handler: c.name, Subject: c.cfg.Subject,
 		Finished: finished, Abandoned: abandoned + queued, Took: time.Since(start)})
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"go.uber.org/zap/zapcore"
 
+	"github.com/corral-go/corral/internal/logfield"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -132,21 +133,21 @@ func (DeadLettered) Kind() string        { return "consumer.dead_lettered" }
 func (DeadLetterFailed) Kind() string    { return "consumer.dead_letter_failed" }
 func (MaxDeliveries) Kind() string       { return "consumer.max_deliveries" }
 
-func (ConsumeError) Level() zapcore.Level      { return zapcore.WarnLevel }
-func (ConsumerRecreated) Level() zapcore.Level { return zapcore.WarnLevel }
-func (DeadLettered) Level() zapcore.Level      { return zapcore.WarnLevel }
-func (DeadLetterFailed) Level() zapcore.Level  { return zapcore.ErrorLevel }
-func (MaxDeliveries) Level() zapcore.Level     { return zapcore.WarnLevel }
+func (ConsumeError) Level() supervisor.Level      { return supervisor.WarnLevel }
+func (ConsumerRecreated) Level() supervisor.Level { return supervisor.WarnLevel }
+func (DeadLettered) Level() supervisor.Level      { return supervisor.WarnLevel }
+func (DeadLetterFailed) Level() supervisor.Level  { return supervisor.ErrorLevel }
+func (MaxDeliveries) Level() supervisor.Level     { return supervisor.WarnLevel }
 
-func (SlowConsumerStarted) Level() zapcore.Level { return zapcore.WarnLevel }
-func (SlowConsumerEnded) Level() zapcore.Level   { return zapcore.WarnLevel }
-func (HandlerPanicked) Level() zapcore.Level     { return zapcore.ErrorLevel }
-func (Subscribed) Level() zapcore.Level          { return zapcore.DebugLevel }
-func (e Drained) Level() zapcore.Level {
+func (SlowConsumerStarted) Level() supervisor.Level { return supervisor.WarnLevel }
+func (SlowConsumerEnded) Level() supervisor.Level   { return supervisor.WarnLevel }
+func (HandlerPanicked) Level() supervisor.Level     { return supervisor.ErrorLevel }
+func (Subscribed) Level() supervisor.Level          { return supervisor.DebugLevel }
+func (e Drained) Level() supervisor.Level {
 	if e.Abandoned > 0 {
-		return zapcore.WarnLevel
+		return supervisor.WarnLevel
 	}
-	return zapcore.InfoLevel
+	return supervisor.InfoLevel
 }
 
 func (e SlowConsumerStarted) MarshalLogObject(enc zapcore.ObjectEncoder) error {
@@ -172,7 +173,7 @@ func (e SlowConsumerEnded) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 func (e HandlerPanicked) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("handler", e.Handler)
 	enc.AddString("subject", e.Subject)
-	supervisor.AddError(enc, e.Err)
+	logfield.Error(enc, e.Err)
 	enc.AddUint64("suppressed", e.Suppressed)
 	return nil
 }
@@ -199,7 +200,7 @@ func addStream(enc zapcore.ObjectEncoder, stream, consumer string) {
 func (e ConsumeError) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("handler", e.Handler)
 	addStream(enc, e.Stream, e.Consumer)
-	supervisor.AddError(enc, e.Err)
+	logfield.Error(enc, e.Err)
 	return nil
 }
 
@@ -216,7 +217,7 @@ func (e DeadLettered) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("dead_letter", e.DeadLetter)
 	enc.AddUint64("sequence", e.Sequence)
 	enc.AddUint64("deliveries", e.Deliveries)
-	supervisor.AddError(enc, e.Err)
+	logfield.Error(enc, e.Err)
 	return nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/stream"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -23,20 +24,20 @@ import (
 // tree, as a Client runs them.
 type instance struct {
 	rec  *natstest.Recorder
-	sup  *consumer.Supervisor
+	sup  *consumer.Group
 	stop func() error
 }
 
 func startInstance(t *testing.T, urls []string, name string, cfg consumer.Config, h consumer.Handler) *instance {
 	t.Helper()
 	in := &instance{rec: natstest.NewRecorder()}
-	events := supervisor.NewEvents(nil, in.rec.Hook, nil)
+	events := supervisor.Events{Hook: in.rec.Hook}
 	conn, err := connection.New(connection.Config{Servers: urls, Events: events,
 		ReconnectWait: 50 * time.Millisecond, MaxReconnectWait: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	in.sup = consumer.New(conn, events)
+	in.sup = consumer.NewGroup(conn, events)
 	if err := in.sup.Handle(name, cfg, h); err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +365,7 @@ func TestJetStreamRedeclaresADeletedStream(t *testing.T) {
 		return nil
 	})
 	cfg := consumer.Config{JetStream: consumer.JetStream{Stream: "EPHEMERAL",
-		CreateStream: &connection.StreamConfig{Subjects: []string{"eph.>"}}}}
+		CreateStream: &stream.Config{Subjects: []string{"eph.>"}}}}
 	in := startInstance(t, []string{srv.URL()}, "eph", cfg, h)
 	eventually(t, "subscribed", func() bool { return in.sup.Status()[0].Ready })
 	pub := connect(t, srv.URL())
@@ -403,7 +404,7 @@ func TestJetStreamDoubleAck(t *testing.T) {
 		return nil
 	})
 	cfg := consumer.Config{Workers: 2, JetStream: consumer.JetStream{Stream: "DOUBLE", DoubleAck: true,
-		CreateStream: &connection.StreamConfig{Subjects: []string{"double"}}}}
+		CreateStream: &stream.Config{Subjects: []string{"double"}}}}
 	in := startInstance(t, []string{srv.URL()}, "double", cfg, h)
 	eventually(t, "subscribed", func() bool { return in.sup.Status()[0].Ready })
 	pub := connect(t, srv.URL())

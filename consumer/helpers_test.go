@@ -22,7 +22,7 @@ type env struct {
 	pub *nats.Conn
 	sub *nats.Conn
 	rec *natstest.Recorder
-	sup *consumer.Supervisor
+	sup *consumer.Group
 }
 
 func newEnv(t *testing.T) *env {
@@ -30,7 +30,7 @@ func newEnv(t *testing.T) *env {
 	e := &env{t: t, srv: natstest.RunServer(t), rec: natstest.NewRecorder()}
 	e.pub = connect(t, e.srv.URL())
 	e.sub = connect(t, e.srv.URL())
-	e.sup = consumer.New(connection.NewFixed(e.sub), supervisor.NewEvents(nil, e.rec.Hook, nil))
+	e.sup = consumer.NewGroup(connection.NewFixed(e.sub), supervisor.Events{Hook: e.rec.Hook})
 	return e
 }
 

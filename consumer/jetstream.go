@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/internal/redeclare"
 	"github.com/corral-go/corral/supervisor"
 )
@@ -29,8 +30,6 @@ const (
 	// two missed ones end it and a new one is sent, which is how a lost
 	// request (server restart, leader change) is replaced.
 	pullHeartbeat = 2 * time.Second
-	// apiTimeout bounds JetStream API calls and dead-letter publishes.
-	apiTimeout = 10 * time.Second
 	// retryMin and retryMax bound the wait before pulling again after a
 	// pull failed, so a missing consumer or stream is not hammered.
 	retryMin = 100 * time.Millisecond
@@ -49,10 +48,6 @@ const (
 	DeadLetterDeliveriesHeader = "Corral-Dead-Letter-Deliveries"
 	DeadLetterErrorHeader      = "Corral-Dead-Letter-Error"
 )
-
-// errConnGone means the connection closed for good; the handler asks for
-// its replacement.
-var errConnGone = errors.New("connection replaced")
 
 // jsHandler runs one JetStream handler: pull requests sized to the pool's
 // free room, so that no message waits in a prefetch buffer while its ack
@@ -137,7 +132,7 @@ func (j *jsHandler) Serve(ctx context.Context) error {
 		return err
 	}
 	for {
-		nc, gone, err := j.conns.Conn(ctx)
+		nc, gone, err := j.src.Conn(ctx)
 		if err != nil {
 			return fail(fmt.Errorf("connection: %w", err))
 		}
@@ -157,7 +152,7 @@ func (j *jsHandler) Serve(ctx context.Context) error {
 		unwatch := j.watchAdvisories(nc)
 		err = r.pull(ctx, nc, js, gone)
 		unwatch()
-		if errors.Is(err, errConnGone) && ctx.Err() == nil {
+		if errors.Is(err, jsapi.ErrConnGone) && ctx.Err() == nil {
 			continue
 		}
 		return fail(err)
@@ -177,7 +172,7 @@ func (r *jsRun) beginStop() {
 func (r *jsRun) stop() {
 	start, before := time.Now(), r.pool.handled()
 	finished, _ := r.pool.stop(time.Unix(0, r.stopBy.Load()), before)
-	r.j.events.Emit(Drained{EventTime: r.j.events.Now(), Handler: r.j.name, Subject: r.j.cfg.Stream,
+	r.j.events.Emit(Drained{EventTime: r.j.events.Stamp(), Handler: r.j.name, Subject: r.j.cfg.Stream,
 		Finished: finished, Returned: r.returned.Swap(0), Took: time.Since(start)})
 }
 
@@ -200,7 +195,7 @@ func (r *jsRun) slowAfter() time.Duration {
 // bound consumer and takes its ack wait and max deliveries. created
 // reports a consumer that did not exist.
 func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created bool, err error) {
-	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	ctx, cancel := context.WithTimeout(ctx, jsapi.Timeout)
 	defer cancel()
 	c := r.j.cfg
 	if c.CreateStream != nil {
@@ -307,7 +302,7 @@ func (r *jsRun) pull(ctx context.Context, nc *nats.Conn, js jetstream.JetStream,
 	in, err := r.openInbox(nc)
 	if err != nil {
 		if errors.Is(err, nats.ErrConnectionClosed) {
-			return errConnGone
+			return jsapi.ErrConnGone
 		}
 		return err
 	}
@@ -334,19 +329,11 @@ func (r *jsRun) pull(ctx context.Context, nc *nats.Conn, js jetstream.JetStream,
 		in = fresh
 	}
 
-	j.events.Emit(Subscribed{EventTime: j.events.Now(), Handler: j.name, Subject: j.cfg.Subject,
+	j.events.Emit(Subscribed{EventTime: j.events.Stamp(), Handler: j.name, Subject: j.cfg.Subject,
 		Stream: j.cfg.Stream, Consumer: j.cfg.Consumer})
 
-	var watch <-chan struct{}
-	var reconnects uint64
-	w, watching := j.conns.(interface {
-		Watch() (connection.Status, <-chan struct{})
-	})
-	if watching {
-		var st connection.Status
-		st, watch = w.Watch()
-		reconnects = st.Stats.Reconnects
-	}
+	st, watch := j.src.Watch()
+	reconnects := st.Stats.Reconnects
 
 	subject := "$JS.API.CONSUMER.MSG.NEXT." + j.cfg.Stream + "." + j.cfg.Consumer
 	threshold := max(1, r.capacity/2)
@@ -366,7 +353,7 @@ func (r *jsRun) pull(ctx context.Context, nc *nats.Conn, js jetstream.JetStream,
 			case err != nil:
 				j.consumeError(err)
 			case created:
-				j.events.Emit(ConsumerRecreated{EventTime: j.events.Now(), Handler: j.name,
+				j.events.Emit(ConsumerRecreated{EventTime: j.events.Stamp(), Handler: j.name,
 					Stream: j.cfg.Stream, Consumer: j.cfg.Consumer})
 			}
 			retry = nextRetry(retry)
@@ -389,7 +376,7 @@ func (r *jsRun) pull(ctx context.Context, nc *nats.Conn, js jetstream.JetStream,
 			if err := nc.PublishRequest(subject, in.subject, req); err != nil {
 				in.dropCredits(int64(free))
 				if errors.Is(err, nats.ErrConnectionClosed) {
-					return errConnGone
+					return jsapi.ErrConnGone
 				}
 				j.consumeError(err)
 				retry = nextRetry(retry)
@@ -422,12 +409,11 @@ func (r *jsRun) pull(ctx context.Context, nc *nats.Conn, js jetstream.JetStream,
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-gone:
-			return errConnGone
+			return jsapi.ErrConnGone
 		case <-r.freed:
 		case <-timer.C:
 		case <-watch:
-			var st connection.Status
-			st, watch = w.Watch()
+			st, watch = j.src.Watch()
 			if st.State == connection.StateConnected && st.Stats.Reconnects != reconnects {
 				// Requests do not survive a reconnect: ask again now on a
 				// fresh inbox rather than after missed heartbeats.
@@ -493,7 +479,7 @@ func live(inboxes []*inbox) []*inbox {
 // the connection is closed: a closed subscription's status never changes
 // then, and its Unsubscribe fails.
 func (r *jsRun) drainInboxes(nc *nats.Conn, inboxes []*inbox) {
-	deadline := time.Now().Add(apiTimeout)
+	deadline := time.Now().Add(jsapi.Timeout)
 	if by := r.stopBy.Load(); by != 0 {
 		deadline = time.Unix(0, by)
 	}
@@ -646,7 +632,7 @@ func nextRetry(d time.Duration) time.Duration {
 }
 
 func (j *jsHandler) consumeError(err error) {
-	j.events.Emit(ConsumeError{EventTime: j.events.Now(), Handler: j.name, Stream: j.cfg.Stream,
+	j.events.Emit(ConsumeError{EventTime: j.events.Stamp(), Handler: j.name, Stream: j.cfg.Stream,
 		Consumer: j.cfg.Consumer, Err: err})
 }
 
@@ -758,7 +744,7 @@ func (r *jsRun) settle(ctx context.Context, m *Msg, err error) {
 	case err == nil:
 		var aerr error
 		if j.cfg.DoubleAck {
-			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), apiTimeout)
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jsapi.Timeout)
 			aerr = m.DoubleAck(actx)
 			cancel()
 		} else {
@@ -797,7 +783,7 @@ func (j *jsHandler) backoff(m *Msg) time.Duration {
 // server, when a dead-letter subject is set) and the copy is tried again.
 func (r *jsRun) deadLetter(ctx context.Context, m *Msg, cause error) {
 	j := r.j
-	ev := DeadLettered{EventTime: j.events.Now(), Handler: j.name, Stream: j.cfg.Stream, Consumer: j.cfg.Consumer,
+	ev := DeadLettered{EventTime: j.events.Stamp(), Handler: j.name, Stream: j.cfg.Stream, Consumer: j.cfg.Consumer,
 		Subject: m.Subject(), DeadLetter: j.cfg.DeadLetter, Sequence: m.meta.Sequence.Stream,
 		Deliveries: m.meta.NumDelivered, Err: cause}
 	out := nats.NewMsg(j.cfg.DeadLetter)
@@ -823,9 +809,9 @@ func (r *jsRun) deadLetter(ctx context.Context, m *Msg, cause error) {
 
 	var err error
 	if js := r.js.Load(); js == nil {
-		err = errConnGone
+		err = jsapi.ErrConnGone
 	} else {
-		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), apiTimeout)
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jsapi.Timeout)
 		_, err = (*js).PublishMsg(pctx, out)
 		cancel()
 	}
@@ -878,7 +864,7 @@ func (j *jsHandler) watchAdvisories(nc *nats.Conn) func() {
 		if json.Unmarshal(msg.Data, &adv) != nil {
 			return
 		}
-		j.events.Emit(MaxDeliveries{EventTime: j.events.Now(), Handler: j.name, Stream: j.cfg.Stream,
+		j.events.Emit(MaxDeliveries{EventTime: j.events.Stamp(), Handler: j.name, Stream: j.cfg.Stream,
 			Consumer: j.cfg.Consumer, Sequence: adv.StreamSeq, Deliveries: adv.Deliveries})
 	})
 	if err != nil {

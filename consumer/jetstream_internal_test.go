@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/internal/event"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/supervisor"
 )
@@ -106,7 +107,7 @@ func TestKeeperIsNotHeldUpByADoubleAck(t *testing.T) {
 func newTestRun(t *testing.T) *jsRun {
 	t.Helper()
 	cfg := Config{Workers: 1, QueueSize: 4, JetStream: JetStream{Stream: "S"}}.withDefaults()
-	j := &jsHandler{handlerBase: handlerBase{name: "h", cfg: cfg, events: supervisor.NewEvents(nil, nil, nil), stats: &counters{}}}
+	j := &jsHandler{handlerBase: handlerBase{name: "h", cfg: cfg, events: event.New(supervisor.Events{}), stats: &counters{}}}
 	r := &jsRun{j: j, capacity: cfg.Workers + cfg.QueueSize, freed: make(chan struct{}, 1),
 		status: make(chan error, 1), heldSet: map[*Msg]struct{}{}}
 	r.setLimits(cfg.AckWait, cfg.MaxDeliver)

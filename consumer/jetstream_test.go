@@ -16,6 +16,7 @@ import (
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/stream"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -585,7 +586,7 @@ func TestJetStreamStopReturnsUnstartedMessages(t *testing.T) {
 	// Instance b, on the same durable consumer, gets the rest at once.
 	got := newSeen()
 	other := connect(t, e.srv.URL())
-	b := consumer.New(connection.NewFixed(other), nil)
+	b := consumer.NewGroup(connection.NewFixed(other), supervisor.Events{})
 	if err := b.Handle("b", cfg, consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
 		got.add(m)
 		return nil
@@ -647,7 +648,7 @@ func TestJetStreamStopHandsBackWhatItCutsOff(t *testing.T) {
 func TestJetStreamHandlersFollowAReplacedConnection(t *testing.T) {
 	t.Parallel()
 	cfg := consumer.Config{JetStream: consumer.JetStream{Stream: "REPLACED",
-		CreateStream: &connection.StreamConfig{Subjects: []string{"replaced.js"}}}}
+		CreateStream: &stream.Config{Subjects: []string{"replaced.js"}}}}
 	followReplacedConnection(t, cfg, func(t *testing.T, nc *nats.Conn, data string) {
 		js, err := jetstream.New(nc)
 		if err != nil {

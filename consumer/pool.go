@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/corral-go/corral/internal/event"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -40,7 +41,7 @@ type pool struct {
 	name    string
 	subject string
 	cfg     Config
-	events  *supervisor.Events
+	events  *event.Emitter
 	stats   *counters
 	invoke  invoker
 
@@ -101,7 +102,7 @@ type episodeStart struct {
 	dropped, rejected uint64
 }
 
-func newPool(name string, cfg Config, events *supervisor.Events, stats *counters, invoke invoker) *pool {
+func newPool(name string, cfg Config, events *event.Emitter, stats *counters, invoke invoker) *pool {
 	base, cancel := context.WithCancel(context.Background())
 	return &pool{
 		name: name, subject: cfg.Subject, cfg: cfg, events: events, stats: stats, invoke: invoke,
@@ -237,7 +238,7 @@ func (p *pool) panicked(m *Msg, pe *supervisor.PanicError) {
 	suppressed := p.panicsSince
 	p.lastPanicAt, p.panicsSince = now, 0
 	p.panicMu.Unlock()
-	p.events.Emit(HandlerPanicked{EventTime: p.events.Now(), Handler: p.name, Subject: m.Subject(), Err: pe, Suppressed: suppressed})
+	p.events.Emit(HandlerPanicked{EventTime: p.events.Stamp(), Handler: p.name, Subject: m.Subject(), Err: pe, Suppressed: suppressed})
 }
 
 // enqueue is the core subscription's callback: it hands the message to
@@ -295,7 +296,7 @@ func (p *pool) overflow() {
 	}
 	p.episode = &episodeStart{at: time.Now(), dropped: p.sinceEpisode.dropped, rejected: p.sinceEpisode.rejected}
 	p.episodeActive.Store(true)
-	ev := SlowConsumerStarted{EventTime: p.events.Now(), Handler: p.name, Subject: p.subject,
+	ev := SlowConsumerStarted{EventTime: p.events.Stamp(), Handler: p.name, Subject: p.subject,
 		QueueSize: p.cfg.QueueSize, Overflow: p.cfg.Overflow}
 	if p.streamPending != nil {
 		ev.Pending = p.streamPending.Load()
@@ -339,7 +340,7 @@ func (p *pool) endEpisode(final bool) {
 		return
 	}
 	now := episodeStart{dropped: p.dropped(), rejected: p.stats.rejected.Load()}
-	p.events.Emit(SlowConsumerEnded{EventTime: p.events.Now(), Handler: p.name, Subject: p.subject,
+	p.events.Emit(SlowConsumerEnded{EventTime: p.events.Stamp(), Handler: p.name, Subject: p.subject,
 		Dropped: now.dropped - start.dropped, Rejected: now.rejected - start.rejected,
 		Duration: time.Since(start.at)})
 	p.sinceEpisode = now

@@ -9,18 +9,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/internal/redeclare"
 	"github.com/corral-go/corral/internal/subject"
 )
-
-// Conns is where a bucket gets its connection: connection.Supervisor, or
-// connection.Fixed for a connection the application manages.
-type Conns interface {
-	Conn(ctx context.Context) (*nats.Conn, <-chan struct{}, error)
-}
 
 // Op is what a revision did to its key.
 type Op string
@@ -51,7 +46,7 @@ type Entry[T any] struct {
 type Bucket[T any] struct {
 	name  string
 	cfg   Config
-	conns Conns
+	src   connection.Source
 	codec Codec[T]
 
 	declared redeclare.Declared[jetstream.KeyValue]
@@ -61,14 +56,14 @@ type Bucket[T any] struct {
 
 // Open returns the bucket name with values encoded by codec. The bucket
 // is declared (or bound, with Bind) on first use.
-func Open[T any](name string, cfg Config, conns Conns, codec Codec[T]) (*Bucket[T], error) {
+func Open[T any](name string, cfg Config, src connection.Source, codec Codec[T]) (*Bucket[T], error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("kv: bucket %s: %w", name, err)
 	}
 	if err := ValidBucketName(name); err != nil {
 		return nil, err
 	}
-	return &Bucket[T]{name: name, cfg: cfg, conns: conns, codec: codec}, nil
+	return &Bucket[T]{name: name, cfg: cfg, src: src, codec: codec}, nil
 }
 
 // Name is the bucket's name.
@@ -80,7 +75,7 @@ func (b *Bucket[T]) Raw(ctx context.Context) (jetstream.KeyValue, error) { retur
 
 // bucket is the nats.go bucket on the current connection.
 func (b *Bucket[T]) bucket(ctx context.Context) (jetstream.KeyValue, error) {
-	nc, _, err := b.conns.Conn(ctx)
+	nc, _, err := b.src.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +104,7 @@ func (b *Bucket[T]) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 // so that the next call declares the bucket again, once the server has
 // removed the old one.
 func (b *Bucket[T]) fail(kv jetstream.KeyValue, op, key string, err error) error {
-	if streamMissing(err) {
+	if jsapi.StreamMissing(err) {
 		b.declared.Missing(kv)
 	}
 	return wrap(op, key, err)
@@ -212,7 +207,7 @@ func (b *Bucket[T]) create(ctx context.Context, key string, v T, opts ...jetstre
 		return 0, err
 	}
 	rev, err := kv.Create(ctx, key, data, opts...)
-	if wrongLastRevision(err) {
+	if jsapi.WrongLastSequence(err) {
 		// A replicated bucket reports a lost race as code 10164, which
 		// jetstream.ErrKeyExists (10071) does not match on every path.
 		return 0, fmt.Errorf("%w: create %s: %w", ErrKeyExists, key, asKeyExists(err))
@@ -235,7 +230,7 @@ func (b *Bucket[T]) CompareAndSet(ctx context.Context, key string, v T, revision
 		return 0, err
 	}
 	rev, err := kv.Update(ctx, key, data, revision)
-	if wrongLastRevision(err) {
+	if jsapi.WrongLastSequence(err) {
 		return 0, fmt.Errorf("%w: %s at revision %d: %w", ErrRevisionMismatch, key, revision, asKeyExists(err))
 	}
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/internal/jsapi"
 )
 
 // Errors that also match nats.go's with errors.Is, so that code written
@@ -46,7 +47,7 @@ func wrap(op, key string, err error) error {
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrKeyDeleted):
 		ours = ErrKeyNotFound
-	case streamMissing(err):
+	case jsapi.StreamMissing(err):
 		ours = ErrBucketNotFound
 	case errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamMessageExceedsMaximum,
 		errors.Is(err, nats.ErrMaxPayload):
@@ -56,22 +57,6 @@ func wrap(op, key string, err error) error {
 		return fmt.Errorf("kv: %s %s: %w", op, key, err)
 	}
 	return fmt.Errorf("%w: %s %s: %w", ours, op, key, err)
-}
-
-// streamMissing reports whether err says the bucket's stream is gone. No
-// responders also happens without JetStream; re-declaring then fails too.
-func streamMissing(err error) bool {
-	return errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) ||
-		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders)
-}
-
-// wrongLastRevision reports whether err is the server refusing a write
-// that expected another revision of the key: code 10071, or 10164 from a
-// replicated (R>1) bucket.
-func wrongLastRevision(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
 // asKeyExists makes a wrong-last-revision error match

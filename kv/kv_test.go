@@ -280,7 +280,7 @@ func serveTree(t *testing.T, conn *connection.Supervisor, services map[string]in
 	Serve(context.Context) error
 }) func() {
 	t.Helper()
-	tree := supervisor.NewTree("t", nil)
+	tree := supervisor.NewTree("t", supervisor.Events{})
 	if err := tree.Add("connection", conn, supervisor.Policy{RestartDelay: 10 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/internal/jsapi"
 )
 
 // LockConfig configures a lock: a key in a bucket whose TTL is the lock's.
@@ -42,7 +44,7 @@ type Lock struct {
 var ErrLockLost = errors.New("kv: lock lost")
 
 // NewLock returns a lock; nothing is contacted until Acquire.
-func NewLock(cfg LockConfig, conns Conns) (*Lock, error) {
+func NewLock(cfg LockConfig, src connection.Source) (*Lock, error) {
 	if cfg.TTL == 0 {
 		cfg.TTL = 10 * time.Second
 	}
@@ -64,7 +66,7 @@ func NewLock(cfg LockConfig, conns Conns) (*Lock, error) {
 	if err := ValidKey(cfg.Key); err != nil {
 		return nil, err
 	}
-	b, err := Open(cfg.Bucket, Config{History: 1, TTL: cfg.TTL, lockBucket: true}, conns, String{})
+	b, err := Open(cfg.Bucket, Config{History: 1, TTL: cfg.TTL, lockBucket: true}, src, String{})
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +167,7 @@ func (s *Lease) release(ctx context.Context) error {
 		return fmt.Errorf("kv: release %s: %w", s.lock.cfg.Key, err)
 	}
 	if err := kv.Delete(ctx, s.lock.cfg.Key, jetstream.LastRevision(rev)); err != nil {
-		if wrongLastRevision(err) {
+		if jsapi.WrongLastSequence(err) {
 			// The key moved past our revision: it expired, or another holds it.
 			return fmt.Errorf("%w: %s: %w", ErrLockLost, s.lock.cfg.Key, err)
 		}

@@ -208,7 +208,7 @@ func twoHolders(t *testing.T, cfg kv.LockConfig) (srv *natstest.Server, proxy *n
 	return srv, proxy, a, b
 }
 
-func newLock(t *testing.T, cfg kv.LockConfig, conns kv.Conns) *kv.Lock {
+func newLock(t *testing.T, cfg kv.LockConfig, conns connection.Source) *kv.Lock {
 	t.Helper()
 	l, err := kv.NewLock(cfg, conns)
 	if err != nil {
@@ -227,7 +227,7 @@ func acquire(t *testing.T, ctx context.Context, l *kv.Lock) *kv.Lease {
 }
 
 // locksBucket is the lock bucket "locks", bound as strings.
-func locksBucket(t *testing.T, conns kv.Conns) *kv.Bucket[string] {
+func locksBucket(t *testing.T, conns connection.Source) *kv.Bucket[string] {
 	t.Helper()
 	b, err := kv.Open("locks", kv.Config{Bind: true}, conns, kv.String{})
 	if err != nil {

@@ -51,7 +51,7 @@ func (b *Bucket[T]) Watch(name string, cfg WatchConfig, fn WatchFunc[T]) (*Watch
 	if fn == nil {
 		return nil, fmt.Errorf("kv: watch %s: %w: nil WatchFunc", name, ErrInvalidConfig)
 	}
-	bucket, conns, codec := b.name, b.conns, b.codec
+	bucket, src, codec := b.name, b.src, b.codec
 	keys := cfg.Keys
 	if len(keys) == 0 {
 		keys = []string{">"}
@@ -103,7 +103,7 @@ func (b *Bucket[T]) Watch(name string, cfg WatchConfig, fn WatchFunc[T]) (*Watch
 			return err
 		},
 		Missing: func() { b.declared.Missing(declared) },
-	}, conns)
+	}, src)
 	return &Watch[T]{Watch: w}, nil
 }
 

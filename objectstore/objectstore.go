@@ -19,16 +19,13 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/internal/redeclare"
 	"github.com/corral-go/corral/internal/streamwatch"
 	"github.com/corral-go/corral/internal/subject"
 )
-
-// Conns is where a store gets its connection.
-type Conns interface {
-	Conn(ctx context.Context) (*nats.Conn, <-chan struct{}, error)
-}
 
 var (
 	// ErrInvalidConfig is wrapped by every configuration error.
@@ -85,9 +82,9 @@ func (c Config) Validate() error {
 // chunks, so their size does not bound memory. Its methods are safe for
 // concurrent use.
 type Store struct {
-	name  string
-	cfg   Config
-	conns Conns
+	name string
+	cfg  Config
+	src  connection.Source
 
 	declared redeclare.Declared[jetstream.ObjectStore]
 
@@ -99,14 +96,14 @@ type Store struct {
 }
 
 // Open returns the store name, declared (or bound) on first use.
-func Open(name string, cfg Config, conns Conns) (*Store, error) {
+func Open(name string, cfg Config, src connection.Source) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("objectstore: %s: %w", name, err)
 	}
 	if err := ValidStoreName(name); err != nil {
 		return nil, err
 	}
-	return &Store{name: name, cfg: cfg, conns: conns}, nil
+	return &Store{name: name, cfg: cfg, src: src}, nil
 }
 
 // ValidStoreName reports whether name can name a store: letters, digits,
@@ -126,7 +123,7 @@ func (s *Store) Raw(ctx context.Context) (jetstream.ObjectStore, error) { return
 
 // current is the store declared on the current connection.
 func (s *Store) current(ctx context.Context) (jetstream.ObjectStore, error) {
-	nc, _, err := s.conns.Conn(ctx)
+	nc, _, err := s.src.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +161,7 @@ func (s *Store) declare(ctx context.Context, nc *nats.Conn) (jetstream.ObjectSto
 
 // jetStream is the JetStream context of nc. One per connection: its first
 // async publish subscribes for replies until the connection closes. Acks
-// that never come (a dead path) fail after apiTimeout instead of holding
+// that never come (a dead path) fail after jsapi.Timeout instead of holding
 // a put.
 func (s *Store) jetStream(nc *nats.Conn) (jetstream.JetStream, error) {
 	s.mu.Lock()
@@ -172,7 +169,7 @@ func (s *Store) jetStream(nc *nats.Conn) (jetstream.JetStream, error) {
 	if s.jsConn == nc && s.js != nil {
 		return s.js, nil
 	}
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(apiTimeout))
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(jsapi.Timeout))
 	if err != nil {
 		return nil, err
 	}
@@ -204,22 +201,15 @@ func (s *Store) streamOf(ctx context.Context, store jetstream.ObjectStore) (jets
 // fail wraps err from a call on store; when the store's stream is gone it
 // also drops store, so that the next call declares the store again.
 func (s *Store) fail(store jetstream.ObjectStore, op, name string, err error) error {
-	if streamMissing(err) {
+	if jsapi.StreamMissing(err) {
 		s.declared.Missing(store)
 	}
 	return wrap(op, name, err)
 }
 
-// streamMissing reports whether err says the store's stream is gone. No
-// responders also happens without JetStream; re-declaring then fails too.
-func streamMissing(err error) bool {
-	return errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) ||
-		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders)
-}
-
 func wrap(op, name string, err error) error {
 	switch {
-	case streamMissing(err):
+	case jsapi.StreamMissing(err):
 		return fmt.Errorf("%w: %s %s: %w", ErrStoreNotFound, op, name, err)
 	case errors.Is(err, jetstream.ErrObjectNotFound), errors.Is(err, jetstream.ErrMsgNotFound):
 		return fmt.Errorf("%w: %s %s: %w", ErrNotFound, op, name, err)
@@ -425,8 +415,7 @@ func (p *put) meta(ctx context.Context, info, prev *jetstream.ObjectInfo, prevSe
 		switch {
 		case err == nil:
 			return prev, nil
-		case errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant):
+		case jsapi.WrongLastSequence(err):
 			cur, seq, rerr := lastMeta(cctx, p.stream, p.metaSubject)
 			switch {
 			case rerr != nil:
@@ -555,8 +544,6 @@ const (
 	// removed by the server. Longer than a slow writer takes for a chunk
 	// would do no harm either: nats.go re-creates it where it left off.
 	getIdle = time.Minute
-	// apiTimeout bounds removing a get's consumer.
-	apiTimeout = 10 * time.Second
 )
 
 // chunks writes the object's chunks to w, read through an ordered pull
@@ -599,7 +586,7 @@ func (s *Store) chunks(ctx context.Context, store jetstream.ObjectStore, info *j
 			return err
 		}
 		defer func() {
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), apiTimeout)
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jsapi.Timeout)
 			defer cancel()
 			_ = stream.DeleteConsumer(dctx, cons.CachedInfo().Name)
 		}()
@@ -666,7 +653,7 @@ func nextChunk(ctx context.Context, cons jetstream.Consumer, it jetstream.Messag
 		}
 		info, err := cons.Info(ctx)
 		switch {
-		case streamMissing(err):
+		case jsapi.StreamMissing(err):
 			return nil, err
 		case err == nil && info.NumPending == 0:
 			return nil, errChunksGone
@@ -780,7 +767,7 @@ type WatchFunc func(ctx context.Context, c Change) error
 // changes the store still holds and no duplicate. The store is declared
 // (or bound) before it is watched.
 func (s *Store) Watch(name string, updatesOnly bool, fn WatchFunc) *streamwatch.Watch {
-	store, conns := s.name, s.conns
+	store, src := s.name, s.src
 	var declared jetstream.ObjectStore // by Prepare; the watch calls Prepare and Missing in turn
 	return streamwatch.New(streamwatch.Config{
 		Name: name, Stream: "OBJ_" + store, Filters: []string{"$O." + store + ".M.>"}, UpdatesOnly: updatesOnly,
@@ -803,5 +790,5 @@ func (s *Store) Watch(name string, updatesOnly bool, fn WatchFunc) *streamwatch.
 			return err
 		},
 		Missing: func() { s.declared.Missing(declared) },
-	}, conns)
+	}, src)
 }

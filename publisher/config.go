@@ -3,12 +3,13 @@ package publisher
 import (
 	"maps"
 
-	"github.com/nats-io/nats.go"
 	"slices"
 	"time"
 
-	"github.com/corral-go/corral/connection"
+	"github.com/nats-io/nats.go"
+
 	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/stream"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -62,13 +63,13 @@ type Config struct {
 	SpoolSync bool `yaml:"spool_sync"`
 	// Streams are declared (created, or updated to match) whenever the
 	// publisher connects, before it sends.
-	Streams map[string]connection.StreamConfig `yaml:"streams"`
+	Streams map[string]stream.Config `yaml:"streams"`
 	// Restart is the publisher's restart policy; its shutdown timeout is
 	// how long a stop keeps flushing.
 	Restart supervisor.Policy `yaml:"restart"`
 
-	// Events receives the publisher's events and logs (nil: discarded).
-	Events *supervisor.Events `yaml:"-"`
+	// Events says where the publisher's events go.
+	Events supervisor.Events `yaml:"-"`
 	// OnUndelivered is called with a copy of every accepted message that
 	// ends without being stored, headers and Nats-Msg-Id included, and why:
 	// a final error (also on its Future; for a message recovered from the
@@ -110,9 +111,6 @@ func (c Config) withDefaults() Config {
 		c.MaxRetryWait = max(5*time.Second, c.RetryWait)
 	}
 	c.Restart = c.Restart.Inherit(supervisor.Defaults())
-	if c.Events == nil {
-		c.Events = supervisor.NewEvents(nil, nil, nil)
-	}
 	return c
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap/zapcore"
 
+	"github.com/corral-go/corral/internal/logfield"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -65,21 +66,21 @@ func (SpoolError) Kind() string     { return "publisher.spool_error" }
 func (SpoolCorrupt) Kind() string   { return "publisher.spool_corrupt" }
 func (Stopped) Kind() string        { return "publisher.stopped" }
 
-func (PublishFailed) Level() zapcore.Level  { return zapcore.ErrorLevel }
-func (SpoolRecovered) Level() zapcore.Level { return zapcore.InfoLevel }
-func (SpoolError) Level() zapcore.Level     { return zapcore.ErrorLevel }
-func (SpoolCorrupt) Level() zapcore.Level   { return zapcore.ErrorLevel }
-func (e Stopped) Level() zapcore.Level {
+func (PublishFailed) Level() supervisor.Level  { return supervisor.ErrorLevel }
+func (SpoolRecovered) Level() supervisor.Level { return supervisor.InfoLevel }
+func (SpoolError) Level() supervisor.Level     { return supervisor.ErrorLevel }
+func (SpoolCorrupt) Level() supervisor.Level   { return supervisor.ErrorLevel }
+func (e Stopped) Level() supervisor.Level {
 	if e.Undelivered > 0 && !e.Spooled {
-		return zapcore.ErrorLevel
+		return supervisor.ErrorLevel
 	}
-	return zapcore.InfoLevel
+	return supervisor.InfoLevel
 }
 
 func (e PublishFailed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("subject", e.Subject)
 	enc.AddString("msg_id", e.MsgID)
-	supervisor.AddError(enc, e.Err)
+	logfield.Error(enc, e.Err)
 	enc.AddUint64("suppressed", e.Suppressed)
 	return nil
 }
@@ -91,7 +92,7 @@ func (e SpoolRecovered) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 }
 
 func (e SpoolError) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	supervisor.AddError(enc, e.Err)
+	logfield.Error(enc, e.Err)
 	return nil
 }
 
@@ -99,7 +100,7 @@ func (e SpoolCorrupt) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("dir", e.Dir)
 	enc.AddUint64("segment", e.Segment)
 	enc.AddInt64("offset", e.Offset)
-	supervisor.AddError(enc, e.Err)
+	logfield.Error(enc, e.Err)
 	enc.AddString("kept_as", e.KeptAs)
 	return nil
 }
@@ -132,7 +133,7 @@ func (p *Buffered) failedEvent(e *entry, err error) {
 	suppressed := c.failsSince
 	c.lastFailAt, c.failsSince = now, 0
 	c.failMu.Unlock()
-	p.events.Emit(PublishFailed{EventTime: p.events.Now(), Subject: e.msg.Subject,
+	p.events.Emit(PublishFailed{EventTime: p.events.Stamp(), Subject: e.msg.Subject,
 		MsgID: e.msg.Header.Get("Nats-Msg-Id"), Err: err, Suppressed: suppressed})
 }
 

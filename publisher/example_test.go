@@ -10,7 +10,9 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/publisher"
+	"github.com/corral-go/corral/stream"
 )
 
 // A publisher on its own, without the corral.Client: an embedded server,
@@ -20,10 +22,10 @@ import (
 func Example() {
 	dir, _ := os.MkdirTemp("", "publisher-example")
 	defer os.RemoveAll(dir)
-	srv, _ := connection.NewServer(connection.ServerConfig{StoreDir: dir})
+	srv, _ := embedded.New(embedded.Config{StoreDir: dir})
 	conn, _ := connection.New(connection.Config{Embedded: srv})
 	pub, err := publisher.New(publisher.Config{
-		Streams: map[string]connection.StreamConfig{"ORDERS": {Subjects: []string{"orders.>"}}},
+		Streams: map[string]stream.Config{"ORDERS": {Subjects: []string{"orders.>"}}},
 		OnUndelivered: func(msg *nats.Msg, err error) {
 			fmt.Println("not stored:", msg.Subject, msg.Header.Get("Nats-Msg-Id"), err)
 		},

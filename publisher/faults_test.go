@@ -25,7 +25,7 @@ func publishThroughFault(t *testing.T, n int, cc connection.Config, cfg publishe
 	fault func(proc *natstest.Process, rec *natstest.Recorder)) {
 	t.Helper()
 	proc := natstest.StartProcess(t)
-	s := stream(t, proc.URL(), "FAULT", "fault")
+	s := newStream(t, proc.URL(), "FAULT", "fault")
 	cc.Servers = []string{proc.URL()}
 	if cc.ReconnectWait == 0 {
 		cc.ReconnectWait, cc.MaxReconnectWait = 50*time.Millisecond, 200*time.Millisecond
@@ -147,7 +147,7 @@ func TestPublishThroughAReplacedConnection(t *testing.T) {
 func TestSpoolSurvivesACrash(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	s := stream(t, srv.URL(), "SPOOL", "spool")
+	s := newStream(t, srv.URL(), "SPOOL", "spool")
 	dir := t.TempDir()
 	const n = 20000
 

@@ -12,15 +12,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/event"
 	"github.com/corral-go/corral/internal/subject"
-	"github.com/corral-go/corral/supervisor"
 )
-
-// Conns is where the publisher gets its connection: connection.Supervisor,
-// or connection.Fixed for a connection the application manages.
-type Conns interface {
-	Conn(ctx context.Context) (*nats.Conn, <-chan struct{}, error)
-}
 
 // Buffered publishes to JetStream through a bounded buffer: Publish returns
 // once a message is accepted, and the publisher sends it when the
@@ -32,8 +27,8 @@ type Conns interface {
 // A Buffered is a suture.Service; its methods are safe for concurrent use.
 type Buffered struct {
 	cfg    Config
-	conns  Conns
-	events *supervisor.Events
+	src    connection.Source
+	events *event.Emitter
 
 	mu       sync.Mutex
 	spool    *spool
@@ -123,12 +118,12 @@ func (f *Future) settle(ack *jetstream.PubAck, err error) {
 // spool directory, New opens and locks it, and messages a previous run
 // left unsettled are queued first; Close releases it if the publisher is
 // never served.
-func New(cfg Config, conns Conns) (*Buffered, error) {
+func New(cfg Config, src connection.Source) (*Buffered, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	p := &Buffered{cfg: cfg, conns: conns, events: cfg.Events, inflight: map[*nats.Msg]*entry{},
+	p := &Buffered{cfg: cfg, src: src, events: event.New(cfg.Events), inflight: map[*nats.Msg]*entry{},
 		space: make(chan struct{}), work: make(chan struct{}, 1), noStream: map[string]time.Time{}}
 	p.maxPayload.Store(1 << 20) // nats-server's default, until connected
 	if err := p.openSpool(); err != nil {
@@ -149,7 +144,7 @@ func (p *Buffered) openSpool() error {
 	}
 	p.spool = s
 	for _, d := range damage {
-		p.events.Emit(SpoolCorrupt{EventTime: p.events.Now(), Dir: p.cfg.SpoolDir, Segment: d.segment,
+		p.events.Emit(SpoolCorrupt{EventTime: p.events.Stamp(), Dir: p.cfg.SpoolDir, Segment: d.segment,
 			Offset: d.offset, Err: d.err, KeptAs: d.keptAs})
 	}
 	for _, e := range recovered {
@@ -160,7 +155,7 @@ func (p *Buffered) openSpool() error {
 		p.bytes += e.size
 	}
 	if len(recovered) > 0 {
-		p.events.Emit(SpoolRecovered{EventTime: p.events.Now(), Messages: len(recovered), Dir: p.cfg.SpoolDir})
+		p.events.Emit(SpoolRecovered{EventTime: p.events.Stamp(), Messages: len(recovered), Dir: p.cfg.SpoolDir})
 	}
 	return nil
 }
@@ -383,7 +378,7 @@ func (p *Buffered) settle(e *entry, ack *jetstream.PubAck, err error) {
 	}
 	if e.seg != nil {
 		if serr := e.seg.sp.settle(e); serr != nil {
-			p.events.Emit(SpoolError{EventTime: p.events.Now(), Err: serr})
+			p.events.Emit(SpoolError{EventTime: p.events.Stamp(), Err: serr})
 		}
 	}
 	if err == nil {

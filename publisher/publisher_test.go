@@ -29,7 +29,7 @@ func run(t *testing.T, urls []string, cfg publisher.Config) (*publisher.Buffered
 func runOn(t *testing.T, cc connection.Config, cfg publisher.Config) (*publisher.Buffered, *natstest.Recorder, func() error) {
 	t.Helper()
 	rec := natstest.NewRecorder()
-	events := supervisor.NewEvents(nil, rec.Hook, nil)
+	events := supervisor.Events{Hook: rec.Hook}
 	cc.Events = events
 	conn, err := connection.New(cc)
 	if err != nil {
@@ -63,7 +63,7 @@ func runOn(t *testing.T, cc connection.Config, cfg publisher.Config) (*publisher
 	return p, rec, stop
 }
 
-func stream(t *testing.T, url, name string, subjects ...string) jetstream.Stream {
+func newStream(t *testing.T, url, name string, subjects ...string) jetstream.Stream {
 	t.Helper()
 	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
 	if err != nil {
@@ -117,7 +117,7 @@ func contents(t *testing.T, s jetstream.Stream) map[string]int {
 func TestPublishesAndConfirms(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	s := stream(t, srv.URL(), "ORDERS", "orders.>")
+	s := newStream(t, srv.URL(), "ORDERS", "orders.>")
 	p, _, stop := run(t, []string{srv.URL()}, publisher.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -161,7 +161,7 @@ func TestPublishesAndConfirms(t *testing.T) {
 func TestMsgIDAndExpectations(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	stream(t, srv.URL(), "IDS", "ids")
+	newStream(t, srv.URL(), "IDS", "ids")
 	p, _, _ := run(t, []string{srv.URL()}, publisher.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -262,7 +262,7 @@ func TestBufferFull(t *testing.T) {
 func TestBlockedPublishGoesThroughWhenTheServerComesUp(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	s := stream(t, srv.URL(), "LATE", "late")
+	s := newStream(t, srv.URL(), "LATE", "late")
 	srv.Shutdown()
 	p, _, _ := run(t, []string{srv.URL()}, publisher.Config{BufferMsgs: 5, OnFull: publisher.Block})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -343,7 +343,7 @@ func TestStopReportsEveryUndeliveredMessage(t *testing.T) {
 func TestTooLarge(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	stream(t, srv.URL(), "BIG", "big")
+	newStream(t, srv.URL(), "BIG", "big")
 	p, _, _ := run(t, []string{srv.URL()}, publisher.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -10,18 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/corral-go/corral/connection"
 )
 
-// errConnGone means the connection closed for good.
-var errConnGone = errors.New("publisher: connection replaced")
-
 const (
-	// apiTimeout bounds stream declarations.
-	apiTimeout = 10 * time.Second
 	// lookupTimeout bounds the lookups the send loop makes between sends,
 	// so that they hold up what waits behind them only briefly.
 	lookupTimeout = 2 * time.Second
@@ -33,11 +27,6 @@ const (
 type sending struct {
 	nc *nats.Conn
 	js jetstream.JetStream
-}
-
-// asyncErrors is implemented by connection.Supervisor.
-type asyncErrors interface {
-	OnAsyncError(fn func(nc *nats.Conn, err error)) (release func())
 }
 
 // Serve sends what is buffered, on the current connection, until ctx
@@ -53,11 +42,9 @@ func (p *Buffered) Serve(ctx context.Context) error {
 		p.serving = false
 		p.mu.Unlock()
 	}()
-	if a, ok := p.conns.(asyncErrors); ok {
-		defer a.OnAsyncError(p.asyncError)()
-	}
+	defer p.src.OnAsyncError(p.asyncError)()
 	for {
-		nc, gone, err := p.conns.Conn(ctx)
+		nc, gone, err := p.src.Conn(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return p.stop(ctx, nil)
@@ -94,7 +81,7 @@ func (p *Buffered) Serve(ctx context.Context) error {
 		p.maxPayload.Store(nc.MaxPayload())
 		err = p.run(ctx, nc, snd, gone)
 		switch {
-		case errors.Is(err, errConnGone):
+		case errors.Is(err, jsapi.ErrConnGone):
 			p.resendInflight()
 		case ctx.Err() != nil:
 			return p.stop(ctx, &flushOn{nc: nc, snd: snd, gone: gone})
@@ -107,7 +94,7 @@ func (p *Buffered) Serve(ctx context.Context) error {
 // declare creates or updates the configured streams.
 func (p *Buffered) declare(ctx context.Context, js jetstream.JetStream) error {
 	for name, sc := range p.cfg.Streams {
-		dctx, cancel := context.WithTimeout(ctx, apiTimeout)
+		dctx, cancel := context.WithTimeout(ctx, jsapi.Timeout)
 		_, err := sc.Declare(dctx, js, name)
 		cancel()
 		if err != nil {
@@ -120,10 +107,6 @@ func (p *Buffered) declare(ctx context.Context, js jetstream.JetStream) error {
 // run sends due messages within the in-flight window until ctx ends or
 // the connection is gone; while stopping it returns once nothing is left.
 func (p *Buffered) run(ctx context.Context, nc *nats.Conn, snd *sending, gone <-chan struct{}) error {
-	var watch <-chan struct{}
-	w, watching := p.conns.(interface {
-		Watch() (connection.Status, <-chan struct{})
-	})
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	p.setCurrent(snd)
@@ -136,10 +119,7 @@ func (p *Buffered) run(ctx context.Context, nc *nats.Conn, snd *sending, gone <-
 				// Paused: nats.go would hold it in its reconnect buffer and
 				// time it out; keep it here until the connection is back.
 				p.putBack(e, check)
-				if watching {
-					_, watch = w.Watch()
-				}
-				if err := p.waitConnected(ctx, nc, gone, watch); err != nil {
+				if err := p.waitConnected(ctx, nc, gone); err != nil {
 					return err
 				}
 				p.setCurrent(snd)
@@ -148,13 +128,13 @@ func (p *Buffered) run(ctx context.Context, nc *nats.Conn, snd *sending, gone <-
 			switch {
 			case check:
 				p.resolve(ctx, snd, e)
-			case e.noStream && p.streamMissing(ctx, snd.js, e.msg.Subject):
+			case e.noStream && p.noStreamFor(ctx, snd.js, e.msg.Subject):
 				p.unhand()
 				p.settle(e, nil, ErrNoStream)
 			default:
 				p.register(e, snd)
 				if p.send(e, snd) {
-					return errConnGone
+					return jsapi.ErrConnGone
 				}
 			}
 			continue
@@ -170,7 +150,7 @@ func (p *Buffered) run(ctx context.Context, nc *nats.Conn, snd *sending, gone <-
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-gone:
-			return errConnGone
+			return jsapi.ErrConnGone
 		case <-p.work:
 		case <-timer.C:
 		}
@@ -212,33 +192,30 @@ func (p *Buffered) send(e *entry, snd *sending) (gone bool) {
 }
 
 // waitConnected waits for nc to be connected again.
-func (p *Buffered) waitConnected(ctx context.Context, nc *nats.Conn, gone, watch <-chan struct{}) error {
-	for !nc.IsConnected() {
+func (p *Buffered) waitConnected(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) error {
+	for {
+		_, changed := p.src.Watch()
+		if nc.IsConnected() {
+			return nil
+		}
 		if nc.IsClosed() {
-			return errConnGone
+			return jsapi.ErrConnGone
 		}
-		poll := time.NewTimer(20 * time.Millisecond) // when there is nothing to watch
-		if watch != nil {
-			poll.Stop()
-		}
+		// A connection.Fixed cannot hear its connection's first connect:
+		// look again now and then.
+		poll := time.NewTimer(100 * time.Millisecond)
 		select {
 		case <-ctx.Done():
 			poll.Stop()
 			return ctx.Err()
 		case <-gone:
 			poll.Stop()
-			return errConnGone
-		case <-watch:
-			watch = nil
-			if w, ok := p.conns.(interface {
-				Watch() (connection.Status, <-chan struct{})
-			}); ok {
-				_, watch = w.Watch()
-			}
+			return jsapi.ErrConnGone
+		case <-changed:
+			poll.Stop()
 		case <-poll.C:
 		}
 	}
-	return nil
 }
 
 // next takes the next thing to do: a message to check against the stream,
@@ -481,7 +458,7 @@ func (p *Buffered) resendInflight() {
 	for m, e := range p.inflight {
 		delete(p.inflight, m)
 		e.sender = nil
-		if p.requeueLocked(e, errConnGone, true) == tooLate {
+		if p.requeueLocked(e, jsapi.ErrConnGone, true) == tooLate {
 			late = append(late, e)
 		}
 	}
@@ -502,7 +479,7 @@ func expectationFailed(err error) bool {
 	}
 	switch apiErr.ErrorCode {
 	case jetstream.JSErrCodeStreamWrongLastSequence, jetstream.JSErrCodeStreamWrongLastSequenceConstant,
-		10070: // wrong last msg ID
+		jsapi.CodeWrongLastMsgID:
 		return true
 	}
 	return false
@@ -577,12 +554,11 @@ func final(err error) bool {
 		case jetstream.JSErrCodeStreamWrongLastSequence, jetstream.JSErrCodeStreamWrongLastSequenceConstant,
 			jetstream.JSErrCodeStreamMessageExceedsMaximum, jetstream.JSErrCodeStreamNotFound,
 			jetstream.JSErrCodeJetStreamNotEnabledForAccount,
-			10070, // wrong last msg ID
-			10060: // expected stream does not match
+			jsapi.CodeWrongLastMsgID, jsapi.CodeStreamMismatch:
 			return true
-		case 10002: // account resources exceeded: clears when room is freed
+		case jsapi.CodeResourcesExceeded: // clears when room is freed
 			return false
-		case 10077: // store failed: final for a message the store cannot take
+		case jsapi.CodeStoreFailed: // final for a message the store cannot take
 			return strings.Contains(strings.ToLower(apiErr.Description), "too large")
 		}
 		return apiErr.Code == 400 && apiErr.ErrorCode != 0
@@ -591,9 +567,9 @@ func final(err error) bool {
 		errors.Is(err, jetstream.ErrInvalidJSAck) // something other than a stream answers
 }
 
-// streamMissing reports whether no stream stores subject, remembering the
+// noStreamFor reports whether no stream stores subject, remembering the
 // answer for a second so that a burst does not ask for every message.
-func (p *Buffered) streamMissing(ctx context.Context, js jetstream.JetStream, subject string) bool {
+func (p *Buffered) noStreamFor(ctx context.Context, js jetstream.JetStream, subject string) bool {
 	p.noStreamMu.Lock()
 	at, known := p.noStream[subject]
 	p.noStreamMu.Unlock()
@@ -669,7 +645,7 @@ func (p *Buffered) stop(ctx context.Context, on *flushOn) error {
 	if sp != nil {
 		sp.close()
 	}
-	p.events.Emit(Stopped{EventTime: p.events.Now(), Undelivered: len(left), Spooled: sp != nil})
+	p.events.Emit(Stopped{EventTime: p.events.Stamp(), Undelivered: len(left), Spooled: sp != nil})
 	return ctx.Err()
 }
 

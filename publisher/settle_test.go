@@ -55,7 +55,7 @@ func (u *undelivered) len() int {
 func TestExpectedSequenceReSendIsADuplicate(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	s := stream(t, srv.URL(), "EXP", "exp")
+	s := newStream(t, srv.URL(), "EXP", "exp")
 	px := natstest.NewProxy(t, srv.URL())
 	p, _, _ := run(t, []string{px.URL()}, publisher.Config{AckTimeout: 200 * time.Millisecond, RetryWait: 10 * time.Millisecond})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -98,7 +98,7 @@ func permissionsServer(t *testing.T) (admin, app string) {
 	})
 	host := strings.TrimPrefix(srv.URL(), "nats://")
 	admin, app = "nats://admin:a@"+host, "nats://app:b@"+host
-	stream(t, admin, "SEC", "secret.>", "ok.>")
+	newStream(t, admin, "SEC", "secret.>", "ok.>")
 	return admin, app
 }
 
@@ -134,9 +134,9 @@ func TestPermissionViolationIsFinal(t *testing.T) {
 	}
 }
 
-// With a connection the application manages, nothing reports the refusal;
-// max_attempts still ends the message.
-func TestMaxAttemptsEndsWhatIsNeverAcknowledged(t *testing.T) {
+// A connection the application manages reports a refused publish too:
+// connection.Fixed hears nats.go's async errors.
+func TestFixedConnectionReportsAPermissionViolation(t *testing.T) {
 	t.Parallel()
 	_, app := permissionsServer(t)
 	nc, err := nats.Connect(app, nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
@@ -144,6 +144,44 @@ func TestMaxAttemptsEndsWhatIsNeverAcknowledged(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
+	p, err := publisher.New(publisher.Config{AckTimeout: time.Minute}, connection.NewFixed(nc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // < AckTimeout
+	defer cancel()
+	sctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- p.Serve(sctx) }()
+	defer func() { stop(); <-done }()
+	f, err := p.Publish(ctx, "secret.x", []byte("no"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Wait(ctx); !errors.Is(err, nats.ErrPermissionViolation) {
+		t.Fatalf("got %v, want a permissions violation", err)
+	}
+	if st := p.Status(); st.Retried != 0 || st.Failed != 1 {
+		t.Fatalf("status %+v, want one failure and no retry", st)
+	}
+}
+
+// A publish nothing acknowledges (a core subscriber takes it and never
+// answers) ends after max_attempts ack timeouts.
+func TestMaxAttemptsEndsWhatIsNeverAcknowledged(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if _, err := nc.Subscribe("void.>", func(*nats.Msg) {}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	p, err := publisher.New(publisher.Config{AckTimeout: 100 * time.Millisecond, RetryWait: 10 * time.Millisecond,
 		MaxRetryWait: 20 * time.Millisecond, MaxAttempts: 3}, connection.NewFixed(nc))
 	if err != nil {
@@ -155,7 +193,7 @@ func TestMaxAttemptsEndsWhatIsNeverAcknowledged(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- p.Serve(sctx) }()
 	defer func() { stop(); <-done }()
-	f, err := p.Publish(ctx, "secret.x", []byte("no"))
+	f, err := p.Publish(ctx, "void.x", []byte("no"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +211,7 @@ func TestMaxAttemptsEndsWhatIsNeverAcknowledged(t *testing.T) {
 func TestStopWithMessagesInFlight(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	stream(t, srv.URL(), "FLY", "fly")
+	newStream(t, srv.URL(), "FLY", "fly")
 	px := natstest.NewProxy(t, srv.URL())
 	var u undelivered
 	p, rec, stop := runOn(t, connection.Config{Servers: []string{px.URL()}, DrainTimeout: 200 * time.Millisecond},
@@ -229,10 +267,10 @@ func TestStopWithMessagesInFlight(t *testing.T) {
 func TestServeAgainAfterAStop(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	s := stream(t, srv.URL(), "AGAIN", "again")
+	s := newStream(t, srv.URL(), "AGAIN", "again")
 	srv.Shutdown()
 	rec := natstest.NewRecorder()
-	events := supervisor.NewEvents(nil, rec.Hook, nil)
+	events := supervisor.Events{Hook: rec.Hook}
 	conn, err := connection.New(connection.Config{Servers: []string{srv.URL()}, Events: events,
 		ReconnectWait: 20 * time.Millisecond, MaxReconnectWait: 50 * time.Millisecond})
 	if err != nil {
@@ -304,7 +342,7 @@ func TestServeAgainAfterAStop(t *testing.T) {
 func TestClosedFixedConnectionFailsServe(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	stream(t, srv.URL(), "FX", "fx")
+	newStream(t, srv.URL(), "FX", "fx")
 	nc, err := nats.Connect(srv.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -352,7 +390,7 @@ func TestClosedFixedConnectionFailsServe(t *testing.T) {
 func TestStopRacingALostConnectionSettlesEverything(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	stream(t, srv.URL(), "RACE", "race")
+	newStream(t, srv.URL(), "RACE", "race")
 	for round := range 3 {
 		px := natstest.NewProxy(t, srv.URL())
 		var u undelivered

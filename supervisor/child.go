@@ -66,7 +66,7 @@ func (c *child) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.starts, c.consecutive, c.delay, c.failedDelays = 0, 0, 0, nil
-	c.status = ChildStatus{Name: c.name, State: Stopped, Since: c.tree.events.Now().At, Policy: c.policy}
+	c.status = ChildStatus{Name: c.name, State: Stopped, Since: c.tree.now(), Policy: c.policy}
 }
 
 // Serve runs the wrapped service once, applying the restart policy to how
@@ -92,7 +92,7 @@ func (c *child) Serve(ctx context.Context) error {
 	c.status.Restarts = restarts
 	c.setStateLocked(Running)
 	c.mu.Unlock()
-	c.tree.events.Emit(ChildStarted{EventTime: c.tree.events.Now(), Child: c.name, Restarts: restarts})
+	c.tree.emit(ChildStarted{EventTime: c.tree.stamp(), Child: c.name, Restarts: restarts})
 
 	start := c.tree.now()
 	err := c.run(ctx)
@@ -103,19 +103,19 @@ func (c *child) Serve(ctx context.Context) error {
 			err = nil
 		}
 		c.finish(Stopped, err)
-		c.tree.events.Emit(ChildStopped{EventTime: c.tree.events.Now(), Child: c.name, Err: err})
+		c.tree.emit(ChildStopped{EventTime: c.tree.stamp(), Child: c.name, Err: err})
 		return ctx.Err()
 	}
 	switch {
 	case errors.Is(err, suture.ErrTerminateSupervisorTree):
 		// The child asks for the whole tree to stop; suture does that.
 		c.finish(Failed, err)
-		c.tree.events.Emit(ChildStopped{EventTime: c.tree.events.Now(), Child: c.name, Err: err})
+		c.tree.emit(ChildStopped{EventTime: c.tree.stamp(), Child: c.name, Err: err})
 		return err
 	case errors.Is(err, suture.ErrDoNotRestart):
 		// One-shot work that is done: not a failure, whatever the mode.
 		c.finish(Stopped, nil)
-		c.tree.events.Emit(ChildStopped{EventTime: c.tree.events.Now(), Child: c.name})
+		c.tree.emit(ChildStopped{EventTime: c.tree.stamp(), Child: c.name})
 		return err
 	case c.policy.Mode == Temporary, c.policy.Mode == Transient && err == nil:
 		state := Stopped
@@ -123,7 +123,7 @@ func (c *child) Serve(ctx context.Context) error {
 			state = Failed
 		}
 		c.finish(state, err)
-		c.tree.events.Emit(ChildStopped{EventTime: c.tree.events.Now(), Child: c.name, Err: err})
+		c.tree.emit(ChildStopped{EventTime: c.tree.stamp(), Child: c.name, Err: err})
 		return errors.Join(suture.ErrDoNotRestart, err)
 	case err == nil:
 		err = ErrReturned
@@ -218,13 +218,13 @@ func (c *child) setState(s State) {
 func (c *child) setStateLocked(s State) {
 	if c.status.State != s {
 		c.status.State = s
-		c.status.Since = c.tree.events.Now().At
+		c.status.Since = c.tree.now()
 	}
 }
 
 func (c *child) recordErrorLocked(err error) {
 	c.status.LastError = err.Error()
-	c.status.LastErrorAt = c.tree.events.Now().At
+	c.status.LastErrorAt = c.tree.now()
 }
 
 func (c *child) snapshot() ChildStatus {

@@ -36,6 +36,9 @@ type PanicError struct {
 
 func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
 
+// Stacktrace returns Stack, so that logs write it beside the error.
+func (e *PanicError) Stacktrace() []byte { return e.Stack }
+
 // Unwrap returns the panic value when it is an error.
 func (e *PanicError) Unwrap() error {
 	err, _ := e.Value.(error)

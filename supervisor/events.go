@@ -1,98 +1,12 @@
 package supervisor
 
 import (
-	"errors"
-	"strings"
 	"time"
 
-	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/corral-go/corral/internal/logfield"
 )
-
-// Event is something that happened in a Corral tree: a child failed, a
-// connection dropped, a consumer fell behind. Every package defines its
-// events as structs that embed EventTime; a hook receives them all and
-// tells them apart with a type switch. Events are also logged (see Events),
-// so logs and hooks never disagree.
-type Event interface {
-	// Kind is a stable dotted name, e.g. "connection.disconnected".
-	Kind() string
-	// Level is the zap level the event is logged at.
-	Level() zapcore.Level
-	// MarshalLogObject writes the event's fields for logging.
-	zapcore.ObjectMarshaler
-	// When is the time the event happened.
-	When() time.Time
-	sealed()
-}
-
-// EventTime is embedded by every event; it carries the time and seals the
-// Event interface to types that embed it.
-type EventTime struct {
-	At time.Time
-}
-
-// When returns At.
-func (e EventTime) When() time.Time { return e.At }
-
-func (EventTime) sealed() {}
-
-// Hook receives every event. It is called synchronously from the goroutine
-// that saw the event (a nats.go callback, a worker, the supervisor), so it
-// must return quickly and must not block.
-type Hook func(Event)
-
-// Events logs events and passes them to a hook. The zero value discards
-// both. It is safe for concurrent use.
-type Events struct {
-	log  *zap.Logger
-	hook Hook
-	now  func() time.Time
-}
-
-// NewEvents returns an emitter that logs to log (nil: nowhere) and calls
-// hook (nil: nothing). now is the clock stamped on events (nil: time.Now).
-func NewEvents(log *zap.Logger, hook Hook, now func() time.Time) *Events {
-	if log == nil {
-		log = zap.NewNop()
-	}
-	if now == nil {
-		now = time.Now
-	}
-	return &Events{log: log, hook: hook, now: now}
-}
-
-// Now is the emitter's clock, for stamping events.
-func (e *Events) Now() EventTime {
-	if e == nil || e.now == nil {
-		return EventTime{At: time.Now()}
-	}
-	return EventTime{At: e.now()}
-}
-
-// Logger returns the logger events are written to.
-func (e *Events) Logger() *zap.Logger {
-	if e == nil || e.log == nil {
-		return zap.NewNop()
-	}
-	return e.log
-}
-
-// Emit logs ev at its level with its fields, then calls the hook.
-func (e *Events) Emit(ev Event) {
-	if e == nil {
-		return
-	}
-	if e.log != nil {
-		if ce := e.log.Check(ev.Level(), ev.Kind()); ce != nil {
-			component, _, _ := strings.Cut(ev.Kind(), ".")
-			ce.Write(zap.String("component", component), zap.Inline(ev))
-		}
-	}
-	if e.hook != nil {
-		e.hook(ev)
-	}
-}
 
 // ChildStarted: a child's Serve began. Restarts counts earlier runs.
 type ChildStarted struct {
@@ -152,22 +66,22 @@ func (ChildResumed) Kind() string     { return "supervisor.child_resumed" }
 func (ChildStopped) Kind() string     { return "supervisor.child_stopped" }
 func (ChildStopTimeout) Kind() string { return "supervisor.child_stop_timeout" }
 
-func (e ChildStarted) Level() zapcore.Level {
+func (e ChildStarted) Level() Level {
 	if e.Restarts > 0 {
-		return zapcore.InfoLevel
+		return InfoLevel
 	}
-	return zapcore.DebugLevel
+	return DebugLevel
 }
-func (ChildFailed) Level() zapcore.Level  { return zapcore.ErrorLevel }
-func (ChildBackoff) Level() zapcore.Level { return zapcore.WarnLevel }
-func (ChildResumed) Level() zapcore.Level { return zapcore.InfoLevel }
-func (e ChildStopped) Level() zapcore.Level {
+func (ChildFailed) Level() Level  { return ErrorLevel }
+func (ChildBackoff) Level() Level { return WarnLevel }
+func (ChildResumed) Level() Level { return InfoLevel }
+func (e ChildStopped) Level() Level {
 	if e.Err != nil {
-		return zapcore.ErrorLevel
+		return ErrorLevel
 	}
-	return zapcore.DebugLevel
+	return DebugLevel
 }
-func (ChildStopTimeout) Level() zapcore.Level { return zapcore.ErrorLevel }
+func (ChildStopTimeout) Level() Level { return ErrorLevel }
 
 func (e ChildStarted) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("child", e.Child)
@@ -177,7 +91,7 @@ func (e ChildStarted) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 
 func (e ChildFailed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("child", e.Child)
-	AddError(enc, e.Err)
+	logfield.Error(enc, e.Err)
 	enc.AddFloat64("failures", e.Failures)
 	enc.AddFloat64("threshold", e.Threshold)
 	enc.AddBool("restarting", e.Restarting)
@@ -198,7 +112,7 @@ func (e ChildResumed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 
 func (e ChildStopped) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("child", e.Child)
-	AddError(enc, e.Err)
+	logfield.Error(enc, e.Err)
 	return nil
 }
 
@@ -206,17 +120,4 @@ func (e ChildStopTimeout) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("child", e.Child)
 	enc.AddDuration("timeout", e.Timeout)
 	return nil
-}
-
-// AddError writes err, if any, as an "error" field, with the stack of a
-// panic. Packages use it to log errors in events the same way.
-func AddError(enc zapcore.ObjectEncoder, err error) {
-	if err == nil {
-		return
-	}
-	enc.AddString("error", err.Error())
-	var pe *PanicError
-	if errors.As(err, &pe) {
-		enc.AddByteString("stack", pe.Stack)
-	}
 }

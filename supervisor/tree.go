@@ -10,6 +10,10 @@ import (
 	"time"
 
 	"github.com/thejerf/suture/v4"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/corral-go/corral/internal/logfield"
 )
 
 // Tree is a root supervisor whose children each run under their own suture
@@ -22,7 +26,8 @@ import (
 // first. suture alone would stop them all at once.
 type Tree struct {
 	name       string
-	events     *Events
+	log        *zap.Logger
+	hook       Hook
 	rnd        func() float64
 	now        func() time.Time
 	concurrent bool // stop all children at once
@@ -34,18 +39,22 @@ type Tree struct {
 	unstopped []string
 }
 
-// NewTree returns an empty tree named name whose events go to events
-// (nil: nowhere).
-func NewTree(name string, events *Events) *Tree {
-	if events == nil {
-		events = NewEvents(nil, nil, nil)
+// NewTree returns an empty tree named name whose events go where events
+// says.
+func NewTree(name string, events Events) *Tree {
+	t := &Tree{name: name, log: events.Logger, hook: events.Hook, rnd: rand.Float64, now: events.Clock, byName: map[string]*child{}}
+	if t.log == nil {
+		t.log = zap.NewNop()
 	}
-	return &Tree{name: name, events: events, rnd: rand.Float64, now: func() time.Time { return events.Now().At }, byName: map[string]*child{}}
+	if t.now == nil {
+		t.now = time.Now
+	}
+	return t
 }
 
 // NewGroup returns an empty tree whose children are independent of each
 // other: at shutdown they all stop at once, each within its own timeout.
-func NewGroup(name string, events *Events) *Tree {
+func NewGroup(name string, events Events) *Tree {
 	t := NewTree(name, events)
 	t.concurrent = true
 	return t
@@ -215,7 +224,7 @@ func (t *Tree) child(name string) *child {
 // onSutureEvent turns suture's events into ours. Each child runs alone
 // under a supervisor of its own name, so SupervisorName names the child.
 func (t *Tree) onSutureEvent(e suture.Event) {
-	at := t.events.Now()
+	at := t.stamp()
 	switch e := e.(type) {
 	case suture.EventServiceTerminate:
 		name := e.SupervisorName
@@ -227,23 +236,23 @@ func (t *Tree) onSutureEvent(e suture.Event) {
 		if c := t.child(name); c != nil {
 			ev.RestartIn = c.takeFailedDelay()
 		}
-		t.events.Emit(ev)
+		t.emit(ev)
 	case suture.EventServicePanic:
 		name := e.SupervisorName
 		if name == t.name {
 			name = e.ServiceName
 		}
-		t.events.Emit(ChildFailed{EventTime: at, Child: name,
+		t.emit(ChildFailed{EventTime: at, Child: name,
 			Err:      &PanicError{Value: e.PanicMsg, Stack: []byte(e.Stacktrace)},
 			Failures: e.CurrentFailures, Threshold: e.FailureThreshold, Restarting: e.Restarting})
 	case suture.EventBackoff:
 		if c := t.child(e.SupervisorName); c != nil {
 			c.pauseReplacesDelay()
-			t.events.Emit(ChildBackoff{EventTime: at, Child: c.name, Backoff: c.policy.Backoff})
+			t.emit(ChildBackoff{EventTime: at, Child: c.name, Backoff: c.policy.Backoff})
 		}
 	case suture.EventResume:
 		if c := t.child(e.SupervisorName); c != nil {
-			t.events.Emit(ChildResumed{EventTime: at, Child: c.name})
+			t.emit(ChildResumed{EventTime: at, Child: c.name})
 		}
 	case suture.EventStopTimeout:
 		name := e.SupervisorName
@@ -254,9 +263,19 @@ func (t *Tree) onSutureEvent(e suture.Event) {
 		if c := t.child(name); c != nil {
 			ev.Timeout = c.policy.ShutdownTimeout
 		}
-		t.events.Emit(ev)
+		t.emit(ev)
 	}
 }
+
+// emit logs ev and passes it to the hook, as every component's events are.
+func (t *Tree) emit(ev Event) {
+	logfield.Write(t.log, zapcore.Level(ev.Level()), ev.Kind(), ev)
+	if t.hook != nil {
+		t.hook(ev)
+	}
+}
+
+func (t *Tree) stamp() EventTime { return EventTime{At: t.now()} }
 
 func asError(v any) error {
 	switch v := v.(type) {

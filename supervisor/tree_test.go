@@ -59,7 +59,7 @@ func serve(t *testing.T, tree *supervisor.Tree) (stop func() error) {
 
 func TestPermanentChildRestartsWithDoublingDelay(t *testing.T) {
 	rec := natstest.NewRecorder()
-	tree := supervisor.NewTree("t", supervisor.NewEvents(nil, rec.Hook, nil))
+	tree := supervisor.NewTree("t", supervisor.Events{Hook: rec.Hook})
 	failing := &fn{name: "failing", serve: func(context.Context, int) error { return errBoom }}
 	p := supervisor.Policy{RestartDelay: 10 * time.Millisecond, Backoff: time.Second, FailureThreshold: 100, Jitter: noJitter()}
 	if err := tree.Add("failing", failing, p); err != nil {
@@ -95,7 +95,7 @@ func TestPermanentChildRestartsWithDoublingDelay(t *testing.T) {
 
 func TestFlappingChildDoesNotRestartSiblings(t *testing.T) {
 	rec := natstest.NewRecorder()
-	tree := supervisor.NewTree("t", supervisor.NewEvents(nil, rec.Hook, nil))
+	tree := supervisor.NewTree("t", supervisor.Events{Hook: rec.Hook})
 	siblingUp := make(chan struct{})
 	sibling := &fn{name: "sibling", serve: func(ctx context.Context, start int) error {
 		close(siblingUp)
@@ -162,7 +162,7 @@ func TestModes(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			rec := natstest.NewRecorder()
-			tree := supervisor.NewTree("t", supervisor.NewEvents(nil, rec.Hook, nil))
+			tree := supervisor.NewTree("t", supervisor.Events{Hook: rec.Hook})
 			// It returns tt.result twice, then runs until stopped, so that a
 			// restarted child is seen running.
 			third := make(chan struct{})
@@ -207,7 +207,7 @@ func TestModes(t *testing.T) {
 func TestPanicIsRecoveredWithStack(t *testing.T) {
 	rec := natstest.NewRecorder()
 	core, logs := observer.New(zap.DebugLevel)
-	tree := supervisor.NewTree("t", supervisor.NewEvents(zap.New(core), rec.Hook, nil))
+	tree := supervisor.NewTree("t", supervisor.Events{Logger: zap.New(core), Hook: rec.Hook})
 	child := &fn{name: "child", serve: func(ctx context.Context, start int) error {
 		if start == 1 {
 			panic("kaboom")
@@ -236,7 +236,7 @@ func TestPanicIsRecoveredWithStack(t *testing.T) {
 }
 
 func TestStopsInReverseOrderOfAdd(t *testing.T) {
-	tree := supervisor.NewTree("t", nil)
+	tree := supervisor.NewTree("t", supervisor.Events{})
 	type span struct{ begin, end time.Time }
 	var mu sync.Mutex
 	stops := map[string]span{}
@@ -279,7 +279,7 @@ func TestStopsInReverseOrderOfAdd(t *testing.T) {
 }
 
 func TestGroupStopsChildrenAtOnce(t *testing.T) {
-	tree := supervisor.NewGroup("g", nil)
+	tree := supervisor.NewGroup("g", supervisor.Events{})
 	release := make(chan struct{})
 	stopping := make(chan string, 2)
 	for _, name := range []string{"a", "b"} {
@@ -311,7 +311,7 @@ func TestGroupStopsChildrenAtOnce(t *testing.T) {
 
 func TestChildThatIgnoresStopIsReported(t *testing.T) {
 	rec := natstest.NewRecorder()
-	tree := supervisor.NewTree("t", supervisor.NewEvents(nil, rec.Hook, nil))
+	tree := supervisor.NewTree("t", supervisor.Events{Hook: rec.Hook})
 	release, returned := make(chan struct{}), make(chan struct{})
 	stubborn := &fn{name: "stubborn", serve: func(context.Context, int) error {
 		defer close(returned)
@@ -340,7 +340,7 @@ func TestChildThatIgnoresStopIsReported(t *testing.T) {
 
 func TestServeAgainAndConcurrently(t *testing.T) {
 	rec := natstest.NewRecorder()
-	tree := supervisor.NewTree("t", supervisor.NewEvents(nil, rec.Hook, nil))
+	tree := supervisor.NewTree("t", supervisor.Events{Hook: rec.Hook})
 	child := &fn{name: "child", serve: untilDone}
 	if err := tree.Add("child", child, supervisor.Policy{}); err != nil {
 		t.Fatal(err)
@@ -363,7 +363,7 @@ func TestServeAgainAndConcurrently(t *testing.T) {
 }
 
 func TestAddRejectsBadInput(t *testing.T) {
-	tree := supervisor.NewTree("t", nil)
+	tree := supervisor.NewTree("t", supervisor.Events{})
 	child := &fn{name: "child", serve: untilDone}
 	if err := tree.Add("child", child, supervisor.Policy{}); err != nil {
 		t.Fatal(err)

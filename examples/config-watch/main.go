@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/corral-go/corral"
-	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/kv"
 )
 
@@ -109,21 +109,21 @@ func (w *watcher) check(last uint64) (seen, gaps, duplicates int) {
 	return len(w.revs), gaps, duplicates
 }
 
-// embedded is the server, restartable in place: same port, same store.
-type embedded struct {
-	srv    *connection.Server
+// restartable is the server, restartable in place: same port, same store.
+type restartable struct {
+	srv    *embedded.Server
 	cancel context.CancelFunc
 	done   chan error
 }
 
-func (e *embedded) start(ctx context.Context) (string, error) {
+func (e *restartable) start(ctx context.Context) (string, error) {
 	sctx, cancel := context.WithCancel(context.Background())
 	e.cancel, e.done = cancel, make(chan error, 1)
 	go func() { e.done <- e.srv.Serve(sctx) }()
 	return e.srv.ClientURL(ctx)
 }
 
-func (e *embedded) stop() {
+func (e *restartable) stop() {
 	e.cancel()
 	<-e.done
 }
@@ -134,11 +134,11 @@ func run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	srv, err := connection.NewServer(connection.ServerConfig{StoreDir: dir})
+	srv, err := embedded.New(embedded.Config{StoreDir: dir})
 	if err != nil {
 		return err
 	}
-	server := &embedded{srv: srv}
+	server := &restartable{srv: srv}
 	url, err := server.start(ctx)
 	if err != nil {
 		return err

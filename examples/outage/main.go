@@ -25,8 +25,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral"
-	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/publisher"
+	"github.com/corral-go/corral/stream"
 )
 
 const messages = 50_000
@@ -54,7 +55,7 @@ func serve(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	srv, err := connection.NewServer(connection.ServerConfig{Port: *port, StoreDir: *store})
+	srv, err := embedded.New(embedded.Config{Port: *port, StoreDir: *store})
 	if err != nil {
 		return err
 	}
@@ -119,7 +120,7 @@ func run(ctx context.Context, out io.Writer) error {
 	cfg.Name = "outage"
 	cfg.Connection.Servers = []string{"nats://" + srv.addr()}
 	cfg.Publisher = publisher.Config{BufferMsgs: messages, OnFull: publisher.Block,
-		Streams: map[string]connection.StreamConfig{"OUTAGE": {Subjects: []string{"outage.>"}}}}
+		Streams: map[string]stream.Config{"OUTAGE": {Subjects: []string{"outage.>"}}}}
 	client, err := corral.New(cfg)
 	if err != nil {
 		return err

@@ -25,10 +25,11 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/corral-go/corral"
-	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/kv"
 	"github.com/corral-go/corral/objectstore"
+	"github.com/corral-go/corral/stream"
+	"github.com/corral-go/corral/supervisor"
 )
 
 func main() {
@@ -132,7 +133,7 @@ func declare(client *corral.Client, greeted chan<- string, ordered chan<- string
 		return nil
 	}), consumer.Config{Subject: "quickstart.orders.>", Workers: 4, JetStream: consumer.JetStream{
 		Stream: "QUICKSTART", Consumer: "orders",
-		CreateStream: &connection.StreamConfig{Subjects: []string{"quickstart.orders.>"}, MaxAge: time.Hour},
+		CreateStream: &stream.Config{Subjects: []string{"quickstart.orders.>"}, MaxAge: time.Hour},
 	}})
 	if err != nil {
 		return err
@@ -311,11 +312,13 @@ func (p *printer) printf(format string, args ...any) {
 }
 
 func (p *printer) event(e corral.Event) {
-	if e.Level() < zapcore.InfoLevel {
+	if e.Level() < supervisor.InfoLevel {
 		return
 	}
 	enc := zapcore.NewMapObjectEncoder()
-	_ = e.MarshalLogObject(enc)
+	if m, ok := e.(zapcore.ObjectMarshaler); ok {
+		_ = m.MarshalLogObject(enc)
+	}
 	var b strings.Builder
 	for _, k := range slices.Sorted(maps.Keys(enc.Fields)) {
 		fmt.Fprintf(&b, " %s=%v", k, enc.Fields[k])

@@ -22,8 +22,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral"
-	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/stream"
 )
 
 const (
@@ -86,7 +86,7 @@ func run(ctx context.Context, out io.Writer) error {
 	jobs := consumer.Config{Workers: 8, QueueSize: 32, JetStream: consumer.JetStream{
 		Stream: "JOBS", Consumer: "workers", MaxDeliver: 3, Backoff: []time.Duration{10 * time.Millisecond},
 		AckWait: 30 * time.Second, DeadLetter: "dead.jobs",
-		CreateStream: &connection.StreamConfig{Subjects: []string{"jobs.>"}, Retention: "workqueue"},
+		CreateStream: &stream.Config{Subjects: []string{"jobs.>"}, Retention: "workqueue"},
 	}}
 
 	// Instance a runs the embedded server; b connects to it.

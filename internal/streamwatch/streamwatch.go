@@ -14,14 +14,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/corral-go/corral/connection"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
-
-// Conns is where the watch gets its connection.
-type Conns interface {
-	Conn(ctx context.Context) (*nats.Conn, <-chan struct{}, error)
-}
 
 // Config describes a watch.
 type Config struct {
@@ -49,7 +45,7 @@ type Config struct {
 // Watch is a suture.Service. Its position survives its restarts.
 type Watch struct {
 	cfg         Config
-	conns       Conns
+	src         connection.Source
 	last        atomic.Uint64 // last sequence delivered
 	started     atomic.Bool   // a consumer has been created once
 	initialDone atomic.Bool
@@ -57,7 +53,7 @@ type Watch struct {
 }
 
 // New returns a watch that runs when served.
-func New(cfg Config, conns Conns) *Watch { return &Watch{cfg: cfg, conns: conns} }
+func New(cfg Config, src connection.Source) *Watch { return &Watch{cfg: cfg, src: src} }
 
 // String names the service.
 func (w *Watch) String() string { return w.cfg.Name }
@@ -70,7 +66,7 @@ func (w *Watch) Last() uint64 { return w.last.Load() }
 // again, it resumes after the last message delivered.
 func (w *Watch) Serve(ctx context.Context) error {
 	for {
-		nc, gone, err := w.conns.Conn(ctx)
+		nc, gone, err := w.src.Conn(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

@@ -7,17 +7,19 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/event"
 	"github.com/corral-go/corral/supervisor"
 )
 
-// Supervisor runs every declared handler, each as its own supervised child
+// Group runs every declared handler, each as its own supervised child
 // with its own restart policy, pool and counters. Handlers are declared
 // before Serve. At shutdown the handlers drain concurrently.
 //
-// It is a suture.Service; its methods are safe for concurrent use.
-type Supervisor struct {
-	conns  Conns
-	events *supervisor.Events
+// A Group is a suture.Service; its methods are safe for concurrent use.
+type Group struct {
+	src    connection.Source
+	events *event.Emitter
 	tree   *supervisor.Tree
 
 	mu       sync.Mutex
@@ -32,17 +34,14 @@ type service interface {
 	base() *handlerBase
 }
 
-// New returns a supervisor whose handlers take their connection from
-// conns and report to events (nil: nowhere).
-func New(conns Conns, events *supervisor.Events) *Supervisor {
-	if events == nil {
-		events = supervisor.NewEvents(nil, nil, nil)
-	}
-	return &Supervisor{conns: conns, events: events, tree: supervisor.NewGroup("consumers", events), byName: map[string]service{}}
+// NewGroup returns an empty group whose handlers take their connection
+// from src and whose events go where events says.
+func NewGroup(src connection.Source, events supervisor.Events) *Group {
+	return &Group{src: src, events: event.New(events), tree: supervisor.NewGroup("consumers", events), byName: map[string]service{}}
 }
 
 // String names the service in the tree.
-func (s *Supervisor) String() string { return "consumers" }
+func (s *Group) String() string { return "consumers" }
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
@@ -51,7 +50,7 @@ var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 // ErrInvalidConfig for a bad configuration, ErrDuplicateHandler for a name
 // in use, ErrNilHandler for a nil h, and supervisor.ErrRunning once Serve
 // runs.
-func (s *Supervisor) Handle(name string, cfg Config, h Handler) error {
+func (s *Group) Handle(name string, cfg Config, h Handler) error {
 	if f, ok := h.(HandlerFunc); h == nil || ok && f == nil {
 		return fmt.Errorf("consumer: handler %q: %w", name, ErrNilHandler)
 	}
@@ -64,7 +63,7 @@ func (s *Supervisor) Handle(name string, cfg Config, h Handler) error {
 
 // HandleRequest declares a request/reply endpoint named name: h's reply,
 // or its error as a service error, is sent back to each caller.
-func (s *Supervisor) HandleRequest(name string, cfg Config, h RequestHandler) error {
+func (s *Group) HandleRequest(name string, cfg Config, h RequestHandler) error {
 	if f, ok := h.(RequestFunc); h == nil || ok && f == nil {
 		return fmt.Errorf("consumer: handler %q: %w", name, ErrNilHandler)
 	}
@@ -75,7 +74,7 @@ func (s *Supervisor) HandleRequest(name string, cfg Config, h RequestHandler) er
 	return s.add(name, cfg, nil, requestInvoker(h))
 }
 
-func (s *Supervisor) add(name string, cfg Config, h Handler, invoke invoker) error {
+func (s *Group) add(name string, cfg Config, h Handler, invoke invoker) error {
 	if !validName.MatchString(name) {
 		return fmt.Errorf("consumer: handler name %q: %w: letters, digits, '-' and '_' only", name, ErrInvalidConfig)
 	}
@@ -98,7 +97,7 @@ func (s *Supervisor) add(name string, cfg Config, h Handler, invoke invoker) err
 		c = &core{invoke: invoke}
 	}
 	b := c.base()
-	b.name, b.cfg, b.conns, b.events, b.stats = name, cfg, s.conns, s.events, &counters{}
+	b.name, b.cfg, b.src, b.events, b.stats = name, cfg, s.src, s.events, &counters{}
 	if err := s.tree.Add(c.String(), c, cfg.Restart); err != nil { // supervisor.ErrRunning once serving
 		return fmt.Errorf("consumer: handler %q: %w", name, err)
 	}
@@ -109,7 +108,7 @@ func (s *Supervisor) add(name string, cfg Config, h Handler, invoke invoker) err
 
 // Serve runs the handlers until ctx ends, then drains them all at once,
 // each within its shutdown timeout.
-func (s *Supervisor) Serve(ctx context.Context) error {
+func (s *Group) Serve(ctx context.Context) error {
 	return s.tree.Serve(ctx)
 }
 
@@ -135,7 +134,7 @@ type Status struct {
 }
 
 // Status returns a snapshot of every handler, in the order declared.
-func (s *Supervisor) Status() []Status {
+func (s *Group) Status() []Status {
 	s.mu.Lock()
 	handlers := append([]service(nil), s.handlers...)
 	s.mu.Unlock()
@@ -161,6 +160,6 @@ func (s *Supervisor) Status() []Status {
 }
 
 // Unstopped names handlers that did not stop in time at the last shutdown.
-func (s *Supervisor) Unstopped() []string { return s.tree.Unstopped() }
+func (s *Group) Unstopped() []string { return s.tree.Unstopped() }
 
 type atomicPool = atomic.Pointer[pool]

@@ -1,4 +1,4 @@
-package connection
+package stream
 
 import (
 	"context"
@@ -13,9 +13,10 @@ import (
 	"github.com/corral-go/corral/internal/subject"
 )
 
-// StreamConfig declares a JetStream stream that a handler or the publisher
-// needs: it is created, or updated to match, before they use it.
-type StreamConfig struct {
+// Config declares a JetStream stream that a handler or the publisher
+// needs: it is created, or updated to match, before they use it. The zero
+// value of every field but Subjects is its default.
+type Config struct {
 	// Subjects the stream stores. Required.
 	Subjects []string `yaml:"subjects"`
 	// Retention is limits (default), workqueue or interest.
@@ -34,7 +35,7 @@ type StreamConfig struct {
 }
 
 // Validate reports every invalid field at once, wrapping ErrInvalidConfig.
-func (c StreamConfig) Validate() error {
+func (c Config) Validate() error {
 	p := conf.NewProblems("")
 	if len(c.Subjects) == 0 {
 		p.Addf("subjects", "at least one subject is required")
@@ -64,7 +65,7 @@ func (c StreamConfig) Validate() error {
 }
 
 // JetStream turns the declaration into nats.go's stream configuration.
-func (c StreamConfig) JetStream(name string) jetstream.StreamConfig {
+func (c Config) JetStream(name string) jetstream.StreamConfig {
 	sc := jetstream.StreamConfig{
 		Name:       name,
 		Subjects:   append([]string(nil), c.Subjects...),
@@ -95,14 +96,14 @@ func (c StreamConfig) JetStream(name string) jetstream.StreamConfig {
 // Declare creates the stream named name, or updates it to match. A change
 // the server cannot make in place (storage, retention...) is an error that
 // names the stream, never a silent change.
-func (c StreamConfig) Declare(ctx context.Context, js jetstream.JetStream, name string) (jetstream.Stream, error) {
+func (c Config) Declare(ctx context.Context, js jetstream.JetStream, name string) (jetstream.Stream, error) {
 	s, err := js.CreateOrUpdateStream(ctx, c.JetStream(name))
 	if err != nil {
 		var apiErr *jetstream.APIError
 		if errors.As(err, &apiErr) && strings.Contains(strings.ToLower(apiErr.Description), "can not") {
-			return nil, fmt.Errorf("connection: stream %s exists with a configuration that cannot be changed in place: %w", name, err)
+			return nil, fmt.Errorf("stream: %s exists with a configuration that cannot be changed in place: %w", name, err)
 		}
-		return nil, fmt.Errorf("connection: declare stream %s: %w", name, err)
+		return nil, fmt.Errorf("stream: declare %s: %w", name, err)
 	}
 	return s, nil
 }

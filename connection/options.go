@@ -1,0 +1,147 @@
+package connection
+
+import (
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// options builds the nats.go options for connection l: the configuration,
+// then a callback for every state change, then the caller's extra options.
+func (s *Supervisor) options(l *live) []nats.Option {
+	c := s.cfg
+	maxReconnects := c.MaxReconnects
+	if maxReconnects <= 0 {
+		maxReconnects = -1
+	}
+	opts := []nats.Option{
+		nats.Name(c.Name),
+		nats.MaxReconnects(maxReconnects),
+		nats.ReconnectWait(c.ReconnectWait),
+		nats.CustomReconnectDelay(reconnectDelay(c.ReconnectWait, c.MaxReconnectWait, c.ReconnectJitter)),
+		nats.ReconnectBufSize(int(c.ReconnectBufSize)),
+		nats.PingInterval(c.PingInterval),
+		nats.MaxPingsOutstanding(c.MaxPingsOutstanding),
+		nats.Timeout(c.ConnectTimeout),
+		nats.RetryOnFailedConnect(*c.RetryOnFailedConnect),
+		nats.DrainTimeout(c.DrainTimeout),
+	}
+	if c.NoRandomize {
+		opts = append(opts, nats.DontRandomize())
+	}
+	opts = append(opts, tlsOptions(c.TLS)...)
+	opts = append(opts, authOptions(c.Auth)...)
+	opts = append(opts, c.Options...)
+	// Ours come last so that they are installed; they call any the
+	// caller's options set.
+	var theirs nats.Options
+	for _, o := range c.Options {
+		_ = o(&theirs)
+	}
+	return append(opts, s.callbacks(l, &theirs)...)
+}
+
+// reconnectDelay grows the wait exponentially per full round of the
+// server list, with jitter so that many clients spread out.
+func reconnectDelay(wait, maxWait, jitter time.Duration) func(int) time.Duration {
+	return func(attempts int) time.Duration {
+		d := wait << min(max(attempts-1, 0), 30)
+		if d <= 0 || d > maxWait {
+			d = maxWait
+		}
+		if jitter > 0 {
+			d += rand.N(jitter)
+		}
+		return d
+	}
+}
+
+// callbacks turns every state change of connection l into status and an
+// event, then calls the caller's own callback, if any.
+func (s *Supervisor) callbacks(l *live, theirs *nats.Options) []nats.Option {
+	ev := s.events
+	return []nats.Option{
+		nats.ConnectHandler(func(nc *nats.Conn) {
+			l.failures.Store(0)
+			if s.update(l, nc, StateConnected, nil) {
+				ev.Emit(Connected{EventTime: ev.Stamp(), URL: Redact(nc.ConnectedUrl()),
+					ServerID: nc.ConnectedServerId(), ServerName: nc.ConnectedServerName(), Generation: l.gen})
+			}
+			callConn(theirs.ConnectedCB, nc)
+		}),
+		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			closing := l.draining.Load() || nc.IsClosed()
+			if !closing {
+				s.update(l, nc, StateReconnecting, err)
+			}
+			ev.Emit(Disconnected{EventTime: ev.Stamp(), URL: s.lastURL(), Err: err, Closing: closing, Generation: l.gen})
+			callConnErr(theirs.DisconnectedErrCB, nc, err)
+			callConn(theirs.DisconnectedCB, nc)
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			l.failures.Store(0)
+			s.update(l, nc, StateConnected, nil)
+			ev.Emit(Reconnected{EventTime: ev.Stamp(), URL: Redact(nc.ConnectedUrl()),
+				ServerID: nc.ConnectedServerId(), ServerName: nc.ConnectedServerName(),
+				Generation: l.gen, Reconnects: nc.Stats().Reconnects})
+			callConn(theirs.ReconnectedCB, nc)
+		}),
+		nats.ReconnectErrHandler(func(nc *nats.Conn, err error) {
+			ev.Emit(ReconnectFailed{EventTime: ev.Stamp(), URL: s.lastURL(), Err: err,
+				Attempt: l.failures.Add(1), Generation: l.gen})
+			callConnErr(theirs.ReconnectErrCB, nc, err)
+		}),
+		nats.ClosedHandler(func(nc *nats.Conn) {
+			// Released here, not only when Serve returns, so that Conn stops
+			// handing out this connection at once.
+			var cause error
+			st := StateStopped
+			if !l.draining.Load() {
+				cause, st = nc.LastError(), StateClosed
+			}
+			url := s.lastURL()
+			s.release(l, st, cause)
+			ev.Emit(Closed{EventTime: ev.Stamp(), URL: url, Err: cause, Generation: l.gen})
+			callConn(theirs.ClosedCB, nc)
+		}),
+		nats.DiscoveredServersHandler(func(nc *nats.Conn) {
+			ev.Emit(DiscoveredServers{EventTime: ev.Stamp(), URLs: RedactAll(nc.DiscoveredServers()), Generation: l.gen})
+			callConn(theirs.DiscoveredServersCB, nc)
+		}),
+		nats.LameDuckModeHandler(func(nc *nats.Conn) {
+			ev.Emit(LameDuck{EventTime: ev.Stamp(), URL: Redact(nc.ConnectedUrl()), Generation: l.gen})
+			callConn(theirs.LameDuckModeHandler, nc)
+		}),
+		nats.ErrorHandler(func(nc *nats.Conn, sub *nats.Subscription, err error) {
+			var subject, queue string
+			if sub != nil {
+				subject, queue = sub.Subject, sub.Queue
+			}
+			switch {
+			case s.listeners.dispatch(nc, sub, err):
+			case errors.Is(err, nats.ErrSlowConsumer) && sub != nil:
+				dropped, _ := sub.Dropped()
+				ev.Emit(SlowConsumer{EventTime: ev.Stamp(), Subject: subject, Queue: queue, Dropped: dropped, Generation: l.gen})
+			default:
+				ev.Emit(AsyncError{EventTime: ev.Stamp(), URL: s.lastURL(), Subject: subject, Err: err, Generation: l.gen})
+			}
+			if theirs.AsyncErrorCB != nil {
+				theirs.AsyncErrorCB(nc, sub, err)
+			}
+		}),
+	}
+}
+
+func callConn(cb nats.ConnHandler, nc *nats.Conn) {
+	if cb != nil {
+		cb(nc)
+	}
+}
+
+func callConnErr(cb nats.ConnErrHandler, nc *nats.Conn, err error) {
+	if cb != nil {
+		cb(nc, err)
+	}
+}

@@ -1,0 +1,43 @@
+package connection
+
+import (
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// State is where the supervised connection is.
+type State string
+
+const (
+	// StateConnecting: a connection is being made and has not yet connected.
+	StateConnecting State = "connecting"
+	// StateConnected: the connection is up.
+	StateConnected State = "connected"
+	// StateReconnecting: the connection dropped; nats.go is reconnecting.
+	StateReconnecting State = "reconnecting"
+	// StateDraining: the supervisor is stopping and drains the connection.
+	StateDraining State = "draining"
+	// StateClosed: the connection closed for good; a new one follows.
+	StateClosed State = "closed"
+	// StateStopped: the supervisor is not running.
+	StateStopped State = "stopped"
+)
+
+// Status is a snapshot of the supervised connection.
+type Status struct {
+	State State
+	// Since is when the connection entered State.
+	Since time.Time
+	// URL is the server connected to, or last connected to (redacted).
+	URL        string
+	ServerID   string
+	ServerName string
+	// Generation counts the connections made; it increases each time a
+	// closed connection is replaced.
+	Generation uint64
+	// LastError is the error the last connection closed or dropped with.
+	LastError string
+	// Stats are nats.go's counters for the current connection.
+	Stats nats.Statistics
+}

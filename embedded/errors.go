@@ -1,0 +1,19 @@
+package embedded
+
+import (
+	"errors"
+
+	"github.com/corral-go/corral/internal/conf"
+)
+
+var (
+	// ErrInvalidConfig is wrapped by every configuration error.
+	ErrInvalidConfig = conf.ErrInvalid
+
+	// ErrStopped is returned by Serve when the server shut down by itself.
+	ErrStopped = errors.New("embedded: server stopped")
+
+	// ErrNotReady is returned by Serve when the server does not accept
+	// connections within its start timeout.
+	ErrNotReady = errors.New("embedded: server not ready")
+)

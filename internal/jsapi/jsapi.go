@@ -1,0 +1,63 @@
+// Package jsapi holds what Corral's packages share about the JetStream
+// API: the error codes they act on, named, and the checks built on them.
+package jsapi
+
+import (
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Timeout bounds a JetStream API call made without a deadline of the
+// caller's: a declaration, a lookup, a dead-letter publish.
+const Timeout = 10 * time.Second
+
+// Error codes of the JetStream API that nats.go does not name, with the
+// name nats-server gives each.
+const (
+	// CodeResourcesExceeded: the account's JetStream resources are
+	// exhausted (JSAccountResourcesExceededErr); it clears when room is
+	// freed.
+	CodeResourcesExceeded jetstream.ErrorCode = 10002
+	// CodeStreamMismatch: the expected stream does not match
+	// (JSStreamMismatchErr).
+	CodeStreamMismatch jetstream.ErrorCode = 10060
+	// CodeWrongLastMsgID: the expected last Msg-Id does not match
+	// (JSStreamWrongLastMsgIDErrF).
+	CodeWrongLastMsgID jetstream.ErrorCode = 10070
+	// CodeStoreFailed: the stream could not store the message
+	// (JSStreamStoreFailedF).
+	CodeStoreFailed jetstream.ErrorCode = 10077
+)
+
+// ErrConnGone means the connection closed for good: a dependent asks its
+// connection.Source for the replacement.
+var ErrConnGone = errors.New("connection replaced")
+
+// Code returns the JetStream API error code err carries, if any.
+func Code(err error) (jetstream.ErrorCode, bool) {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return 0, false
+	}
+	return apiErr.ErrorCode, true
+}
+
+// WrongLastSequence reports whether err is the server refusing a write
+// that expected another last sequence: code 10071, or 10164 from a
+// replicated (R>1) stream.
+func WrongLastSequence(err error) bool {
+	code, ok := Code(err)
+	return ok && (code == jetstream.JSErrCodeStreamWrongLastSequence ||
+		code == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}
+
+// StreamMissing reports whether err says the stream behind a bucket or
+// store is gone. No responders also happens without JetStream; declaring
+// again then fails too, with a clearer error.
+func StreamMissing(err error) bool {
+	return errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders)
+}

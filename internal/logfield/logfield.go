@@ -1,0 +1,39 @@
+// Package logfield writes Corral's events as zap log lines, the same way
+// in every package.
+package logfield
+
+import (
+	"errors"
+	"strings"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// Write logs the event of kind at level, with the fields of ev when it has
+// any, and a "component" field: the part of kind before its first dot.
+func Write(log *zap.Logger, level zapcore.Level, kind string, ev any) {
+	ce := log.Check(level, kind)
+	if ce == nil {
+		return
+	}
+	component, _, _ := strings.Cut(kind, ".")
+	if m, ok := ev.(zapcore.ObjectMarshaler); ok {
+		ce.Write(zap.String("component", component), zap.Inline(m))
+		return
+	}
+	ce.Write(zap.String("component", component))
+}
+
+// Error writes err, if any, as an "error" field, with the stack of a
+// recovered panic (an error with a Stacktrace method) as "stack".
+func Error(enc zapcore.ObjectEncoder, err error) {
+	if err == nil {
+		return
+	}
+	enc.AddString("error", err.Error())
+	var st interface{ Stacktrace() []byte }
+	if errors.As(err, &st) {
+		enc.AddByteString("stack", st.Stacktrace())
+	}
+}

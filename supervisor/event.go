@@ -1,0 +1,80 @@
+package supervisor
+
+import (
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Event is something that happened in a Corral tree: a child failed, a
+// connection dropped, a handler fell behind. Every package defines its
+// events as structs that embed [EventTime]; a [Hook] receives them all and
+// tells them apart with a type switch. Events are also logged, at their
+// Level and with their fields, so logs and hooks never disagree.
+//
+// Event is sealed: only Corral's packages define events.
+type Event interface {
+	// Kind is a stable dotted name, such as "connection.disconnected".
+	Kind() string
+	// Level is how serious the event is; it is logged at this level.
+	Level() Level
+	// When is the time the event happened.
+	When() time.Time
+	sealed()
+}
+
+// EventTime is embedded by every event: it carries the event's time and
+// seals the [Event] interface to the types that embed it.
+type EventTime struct {
+	At time.Time
+}
+
+// When returns At.
+func (e EventTime) When() time.Time { return e.At }
+
+func (EventTime) sealed() {}
+
+// Level is the severity of an [Event]. Its values are zap's, so an event is
+// logged at the same level by any zap logger.
+type Level int8
+
+// The levels of events, least serious first.
+const (
+	DebugLevel Level = iota - 1
+	InfoLevel
+	WarnLevel
+	ErrorLevel
+)
+
+// String returns the level's name: debug, info, warn or error.
+func (l Level) String() string {
+	switch l {
+	case DebugLevel:
+		return "debug"
+	case InfoLevel:
+		return "info"
+	case WarnLevel:
+		return "warn"
+	case ErrorLevel:
+		return "error"
+	}
+	return "unknown"
+}
+
+// Hook receives every event. It is called synchronously from the
+// goroutine that saw the event (a nats.go callback, a worker, the
+// supervisor), so it must return quickly and must not block.
+type Hook func(Event)
+
+// Events says where a component's events go: each is logged to Logger at
+// its level and then passed to Hook. The zero value discards both and
+// stamps events with [time.Now]. Every component's configuration holds
+// one; corral.New fills them from WithLogger, WithEventHook and WithClock.
+type Events struct {
+	// Logger receives a line per event. Default none.
+	Logger *zap.Logger
+	// Hook receives every event. Default none.
+	Hook Hook
+	// Clock stamps events and status. Default [time.Now].
+	Clock func() time.Time
+}
