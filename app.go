@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/embedded"
+	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/publisher"
 	"github.com/corral-go/corral/supervisor"
 )
@@ -126,37 +128,31 @@ func (c *Client) consumersPolicy(longest time.Duration) supervisor.Policy {
 	return p
 }
 
-// Handle binds h to the handler named name. Its settings come from
-// Config.Handlers[name] and, optionally, from cfg declared in code; fields
-// set in the configuration win, so a file can retune workers, queues and
-// policies without a code change. Handle fails with a clear error when the
-// subject or any setting is invalid, the name is already bound, or the name
-// is neither in the configuration nor given settings here. Declare handlers
-// before Run.
-func (c *Client) Handle(name string, h consumer.Handler, cfg ...consumer.Config) error {
+// Handle binds h to the handler named name, as consumer.Group.Handle
+// does. Its settings are cfg, declared in code (the zero Config when they
+// all come from the file), overridden by Config.Handlers[name]: a key the
+// file or the environment sets wins, false and zero included, so a file
+// retunes workers, queues and policies without a code change. Handle fails
+// with a clear error when the subject or any setting is invalid, the name
+// is already bound, or the name is neither in the configuration nor given
+// settings here. Declare handlers before Run.
+func (c *Client) Handle(name string, cfg consumer.Config, h consumer.Handler) error {
 	return c.declare(name, cfg, func(hc consumer.Config) error { return c.consumers.Handle(name, hc, h) })
 }
 
 // HandleRequest binds a request/reply endpoint, as Handle does: h's reply,
 // or its error as a service error, goes back to each caller.
-func (c *Client) HandleRequest(name string, h consumer.RequestHandler, cfg ...consumer.Config) error {
+func (c *Client) HandleRequest(name string, cfg consumer.Config, h consumer.RequestHandler) error {
 	return c.declare(name, cfg, func(hc consumer.Config) error { return c.consumers.HandleRequest(name, hc, h) })
 }
 
-func (c *Client) declare(name string, code []consumer.Config, add func(consumer.Config) error) error {
-	if len(code) > 1 {
-		return fmt.Errorf("corral: handler %q: %w: at most one consumer.Config", name, ErrInvalidConfig)
-	}
+func (c *Client) declare(name string, hc consumer.Config, add func(consumer.Config) error) error {
 	file, inFile := c.cfg.Handlers[name]
-	if len(code) == 0 && !inFile {
+	if !inFile && reflect.ValueOf(hc).IsZero() {
 		return fmt.Errorf("handler %q: %w", name, ErrUnknownHandler)
 	}
-	var hc consumer.Config
-	if len(code) == 1 {
-		hc = code[0]
-	}
 	if inFile {
-		hc = hc.Override(file)
+		conf.Override(&hc, file, c.cfg.keys.Under("handlers."+name))
 	}
 	hc.Restart = hc.Restart.Inherit(c.cfg.Restart)
 	c.mu.Lock()

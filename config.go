@@ -15,6 +15,7 @@ import (
 	"github.com/corral-go/corral/objectstore"
 	"github.com/corral-go/corral/publisher"
 	"github.com/corral-go/corral/supervisor"
+	"go.yaml.in/yaml/v3"
 )
 
 // EnvPrefix starts the name of every environment override: the field
@@ -57,6 +58,10 @@ type Config struct {
 	// Watches configures the watches declared with WatchKV and
 	// WatchObjects.
 	Watches WatchesConfig `yaml:"watches"`
+
+	// keys are the fields the file and the environment set, so that a key
+	// written as false or zero still overrides what code declared.
+	keys conf.Keys
 }
 
 // WatchesConfig configures every watch declared in code.
@@ -94,6 +99,11 @@ func ParseConfig(data []byte) (Config, error) {
 	if err := conf.DecodeYAML(data, &cfg); err != nil {
 		return Config{}, err
 	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return Config{}, err
+	}
+	cfg.keys = conf.KeysOf(&doc)
 	return cfg, nil
 }
 
@@ -102,7 +112,12 @@ func ParseConfig(data []byte) (Config, error) {
 // lists are comma-separated. lookup is os.LookupEnv in production. Every bad
 // value is reported, wrapping ErrInvalidConfig.
 func (c *Config) ApplyEnv(lookup func(string) (string, bool)) error {
-	return conf.ApplyEnv(c, EnvPrefix, lookup)
+	set, err := conf.ApplyEnv(c, EnvPrefix, lookup)
+	if c.keys == nil {
+		c.keys = conf.Keys{}
+	}
+	c.keys.Add("", set)
+	return err
 }
 
 // Validate reports every problem at once, each naming its field, in an

@@ -59,12 +59,12 @@ func ExampleClient_HandleRequest() {
 	cfg.Server.StoreDir = dir
 	c, _ := corral.New(cfg)
 
-	err := c.HandleRequest("upper", consumer.RequestFunc(func(ctx context.Context, m *consumer.Msg) (consumer.Reply, error) {
+	err := c.HandleRequest("upper", consumer.Config{Subject: "svc.upper", Workers: 4}, consumer.RequestFunc(func(ctx context.Context, m *consumer.Msg) (consumer.Reply, error) {
 		if len(m.Data()) == 0 {
 			return consumer.Reply{}, consumer.Errorf(400, "empty")
 		}
 		return consumer.Reply{Data: bytes.ToUpper(m.Data())}, nil
-	}), consumer.Config{Subject: "svc.upper", Workers: 4})
+	}))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -31,20 +31,20 @@ handlers:
 		t.Fatal(err)
 	}
 	got := make(chan string, 1)
-	if err := c.Handle("orders", consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+	if err := c.Handle("orders", consumer.Config{}, consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
 		got <- string(m.Data())
 		return nil
 	})); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.HandleRequest("prices", consumer.RequestFunc(func(ctx context.Context, m *consumer.Msg) (consumer.Reply, error) {
+	if err := c.HandleRequest("prices", consumer.Config{}, consumer.RequestFunc(func(ctx context.Context, m *consumer.Msg) (consumer.Reply, error) {
 		return consumer.Reply{Data: []byte("42")}, nil
 	})); err != nil {
 		t.Fatal(err)
 	}
 	// Declared in code; the file retunes its workers only.
-	if err := c.Handle("tuned", consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil }),
-		consumer.Config{Subject: "tuned.in", Workers: 1, QueueSize: 8}); err != nil {
+	if err := c.Handle("tuned",
+		consumer.Config{Subject: "tuned.in", Workers: 1, QueueSize: 8}, consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil })); err != nil {
 		t.Fatal(err)
 	}
 	running(t, c)
@@ -112,16 +112,16 @@ handlers:
 		t.Fatal(err)
 	}
 	nop := consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil })
-	if err := c.Handle("missing", nop); !errors.Is(err, corral.ErrUnknownHandler) || !strings.Contains(err.Error(), `"missing"`) {
+	if err := c.Handle("missing", consumer.Config{}, nop); !errors.Is(err, corral.ErrUnknownHandler) || !strings.Contains(err.Error(), `"missing"`) {
 		t.Fatalf("name missing from config: got %v", err)
 	}
-	if err := c.Handle("bad", nop, consumer.Config{Subject: "a..b"}); !errors.Is(err, corral.ErrInvalidConfig) || !strings.Contains(err.Error(), "subject") {
+	if err := c.Handle("bad", consumer.Config{Subject: "a..b"}, nop); !errors.Is(err, corral.ErrInvalidConfig) || !strings.Contains(err.Error(), "subject") {
 		t.Fatalf("invalid subject: got %v", err)
 	}
-	if err := c.Handle("known", nop); err != nil {
+	if err := c.Handle("known", consumer.Config{}, nop); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Handle("known", nop); !errors.Is(err, consumer.ErrDuplicateHandler) {
+	if err := c.Handle("known", consumer.Config{}, nop); !errors.Is(err, consumer.ErrDuplicateHandler) {
 		t.Fatalf("duplicate: got %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -159,5 +159,29 @@ func TestHandlerEnvironmentOverride(t *testing.T) {
 	}
 	if w := cfg.Handlers["orders"].Workers; w != 12 {
 		t.Fatalf("workers: got %d, want the environment's 12", w)
+	}
+}
+
+// A key the file writes overrides code even when it turns a setting off,
+// as an empty queue group does.
+func TestFileKeysOverrideCodeEvenWhenEmpty(t *testing.T) {
+	cfg, err := corral.ParseConfig([]byte(`
+handlers:
+  audit: {queue_group: "", workers: 2}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := corral.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nop := consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil })
+	if err := c.Handle("audit", consumer.Config{Subject: "audit.>", QueueGroup: "auditors", Workers: 8}, nop); err != nil {
+		t.Fatal(err)
+	}
+	h := c.Status().Handlers[0]
+	if h.QueueGroup != "" || h.Workers != 2 || h.Subject != "audit.>" {
+		t.Fatalf("got queue group %q, %d workers, subject %q; want no queue group, 2 workers, audit.>", h.QueueGroup, h.Workers, h.Subject)
 	}
 }

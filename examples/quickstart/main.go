@@ -118,32 +118,32 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 // declare binds a handler, a request/reply endpoint and a JetStream
 // handler to the client.
 func declare(client *corral.Client, greeted chan<- string, ordered chan<- string) error {
-	err := client.Handle("greetings", consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+	err := client.Handle("greetings", consumer.Config{Subject: "quickstart.greet", Workers: 2, QueueSize: 16}, consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
 		greeted <- string(m.Data())
 		return nil
-	}), consumer.Config{Subject: "quickstart.greet", Workers: 2, QueueSize: 16})
+	}))
 	if err != nil {
 		return err
 	}
 	// At least once: acked when the handler returns nil, redelivered with
 	// backoff when it fails.
-	err = client.Handle("orders", consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+	err = client.Handle("orders", consumer.Config{Subject: "quickstart.orders.>", Workers: 4, JetStream: consumer.JetStream{
+		Stream: "QUICKSTART", Consumer: "orders",
+		CreateStream: &stream.Config{Subjects: []string{"quickstart.orders.>"}, MaxAge: time.Hour},
+	}}, consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
 		md := m.Metadata()
 		ordered <- fmt.Sprintf("%s (stream sequence %d, delivery %d)", m.Data(), md.Sequence.Stream, md.NumDelivered)
 		return nil
-	}), consumer.Config{Subject: "quickstart.orders.>", Workers: 4, JetStream: consumer.JetStream{
-		Stream: "QUICKSTART", Consumer: "orders",
-		CreateStream: &stream.Config{Subjects: []string{"quickstart.orders.>"}, MaxAge: time.Hour},
-	}})
+	}))
 	if err != nil {
 		return err
 	}
-	return client.HandleRequest("clock", consumer.RequestFunc(func(ctx context.Context, m *consumer.Msg) (consumer.Reply, error) {
+	return client.HandleRequest("clock", consumer.Config{Subject: "quickstart.time"}, consumer.RequestFunc(func(ctx context.Context, m *consumer.Msg) (consumer.Reply, error) {
 		if len(m.Data()) > 0 {
 			return consumer.Reply{}, consumer.Errorf(400, "the clock takes no arguments")
 		}
 		return consumer.Reply{Data: []byte(time.Now().UTC().Format(time.RFC3339))}, nil
-	}), consumer.Config{Subject: "quickstart.time"})
+	}))
 }
 
 // greeting is what the settings bucket holds, as JSON.

@@ -68,15 +68,15 @@ func runPolicy(ctx context.Context, dir string, policy consumer.Overflow, out io
 	var maxQueue atomic.Int64
 	hc := consumer.Config{Subject: "work." + string(policy), Workers: workers, QueueSize: queueSize, Overflow: policy}
 	if policy == consumer.Reject {
-		err = client.HandleRequest("slow", consumer.RequestFunc(func(ctx context.Context, m *consumer.Msg) (consumer.Reply, error) {
+		err = client.HandleRequest("slow", hc, consumer.RequestFunc(func(ctx context.Context, m *consumer.Msg) (consumer.Reply, error) {
 			time.Sleep(work)
 			return consumer.Reply{Data: []byte("done")}, nil
-		}), hc)
+		}))
 	} else {
-		err = client.Handle("slow", consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		err = client.Handle("slow", hc, consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
 			time.Sleep(work)
 			return nil
-		}), hc)
+		}))
 	}
 	if err != nil {
 		return err

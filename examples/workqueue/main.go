@@ -96,7 +96,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := a.Handle("jobs", consumer.HandlerFunc(t.handle), jobs); err != nil {
+	if err := a.Handle("jobs", jobs, consumer.HandlerFunc(t.handle)); err != nil {
 		return err
 	}
 	stopA := start(ctx, a)
@@ -126,7 +126,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := b.Handle("jobs", consumer.HandlerFunc(t.handle), jobs); err != nil {
+	if err := b.Handle("jobs", jobs, consumer.HandlerFunc(t.handle)); err != nil {
 		return err
 	}
 	stopB := start(ctx, b)

@@ -13,16 +13,26 @@ import (
 // it, upper-cased and joined with "_": the field tagged "servers" in the
 // section tagged "connection" is CORRAL_CONNECTION_SERVERS. Lists are
 // comma-separated; maps of sections are entered by their existing keys.
-// lookup is os.LookupEnv in production. Every bad value is reported.
-func ApplyEnv(v any, prefix string, lookup func(string) (string, bool)) error {
+// lookup is os.LookupEnv in production. It returns the keys it set; every
+// bad value is reported.
+func ApplyEnv(v any, prefix string, lookup func(string) (string, bool)) (Keys, error) {
 	p := NewProblems("")
-	applyEnv(reflect.ValueOf(v).Elem(), prefix, lookup, p)
-	return p.Err()
+	set := Keys{}
+	e := envWalk{lookup: lookup, problems: p, set: set}
+	e.apply(reflect.ValueOf(v).Elem(), prefix, "")
+	return set, p.Err()
+}
+
+// envWalk is one pass of ApplyEnv over a configuration.
+type envWalk struct {
+	lookup   func(string) (string, bool)
+	problems Problems
+	set      Keys
 }
 
 var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
 
-func applyEnv(v reflect.Value, name string, lookup func(string) (string, bool), p Problems) {
+func (e envWalk) apply(v reflect.Value, name, path string) {
 	t := v.Type()
 	switch {
 	case t.Kind() == reflect.Struct && !reflect.PointerTo(t).Implements(unmarshalerType):
@@ -32,14 +42,14 @@ func applyEnv(v reflect.Value, name string, lookup func(string) (string, bool), 
 			if !f.IsExported() || tag == "-" {
 				continue
 			}
-			child := name
+			child, childPath := name, path
 			if opts != "inline" {
 				if tag == "" {
 					tag = strings.ToLower(f.Name)
 				}
-				child = name + "_" + envName(tag)
+				child, childPath = name+"_"+envName(tag), join(path, tag)
 			}
-			applyEnv(v.Field(i), child, lookup, p)
+			e.apply(v.Field(i), child, childPath)
 		}
 		return
 	case t.Kind() == reflect.Struct: // a section with its own YAML form: enter its fields too
@@ -47,25 +57,29 @@ func applyEnv(v reflect.Value, name string, lookup func(string) (string, bool), 
 			f := t.Field(i)
 			tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 			if f.IsExported() && tag != "-" && tag != "" {
-				applyEnv(v.Field(i), name+"_"+envName(tag), lookup, p)
+				e.apply(v.Field(i), name+"_"+envName(tag), join(path, tag))
 			}
 		}
 		return
 	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.Struct:
 		for _, k := range v.MapKeys() {
-			e := reflect.New(t.Elem()).Elem()
-			e.Set(v.MapIndex(k))
-			applyEnv(e, name+"_"+envName(k.String()), lookup, p)
-			v.SetMapIndex(k, e)
+			entry := reflect.New(t.Elem()).Elem()
+			entry.Set(v.MapIndex(k))
+			e.apply(entry, name+"_"+envName(k.String()), join(path, k.String()))
+			v.SetMapIndex(k, entry)
 		}
 		return
 	}
-	s, ok := lookup(name)
+	s, ok := e.lookup(name)
 	if !ok {
 		return
 	}
 	if err := setScalar(v, s); err != nil {
-		p.Addf("", "environment %s: %v", name, err)
+		e.problems.Addf("", "environment %s: %v", name, err)
+		return
+	}
+	for p := path; p != ""; p, _ = cutLast(p) {
+		e.set[p] = true
 	}
 }
 
@@ -104,4 +118,13 @@ func setScalar(v reflect.Value, s string) error {
 
 func envName(tag string) string {
 	return strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(tag))
+}
+
+// cutLast drops the last element of a key path: "a.b.c" -> "a.b".
+func cutLast(path string) (string, bool) {
+	i := strings.LastIndex(path, ".")
+	if i < 0 {
+		return "", false
+	}
+	return path[:i], true
 }

@@ -1,0 +1,106 @@
+package conf
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+type policy struct {
+	Mode    string        `yaml:"mode"`
+	Backoff time.Duration `yaml:"backoff"`
+}
+
+type inner struct {
+	Bind  bool     `yaml:"bind"`
+	Items []string `yaml:"items"`
+}
+
+type section struct {
+	Workers int      `yaml:"workers"`
+	Name    string   `yaml:"name"`
+	Restart policy   `yaml:"restart"`
+	Extra   *policy  `yaml:"extra"`
+	Inner   inner    `yaml:",inline"`
+	Secret  func()   `yaml:"-"`
+	List    []string `yaml:"list"`
+}
+
+func TestOverrideFollowsTheKeysSet(t *testing.T) {
+	code := section{Workers: 8, Name: "code", Restart: policy{Mode: "permanent", Backoff: time.Second},
+		Inner: inner{Bind: true, Items: []string{"a"}}, List: []string{"x"}}
+	tests := []struct {
+		name string
+		yaml string
+		want section
+	}{
+		{
+			name: "false and zero override what code set",
+			yaml: "workers: 0\nbind: false\nlist: []",
+			want: section{Workers: 0, Name: "code", Restart: code.Restart, Inner: inner{Bind: false, Items: []string{"a"}}, List: []string{}},
+		},
+		{
+			name: "a nested key overrides only itself",
+			yaml: "restart: {backoff: 5s}",
+			want: section{Workers: 8, Name: "code", Restart: policy{Mode: "permanent", Backoff: 5 * time.Second}, Inner: code.Inner, List: code.List},
+		},
+		{
+			name: "a pointer is replaced whole",
+			yaml: "extra: {mode: temporary}",
+			want: section{Workers: 8, Name: "code", Restart: code.Restart, Extra: &policy{Mode: "temporary"}, Inner: code.Inner, List: code.List},
+		},
+		{
+			name: "nothing set overrides nothing",
+			yaml: "{}",
+			want: code,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var file section
+			node, err := parseNode(tt.yaml, &file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := code
+			Override(&got, file, KeysOf(node))
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("got %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestOverrideWithoutKeysTakesNonZeroFields(t *testing.T) {
+	code := section{Workers: 8, Name: "code", Restart: policy{Backoff: time.Second}, Inner: inner{Bind: true}}
+	got := code
+	Override(&got, section{Name: "file", Restart: policy{Mode: "transient"}}, nil)
+	want := section{Workers: 8, Name: "file", Restart: policy{Mode: "transient", Backoff: time.Second}, Inner: inner{Bind: true}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+}
+
+func TestKeysUnderAndAdd(t *testing.T) {
+	k := Keys{"handlers.a.workers": true, "handlers.a.restart.mode": true, "handlers.b.bind": true, "name": true}
+	if got := k.Under("handlers.a"); !reflect.DeepEqual(got, Keys{"workers": true, "restart.mode": true}) {
+		t.Fatalf("Under: got %v", got)
+	}
+	k.Add("handlers.c", Keys{"workers": true})
+	if !k["handlers.c.workers"] {
+		t.Fatalf("Add: got %v", k)
+	}
+	if Keys(nil).Under("x") != nil {
+		t.Fatal("Under of nil keys is not nil")
+	}
+}
+
+func parseNode(doc string, v any) (*yaml.Node, error) {
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(doc), &n); err != nil {
+		return nil, err
+	}
+	return &n, n.Decode(v)
+}
