@@ -7,7 +7,8 @@ import (
 	"github.com/corral-go/corral/supervisor"
 )
 
-// Connected: a connection was established for the first time. Generation
+// Connected is emitted when a connection is established for the first
+// time. Generation
 // counts the connections the supervisor has made; it is 1 for the first
 // and increases each time a closed connection is replaced.
 type Connected struct {
@@ -18,7 +19,7 @@ type Connected struct {
 	Generation uint64
 }
 
-// Disconnected: the connection to URL was lost; nats.go reconnects by
+// Disconnected is emitted when the connection to URL is lost; nats.go reconnects by
 // itself unless Closing says the connection is being closed.
 type Disconnected struct {
 	supervisor.EventTime
@@ -28,7 +29,7 @@ type Disconnected struct {
 	Generation uint64
 }
 
-// Reconnected: the connection is back, to URL.
+// Reconnected is emitted when the connection is back, to URL.
 type Reconnected struct {
 	supervisor.EventTime
 	URL        string
@@ -38,7 +39,7 @@ type Reconnected struct {
 	Reconnects uint64
 }
 
-// ReconnectFailed: one attempt to (re)connect failed; Attempt counts them
+// ReconnectFailed is emitted when one attempt to (re)connect failed; Attempt counts them
 // since the connection was last up, and URL is the server it was last up
 // on. An outage produces one per attempt, so attempts 1, 2, 4, 8... are
 // logged as warnings and the rest at debug level.
@@ -50,7 +51,7 @@ type ReconnectFailed struct {
 	Generation uint64
 }
 
-// Closed: the connection closed for good. Err is nil when the supervisor
+// Closed is emitted when the connection closed for good. Err is nil when the supervisor
 // closed it; otherwise the supervisor fails and makes a new connection.
 type Closed struct {
 	supervisor.EventTime
@@ -59,23 +60,23 @@ type Closed struct {
 	Generation uint64
 }
 
-// DiscoveredServers: the server announced cluster members not in the
-// configured list.
+// DiscoveredServers is emitted when the server announces cluster members
+// not in the configured list.
 type DiscoveredServers struct {
 	supervisor.EventTime
 	URLs       []string // redacted
 	Generation uint64
 }
 
-// LameDuck: the server is shutting down gracefully and asks clients to
-// move; nats.go reconnects elsewhere when it closes.
+// LameDuck is emitted when the server is shutting down gracefully and
+// asks clients to move; nats.go reconnects elsewhere when it closes.
 type LameDuck struct {
 	supervisor.EventTime
 	URL        string
 	Generation uint64
 }
 
-// SlowConsumer: nats.go dropped messages for a subscription whose pending
+// SlowConsumer is emitted when nats.go dropped messages for a subscription whose pending
 // buffer was full. nats.go reports once per episode.
 type SlowConsumer struct {
 	supervisor.EventTime
@@ -85,7 +86,7 @@ type SlowConsumer struct {
 	Generation uint64
 }
 
-// AsyncError: nats.go reported an error that belongs to no call, such as a
+// AsyncError is emitted when nats.go reports an error that belongs to no call, such as a
 // permissions violation.
 type AsyncError struct {
 	supervisor.EventTime
@@ -95,41 +96,76 @@ type AsyncError struct {
 	Generation uint64
 }
 
-func (Connected) Kind() string         { return "connection.connected" }
-func (Disconnected) Kind() string      { return "connection.disconnected" }
-func (Reconnected) Kind() string       { return "connection.reconnected" }
-func (ReconnectFailed) Kind() string   { return "connection.reconnect_failed" }
-func (Closed) Kind() string            { return "connection.closed" }
-func (DiscoveredServers) Kind() string { return "connection.discovered_servers" }
-func (LameDuck) Kind() string          { return "connection.lame_duck" }
-func (SlowConsumer) Kind() string      { return "connection.slow_consumer" }
-func (AsyncError) Kind() string        { return "connection.async_error" }
+// Kind returns "connection.connected".
+func (Connected) Kind() string { return "connection.connected" }
 
+// Kind returns "connection.disconnected".
+func (Disconnected) Kind() string { return "connection.disconnected" }
+
+// Kind returns "connection.reconnected".
+func (Reconnected) Kind() string { return "connection.reconnected" }
+
+// Kind returns "connection.reconnect_failed".
+func (ReconnectFailed) Kind() string { return "connection.reconnect_failed" }
+
+// Kind returns "connection.closed".
+func (Closed) Kind() string { return "connection.closed" }
+
+// Kind returns "connection.discovered_servers".
+func (DiscoveredServers) Kind() string { return "connection.discovered_servers" }
+
+// Kind returns "connection.lame_duck".
+func (LameDuck) Kind() string { return "connection.lame_duck" }
+
+// Kind returns "connection.slow_consumer".
+func (SlowConsumer) Kind() string { return "connection.slow_consumer" }
+
+// Kind returns "connection.async_error".
+func (AsyncError) Kind() string { return "connection.async_error" }
+
+// Level returns InfoLevel.
 func (Connected) Level() supervisor.Level { return supervisor.InfoLevel }
+
+// Level returns the level the event is logged at.
 func (e Disconnected) Level() supervisor.Level {
 	if e.Closing {
 		return supervisor.InfoLevel
 	}
 	return supervisor.WarnLevel
 }
+
+// Level returns InfoLevel.
 func (Reconnected) Level() supervisor.Level { return supervisor.InfoLevel }
+
+// Level returns the level the event is logged at.
 func (e ReconnectFailed) Level() supervisor.Level {
 	if e.Attempt&(e.Attempt-1) == 0 { // 1, 2, 4, 8...
 		return supervisor.WarnLevel
 	}
 	return supervisor.DebugLevel
 }
+
+// Level returns the level the event is logged at.
 func (e Closed) Level() supervisor.Level {
 	if e.Err != nil {
 		return supervisor.ErrorLevel
 	}
 	return supervisor.InfoLevel
 }
-func (DiscoveredServers) Level() supervisor.Level { return supervisor.InfoLevel }
-func (LameDuck) Level() supervisor.Level          { return supervisor.WarnLevel }
-func (SlowConsumer) Level() supervisor.Level      { return supervisor.WarnLevel }
-func (AsyncError) Level() supervisor.Level        { return supervisor.ErrorLevel }
 
+// Level returns InfoLevel.
+func (DiscoveredServers) Level() supervisor.Level { return supervisor.InfoLevel }
+
+// Level returns WarnLevel.
+func (LameDuck) Level() supervisor.Level { return supervisor.WarnLevel }
+
+// Level returns WarnLevel.
+func (SlowConsumer) Level() supervisor.Level { return supervisor.WarnLevel }
+
+// Level returns ErrorLevel.
+func (AsyncError) Level() supervisor.Level { return supervisor.ErrorLevel }
+
+// MarshalLogObject writes the event's fields for zap.
 func (e Connected) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("url", e.URL)
 	enc.AddString("server_id", e.ServerID)
@@ -138,6 +174,7 @@ func (e Connected) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
+// MarshalLogObject writes the event's fields for zap.
 func (e Disconnected) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("url", e.URL)
 	logfield.Error(enc, e.Err)
@@ -148,6 +185,7 @@ func (e Disconnected) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
+// MarshalLogObject writes the event's fields for zap.
 func (e Reconnected) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("url", e.URL)
 	enc.AddString("server_id", e.ServerID)
@@ -157,6 +195,7 @@ func (e Reconnected) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
+// MarshalLogObject writes the event's fields for zap.
 func (e ReconnectFailed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	if e.URL != "" {
 		enc.AddString("url", e.URL)
@@ -167,6 +206,7 @@ func (e ReconnectFailed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
+// MarshalLogObject writes the event's fields for zap.
 func (e Closed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	if e.URL != "" {
 		enc.AddString("url", e.URL)
@@ -176,6 +216,7 @@ func (e Closed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
+// MarshalLogObject writes the event's fields for zap.
 func (e DiscoveredServers) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	_ = enc.AddArray("urls", zapcore.ArrayMarshalerFunc(func(a zapcore.ArrayEncoder) error {
 		for _, u := range e.URLs {
@@ -187,12 +228,14 @@ func (e DiscoveredServers) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
+// MarshalLogObject writes the event's fields for zap.
 func (e LameDuck) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("url", e.URL)
 	enc.AddUint64("generation", e.Generation)
 	return nil
 }
 
+// MarshalLogObject writes the event's fields for zap.
 func (e SlowConsumer) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("subject", e.Subject)
 	if e.Queue != "" {
@@ -203,6 +246,7 @@ func (e SlowConsumer) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
+// MarshalLogObject writes the event's fields for zap.
 func (e AsyncError) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	if e.URL != "" {
 		enc.AddString("url", e.URL)

@@ -10,17 +10,17 @@ import (
 type State string
 
 const (
-	// StateConnecting: a connection is being made and has not yet connected.
+	// StateConnecting means a connection is being made and has not yet connected.
 	StateConnecting State = "connecting"
-	// StateConnected: the connection is up.
+	// StateConnected means the connection is up.
 	StateConnected State = "connected"
-	// StateReconnecting: the connection dropped; nats.go is reconnecting.
+	// StateReconnecting means the connection dropped; nats.go is reconnecting.
 	StateReconnecting State = "reconnecting"
-	// StateDraining: the supervisor is stopping and drains the connection.
+	// StateDraining means the supervisor is stopping and drains the connection.
 	StateDraining State = "draining"
-	// StateClosed: the connection closed for good; a new one follows.
+	// StateClosed means the connection closed for good; a new one follows.
 	StateClosed State = "closed"
-	// StateStopped: the supervisor is not running.
+	// StateStopped means the supervisor is not running.
 	StateStopped State = "stopped"
 )
 

@@ -14,14 +14,14 @@ import (
 type State string
 
 const (
-	// Running: the child's Serve is running.
+	// Running means the child's Serve is running.
 	Running State = "running"
-	// BackingOff: the child failed and waits to be restarted.
+	// BackingOff means the child failed and waits to be restarted.
 	BackingOff State = "backing off"
-	// Stopped: the child is not running and did not fail: the tree is not
+	// Stopped means the child is not running and did not fail: the tree is not
 	// serving, or it ended cleanly and is not restarted.
 	Stopped State = "stopped"
-	// Failed: the child failed and will not be restarted (temporary or
+	// Failed means the child failed and will not be restarted (temporary or
 	// transient).
 	Failed State = "failed"
 )

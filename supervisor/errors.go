@@ -34,6 +34,7 @@ type PanicError struct {
 	Stack []byte
 }
 
+// Error returns "panic: " and the panic value.
 func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
 
 // Stacktrace returns Stack, so that logs write it beside the error.

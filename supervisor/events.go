@@ -8,15 +8,16 @@ import (
 	"github.com/corral-go/corral/internal/logfield"
 )
 
-// ChildStarted: a child's Serve began. Restarts counts earlier runs.
+// ChildStarted is emitted when a child's Serve begins. Restarts counts
+// its earlier runs in the current Serve of the tree.
 type ChildStarted struct {
 	EventTime
 	Child    string
 	Restarts int
 }
 
-// ChildFailed: a child failed (returned an error, panicked, or returned
-// nil while permanent). RestartIn is the delay before it runs again; when
+// ChildFailed is emitted when a child fails: it returned an error,
+// panicked, or returned nil while permanent. RestartIn is the delay before it runs again; when
 // Restarting is false its supervisor is pausing (see ChildBackoff) or the
 // child will not be restarted.
 type ChildFailed struct {
@@ -29,22 +30,24 @@ type ChildFailed struct {
 	RestartIn  time.Duration
 }
 
-// ChildBackoff: the child failed more than its threshold allows; restarts
-// pause for about Backoff.
+// ChildBackoff is emitted when a child failed more often than its
+// threshold allows: its restarts pause for about Backoff.
 type ChildBackoff struct {
 	EventTime
 	Child   string
 	Backoff time.Duration
 }
 
-// ChildResumed: the pause after ChildBackoff is over.
+// ChildResumed is emitted when the pause that ChildBackoff announced is
+// over.
 type ChildResumed struct {
 	EventTime
 	Child string
 }
 
-// ChildStopped: a child ended and will not be restarted: it is temporary,
-// or transient and returned cleanly, or its tree is stopping. Err is what
+// ChildStopped is emitted when a child ended and will not be restarted:
+// it is temporary, or transient and returned cleanly, or its tree is
+// stopping. Err is what
 // it returned, if that was a failure.
 type ChildStopped struct {
 	EventTime
@@ -52,43 +55,68 @@ type ChildStopped struct {
 	Err   error
 }
 
-// ChildStopTimeout: a child did not stop within its shutdown timeout.
+// ChildStopTimeout is emitted when a child did not stop within its
+// shutdown timeout.
 type ChildStopTimeout struct {
 	EventTime
 	Child   string
 	Timeout time.Duration
 }
 
-func (ChildStarted) Kind() string     { return "supervisor.child_started" }
-func (ChildFailed) Kind() string      { return "supervisor.child_failed" }
-func (ChildBackoff) Kind() string     { return "supervisor.child_backoff" }
-func (ChildResumed) Kind() string     { return "supervisor.child_resumed" }
-func (ChildStopped) Kind() string     { return "supervisor.child_stopped" }
+// Kind returns "supervisor.child_started".
+func (ChildStarted) Kind() string { return "supervisor.child_started" }
+
+// Kind returns "supervisor.child_failed".
+func (ChildFailed) Kind() string { return "supervisor.child_failed" }
+
+// Kind returns "supervisor.child_backoff".
+func (ChildBackoff) Kind() string { return "supervisor.child_backoff" }
+
+// Kind returns "supervisor.child_resumed".
+func (ChildResumed) Kind() string { return "supervisor.child_resumed" }
+
+// Kind returns "supervisor.child_stopped".
+func (ChildStopped) Kind() string { return "supervisor.child_stopped" }
+
+// Kind returns "supervisor.child_stop_timeout".
 func (ChildStopTimeout) Kind() string { return "supervisor.child_stop_timeout" }
 
+// Level returns the level the event is logged at.
 func (e ChildStarted) Level() Level {
 	if e.Restarts > 0 {
 		return InfoLevel
 	}
 	return DebugLevel
 }
-func (ChildFailed) Level() Level  { return ErrorLevel }
+
+// Level returns ErrorLevel.
+func (ChildFailed) Level() Level { return ErrorLevel }
+
+// Level returns WarnLevel.
 func (ChildBackoff) Level() Level { return WarnLevel }
+
+// Level returns InfoLevel.
 func (ChildResumed) Level() Level { return InfoLevel }
+
+// Level returns the level the event is logged at.
 func (e ChildStopped) Level() Level {
 	if e.Err != nil {
 		return ErrorLevel
 	}
 	return DebugLevel
 }
+
+// Level returns ErrorLevel.
 func (ChildStopTimeout) Level() Level { return ErrorLevel }
 
+// MarshalLogObject writes the event's fields for zap.
 func (e ChildStarted) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("child", e.Child)
 	enc.AddInt("restarts", e.Restarts)
 	return nil
 }
 
+// MarshalLogObject writes the event's fields for zap.
 func (e ChildFailed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("child", e.Child)
 	logfield.Error(enc, e.Err)
@@ -99,23 +127,27 @@ func (e ChildFailed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
+// MarshalLogObject writes the event's fields for zap.
 func (e ChildBackoff) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("child", e.Child)
 	enc.AddDuration("backoff", e.Backoff)
 	return nil
 }
 
+// MarshalLogObject writes the event's fields for zap.
 func (e ChildResumed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("child", e.Child)
 	return nil
 }
 
+// MarshalLogObject writes the event's fields for zap.
 func (e ChildStopped) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("child", e.Child)
 	logfield.Error(enc, e.Err)
 	return nil
 }
 
+// MarshalLogObject writes the event's fields for zap.
 func (e ChildStopTimeout) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("child", e.Child)
 	enc.AddDuration("timeout", e.Timeout)

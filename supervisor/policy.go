@@ -160,6 +160,7 @@ func (j jitter) Jitter(d time.Duration) time.Duration {
 	return d + time.Duration(float64(d)*j.frac*j.rnd())
 }
 
+// String describes the policy on one line, for logs and status.
 func (p Policy) String() string {
 	return fmt.Sprintf("%s threshold=%g decay=%v delay=%v backoff=%v jitter=%g shutdown=%v",
 		p.Mode, p.FailureThreshold, p.FailureDecay, p.RestartDelay, p.Backoff, *p.Jitter, p.ShutdownTimeout)

@@ -15,6 +15,8 @@ type Problem struct {
 	Reason string
 }
 
+// String is the problem as a validation error lists it: its field, then
+// why.
 func (p Problem) String() string {
 	if p.Field == "" {
 		return p.Reason
@@ -27,6 +29,7 @@ type ValidationError struct {
 	Problems []Problem
 }
 
+// Error lists every problem, after ErrInvalid's text.
 func (e *ValidationError) Error() string {
 	var b strings.Builder
 	b.WriteString(ErrInvalid.Error())

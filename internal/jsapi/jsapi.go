@@ -17,17 +17,17 @@ const Timeout = 10 * time.Second
 // Error codes of the JetStream API that nats.go does not name, with the
 // name nats-server gives each.
 const (
-	// CodeResourcesExceeded: the account's JetStream resources are
+	// CodeResourcesExceeded means the account's JetStream resources are
 	// exhausted (JSAccountResourcesExceededErr); it clears when room is
 	// freed.
 	CodeResourcesExceeded jetstream.ErrorCode = 10002
-	// CodeStreamMismatch: the expected stream does not match
+	// CodeStreamMismatch means the expected stream does not match
 	// (JSStreamMismatchErr).
 	CodeStreamMismatch jetstream.ErrorCode = 10060
-	// CodeWrongLastMsgID: the expected last Msg-Id does not match
+	// CodeWrongLastMsgID means the expected last Msg-Id does not match
 	// (JSStreamWrongLastMsgIDErrF).
 	CodeWrongLastMsgID jetstream.ErrorCode = 10070
-	// CodeStoreFailed: the stream could not store the message
+	// CodeStoreFailed means the stream could not store the message
 	// (JSStreamStoreFailedF).
 	CodeStoreFailed jetstream.ErrorCode = 10077
 )
