@@ -1,46 +1,54 @@
 // Package corral is a framework for Go applications built on NATS. An
-// application declares one Client; the Client runs a supervision tree
-// (github.com/thejerf/suture/v4) that keeps a NATS connection alive, and
-// is the one interface the rest of the application calls.
+// application declares one [Client]; the Client runs a supervision tree
+// (github.com/thejerf/suture/v4) that keeps a NATS connection alive, runs
+// the application's handlers on bounded worker pools, buffers and confirms
+// what it publishes, and gives it JetStream key-value buckets and object
+// stores. The README is the guide; this is the reference.
 //
 // # Overview
 //
-//	corral.Client            root of the tree; itself a suture.Service
-//	├── server               the embedded nats-server, when no server is configured
-//	└── connection           owns the *nats.Conn; reports and replaces it
+//	corral.Client          the root of the tree; itself a suture.Service
+//	├── server             the embedded nats-server (package embedded), when no server is configured
+//	├── connection         connection.Supervisor: owns the *nats.Conn, replaces it when it closes for good
+//	├── publisher          publisher.Buffered: bounded buffer -> JetStream publish -> acks
+//	├── consumers          consumer.Group: one child per handler
+//	│   └── <handler>      subscription or pull consumer -> bounded queue -> workers
+//	└── watchers           supervised KV and object-store watches
+//	    └── <watch>
 //
-// With no servers configured the Client starts an in-process nats-server
-// with JetStream (store under ./corral-data by default) and connects to
-// it; pointing connection.servers at a real server or cluster needs no
-// code change.
+// Handlers and watches are declared in code and bound to configuration by
+// name ([Client.Handle], [Client.HandleRequest], [Client.Watch]); buckets,
+// object stores and locks are declared in the configuration and opened by
+// name ([Client.KV], [Client.ObjectStore], [Client.Lock]). Every child has
+// its own restart policy.
 //
 // # Lifecycle
 //
-// New validates the configuration and builds the tree; nothing connects
-// until Run (or Serve, when the Client is a child of an application's own
-// suture tree). When the context ends, children stop in reverse order of
-// their start, each within its shutdown timeout: dependents first, then
-// the connection (drained), then the embedded server.
+// [New] validates the configuration and builds the tree; nothing connects
+// until [Client.Run] (or Serve, when the Client is a child of an
+// application's own suture tree). When the context ends, children stop in
+// reverse order of their start, each within its shutdown timeout: handlers
+// and watches first, then the publisher (flushed), the connection
+// (drained), and the embedded server last.
 //
 // # Configuration
 //
-// Config holds every section. LoadConfig reads YAML (unknown keys are
-// errors, durations read like "2s", sizes like "64MiB") and then
-// CORRAL_* environment variables, which win: CORRAL_CONNECTION_SERVERS
-// overrides connection.servers. Every child has a restart policy
-// (supervisor.Policy): permanent, transient or temporary, failure
-// threshold and decay, restart delay and backoff with jitter, shutdown
-// timeout; the top-level restart section is inherited by every child.
+// [Config] holds every section. [LoadConfig] reads YAML (unknown keys are
+// errors, durations read like "2s", sizes like "64MiB") and then CORRAL_*
+// environment variables, which win. Handler settings declared in code are
+// overridden by every key the file or the environment writes for that
+// handler, false and zero included.
 //
 // # Errors
 //
-// Configuration errors wrap ErrInvalidConfig and list every problem with
-// its field (ValidationError). Run returns nil after a clean stop and an
-// error wrapping ErrShutdownIncomplete when a child did not stop in time.
+// Configuration errors wrap [ErrInvalidConfig] and list every problem
+// with its field ([ValidationError]). Run returns nil after a clean stop
+// and an error wrapping [ErrShutdownIncomplete] when a child did not stop
+// in time.
 //
 // # Concurrency
 //
 // A Client is safe for concurrent use. Events reach the hook given to
-// WithEventHook synchronously, from the goroutine that saw them; the hook
-// must not block. Credentials never appear in logs, events or errors.
+// [WithEventHook] synchronously, from the goroutine that saw them; the
+// hook must not block. Credentials never appear in logs, events or errors.
 package corral

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/internal/subject"
 )
 
@@ -50,14 +51,8 @@ func (c Config) Validate() error {
 	default:
 		p.Addf("retention", "%q is not one of limits, workqueue, interest", c.Retention)
 	}
-	switch c.Storage {
-	case "", "file", "memory":
-	default:
-		p.Addf("storage", "%q is not one of file, memory", c.Storage)
-	}
-	if c.Replicas < 0 || c.Replicas > 5 {
-		p.Addf("replicas", "must be between 1 and 5, got %d", c.Replicas)
-	}
+	p.Storage(c.Storage)
+	p.Replicas(c.Replicas)
 	if c.MaxAge < 0 || c.Duplicates < 0 || c.MaxBytes < -1 || c.MaxMsgs < -1 {
 		p.Addf("", "max_age, duplicates, max_bytes and max_msgs must not be negative")
 	}
@@ -70,6 +65,7 @@ func (c Config) JetStream(name string) jetstream.StreamConfig {
 		Name:       name,
 		Subjects:   append([]string(nil), c.Subjects...),
 		Replicas:   max(c.Replicas, 1),
+		Storage:    jsapi.Storage(c.Storage),
 		MaxAge:     c.MaxAge,
 		MaxBytes:   int64(c.MaxBytes),
 		MaxMsgs:    c.MaxMsgs,
@@ -86,9 +82,6 @@ func (c Config) JetStream(name string) jetstream.StreamConfig {
 		sc.Retention = jetstream.WorkQueuePolicy
 	case "interest":
 		sc.Retention = jetstream.InterestPolicy
-	}
-	if c.Storage == "memory" {
-		sc.Storage = jetstream.MemoryStorage
 	}
 	return sc
 }

@@ -1,40 +1,43 @@
 // Package supervisor turns restart policies into suture trees, suture's
 // events into typed events and log lines, and reports the status of every
-// child.
+// child. The README's "The supervision tree" section shows it in use.
 //
 // # Overview
 //
-// A Tree is a root suture supervisor whose children each run under a
+// A [Tree] is a root suture supervisor whose children each run under a
 // supervisor of their own, because suture counts failures and backs off
-// per supervisor: a child that keeps failing pauses only itself. Each child
-// is wrapped so that its Policy decides what a return means (Mode), how
-// long to wait before the next start (RestartDelay doubling up to
-// Backoff, with Jitter), and so that a panic becomes a *PanicError with
-// its stack instead of taking the process down.
+// per supervisor: a child that keeps failing pauses only itself. A
+// [Policy] decides what a child's return means ([Mode]), how long to wait
+// before it starts again, and how long it may take to stop; a panic
+// becomes a [*PanicError] with its stack instead of taking the process
+// down. [NewGroup] makes a tree whose children are independent and stop
+// at once.
+//
+// Every package's events implement [Event]; a [Hook] receives them, and
+// [Events] says where a component's events go (a zap logger, a hook, a
+// clock).
 //
 // # Lifecycle
 //
-// Add children before Serve, in dependency order. Serve runs them until its
-// context ends, then stops them one at a time in reverse order of Add,
-// each within its ShutdownTimeout; a child that does not stop in time is
-// reported by Unstopped and by an error wrapping ErrShutdownIncomplete.
-// A tree may be served again after Serve returns.
+// Add children before Serve, in dependency order. Serve runs them until
+// its context ends, then stops them one at a time in reverse order of
+// Add, each within its shutdown timeout; a child that does not stop in
+// time is named by Unstopped and by an error wrapping
+// [ErrShutdownIncomplete]. A tree may be served again after Serve returns.
 //
 // # Configuration
 //
-// Policy carries yaml tags. In YAML a policy is a mapping of its fields or
-// a bare mode (`restart: transient`). Zero fields inherit from a parent
-// policy (Inherit), then from Defaults: permanent, threshold 5, decay 30s,
-// restart delay 100ms, backoff 15s, jitter 0.5, shutdown timeout 10s.
+// [Policy] carries yaml tags: a mapping of its fields, or a bare mode
+// (`restart: transient`). Zero fields inherit from a parent ([Policy.Inherit]),
+// then from [Defaults].
 //
 // # Errors
 //
-// Invalid policies wrap ErrInvalidConfig. Failures are not logged by the
-// children: the tree emits a ChildFailed event for each, and Events logs it
-// once.
+// Invalid policies wrap [ErrInvalidConfig]. Children do not log their
+// failures: the tree emits one [ChildFailed] event for each.
 //
 // # Concurrency
 //
-// Tree and Events are safe for concurrent use. Hooks are called
-// synchronously and must not block.
+// A Tree is safe for concurrent use. Hooks are called synchronously and
+// must not block.
 package supervisor

@@ -104,3 +104,21 @@ func join(prefix, name string) string {
 		return prefix + "." + name
 	}
 }
+
+// Storage records a problem unless s names a JetStream storage: file
+// (also the empty default) or memory.
+func (p Problems) Storage(s string) {
+	switch s {
+	case "", "file", "memory":
+	default:
+		p.Addf("storage", "%q is not one of file, memory", s)
+	}
+}
+
+// Replicas records a problem unless n is a JetStream replica count: 1 to
+// 5, or 0 for the default of 1.
+func (p Problems) Replicas(n int) {
+	if n < 0 || n > 5 {
+		p.Addf("replicas", "must be between 1 and 5, got %d", n)
+	}
+}

@@ -61,3 +61,12 @@ func StreamMissing(err error) bool {
 	return errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders)
 }
+
+// Storage is the storage a configuration names: memory, or file (the
+// default, also for an empty name).
+func Storage(name string) jetstream.StorageType {
+	if name == "memory" {
+		return jetstream.MemoryStorage
+	}
+	return jetstream.FileStorage
+}
