@@ -4,20 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/thejerf/suture/v4"
 
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/embedded"
-	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/publisher"
 	"github.com/corral-go/corral/supervisor"
 )
@@ -118,100 +114,6 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// consumersPolicy is the policy of the consumer supervisor: it never fails
-// by itself (its handlers have their own policies) and must be given the
-// longest handler shutdown timeout to drain them all.
-func (c *Client) consumersPolicy(longest time.Duration) supervisor.Policy {
-	p := c.cfg.Restart.Inherit(supervisor.Defaults())
-	p.Mode = supervisor.Permanent
-	p.ShutdownTimeout = max(p.ShutdownTimeout, longest) + time.Second
-	return p
-}
-
-// Handle binds h to the handler named name, as consumer.Group.Handle
-// does. Its settings are cfg, declared in code (the zero Config when they
-// all come from the file), overridden by Config.Handlers[name]: a key the
-// file or the environment sets wins, false and zero included, so a file
-// retunes workers, queues and policies without a code change. Handle fails
-// with a clear error when the subject or any setting is invalid, the name
-// is already bound, or the name is neither in the configuration nor given
-// settings here. Declare handlers before Run.
-func (c *Client) Handle(name string, cfg consumer.Config, h consumer.Handler) error {
-	return c.declare(name, cfg, func(hc consumer.Config) error { return c.consumers.Handle(name, hc, h) })
-}
-
-// HandleRequest binds a request/reply endpoint, as Handle does: h's reply,
-// or its error as a service error, goes back to each caller.
-func (c *Client) HandleRequest(name string, cfg consumer.Config, h consumer.RequestHandler) error {
-	return c.declare(name, cfg, func(hc consumer.Config) error { return c.consumers.HandleRequest(name, hc, h) })
-}
-
-func (c *Client) declare(name string, hc consumer.Config, add func(consumer.Config) error) error {
-	file, inFile := c.cfg.Handlers[name]
-	if !inFile && reflect.ValueOf(hc).IsZero() {
-		return fmt.Errorf("handler %q: %w", name, ErrUnknownHandler)
-	}
-	if inFile {
-		conf.Override(&hc, file, c.cfg.keys.Under("handlers."+name))
-	}
-	hc.Restart = hc.Restart.Inherit(c.cfg.Restart)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.serving {
-		return fmt.Errorf("corral: handler %q: %w: declare handlers before Run", name, ErrRunning)
-	}
-	if err := add(hc); err != nil {
-		return err
-	}
-	c.bound[name] = true
-	return nil
-}
-
-// addDeclared puts the consumer supervisor and the watchers in the tree,
-// after everything they depend on, once handlers and watches are
-// declared; each one's shutdown timeout covers the longest of its
-// children's.
-func (c *Client) addDeclared() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if handlers := c.consumers.Status(); len(handlers) > 0 {
-		p := c.consumersPolicy(longestShutdown(handlers))
-		if err := c.addOnce(&c.consumersAdded, c.consumers, p); err != nil {
-			return err
-		}
-	}
-	if len(c.watchers.Status()) > 0 {
-		return c.addOnce(&c.watchersAdded, c.watchers, c.watchersPolicy())
-	}
-	return nil
-}
-
-func (c *Client) addOnce(added *bool, svc suture.Service, p supervisor.Policy) error {
-	name := fmt.Sprint(svc)
-	if *added {
-		return c.tree.SetPolicy(name, p)
-	}
-	if err := c.tree.Add(name, svc, p); err != nil {
-		return err
-	}
-	*added = true
-	return nil
-}
-
-// unbound lists handlers configured but never bound by code.
-func (c *Client) unbound() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []string
-	for name := range c.cfg.Handlers {
-		if !c.bound[name] {
-			out = append(out, name)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
 // String is the Client's name, as suture shows it.
 func (c *Client) String() string { return c.cfg.Name }
 
@@ -260,14 +162,6 @@ func (c *Client) ShutdownTimeout() time.Duration {
 	return total
 }
 
-func longestShutdown(handlers []consumer.Status) time.Duration {
-	var longest time.Duration
-	for _, st := range handlers {
-		longest = max(longest, st.Child.Policy.ShutdownTimeout)
-	}
-	return longest
-}
-
 // Run is Serve for a main function: it returns nil when ctx ended and
 // everything stopped in time.
 func (c *Client) Run(ctx context.Context) error {
@@ -297,129 +191,3 @@ func (c *Client) Conn(ctx context.Context) (*nats.Conn, error) {
 // Connection is the connection supervisor, for dependents that follow the
 // connection across replacements.
 func (c *Client) Connection() *connection.Supervisor { return c.conn }
-
-// Publisher is the buffered publisher.
-func (c *Client) Publisher() *publisher.Buffered { return c.pub }
-
-// Publish accepts a message for a JetStream stream into the buffered
-// publisher and returns once it is buffered, with the Future of its ack;
-// see publisher.Buffered.Publish. It works before the connection is up:
-// the message is sent when it is.
-func (c *Client) Publish(ctx context.Context, subject string, data []byte, opts ...publisher.Option) (*publisher.Future, error) {
-	return c.pub.Publish(ctx, subject, data, opts...)
-}
-
-// PublishSync publishes through the buffer and waits for the stream's ack.
-func (c *Client) PublishSync(ctx context.Context, subject string, data []byte, opts ...publisher.Option) (*jetstream.PubAck, error) {
-	return c.pub.PublishSync(ctx, subject, data, opts...)
-}
-
-// PublishCore publishes on core NATS: at most once, with no ack and no
-// buffer of Corral's (only nats.go's reconnect buffer, while reconnecting).
-// It waits for the connection until ctx ends.
-func (c *Client) PublishCore(ctx context.Context, subject string, data []byte) error {
-	nc, err := c.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	return nc.Publish(subject, data)
-}
-
-// Status is a snapshot of a Client.
-type Status struct {
-	Name string
-	// Children is every child of the tree, in start order.
-	Children []supervisor.ChildStatus
-	// Connection is the connection's state.
-	Connection connection.Status
-	// Publisher is the buffered publisher's state.
-	Publisher publisher.Status
-	// Handlers is every declared handler, with its counters.
-	Handlers []consumer.Status
-	// Watches is every declared watch.
-	Watches []supervisor.ChildStatus
-	// Unstopped names children that did not stop in time at the last
-	// shutdown.
-	Unstopped []string
-}
-
-// Status returns a snapshot of the tree and the connection.
-func (c *Client) Status() Status {
-	return Status{
-		Name:       c.cfg.Name,
-		Children:   c.tree.Status(),
-		Connection: c.conn.Status(),
-		Publisher:  c.pub.Status(),
-		Handlers:   c.consumers.Status(),
-		Watches:    c.watchers.Status(),
-		Unstopped:  slices.Concat(c.tree.Unstopped(), c.consumers.Unstopped(), c.watchers.Unstopped()),
-	}
-}
-
-// String draws the tree, one child a line.
-func (s Status) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n", s.Name)
-	for i, ch := range s.Children {
-		fmt.Fprintf(&b, "%s %-12s %-11s restarts=%d since=%s", twig(i, len(s.Children)), ch.Name, ch.State, ch.Restarts, ch.Since.Format(time.TimeOnly))
-		switch ch.Name {
-		case "connection":
-			fmt.Fprintf(&b, " conn=%s", s.Connection.State)
-			if s.Connection.URL != "" {
-				fmt.Fprintf(&b, " url=%s", s.Connection.URL)
-			}
-		case "publisher":
-			p := s.Publisher
-			fmt.Fprintf(&b, " buffered=%d in_flight=%d published=%d acked=%d retried=%d failed=%d",
-				p.Buffered, p.InFlight, p.Published, p.Acked, p.Retried, p.Failed)
-		}
-		if ch.LastError != "" {
-			fmt.Fprintf(&b, " last_error=%q", ch.LastError)
-		}
-		b.WriteByte('\n')
-		indent := "│   "
-		if i == len(s.Children)-1 {
-			indent = "    "
-		}
-		switch ch.Name {
-		case "consumers":
-			s.drawHandlers(&b, indent)
-		case "watchers":
-			for j, w := range s.Watches {
-				fmt.Fprintf(&b, "%s%s %-12s %-11s restarts=%d", indent, twig(j, len(s.Watches)), w.Name, w.State, w.Restarts)
-				if w.LastError != "" {
-					fmt.Fprintf(&b, " last_error=%q", w.LastError)
-				}
-				b.WriteByte('\n')
-			}
-		}
-	}
-	return b.String()
-}
-
-func (s Status) drawHandlers(b *strings.Builder, indent string) {
-	for j, h := range s.Handlers {
-		cn := h.Counters
-		fmt.Fprintf(b, "%s%s %-12s %-11s restarts=%d", indent, twig(j, len(s.Handlers)), h.Name, h.Child.State, h.Child.Restarts)
-		if h.Stream != "" {
-			fmt.Fprintf(b, " stream=%s consumer=%s workers=%d held=%d/%d received=%d acked=%d naked=%d dead_lettered=%d",
-				h.Stream, h.Consumer, h.Workers, cn.InFlight+int64(cn.QueueDepth), h.Workers+h.QueueSize,
-				cn.Received, cn.Acked, cn.Naked, cn.DeadLettered)
-		} else {
-			fmt.Fprintf(b, " subject=%s workers=%d queue=%d/%d received=%d processed=%d failed=%d dropped=%d",
-				h.Subject, h.Workers, cn.QueueDepth, h.QueueSize, cn.Received, cn.Processed, cn.Failed, cn.Dropped)
-		}
-		if h.SlowConsumer {
-			b.WriteString(" slow_consumer")
-		}
-		b.WriteByte('\n')
-	}
-}
-
-// twig is the branch drawn before item j of n.
-func twig(j, n int) string {
-	if j == n-1 {
-		return "└──"
-	}
-	return "├──"
-}

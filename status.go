@@ -1,0 +1,112 @@
+package corral
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/publisher"
+	"github.com/corral-go/corral/supervisor"
+)
+
+// Status is a snapshot of a Client.
+type Status struct {
+	Name string
+	// Children is every child of the tree, in start order.
+	Children []supervisor.ChildStatus
+	// Connection is the connection's state.
+	Connection connection.Status
+	// Publisher is the buffered publisher's state.
+	Publisher publisher.Status
+	// Handlers is every declared handler, with its counters.
+	Handlers []consumer.Status
+	// Watches is every declared watch.
+	Watches []supervisor.ChildStatus
+	// Unstopped names children that did not stop in time at the last
+	// shutdown.
+	Unstopped []string
+}
+
+// Status returns a snapshot of the tree and the connection.
+func (c *Client) Status() Status {
+	return Status{
+		Name:       c.cfg.Name,
+		Children:   c.tree.Status(),
+		Connection: c.conn.Status(),
+		Publisher:  c.pub.Status(),
+		Handlers:   c.consumers.Status(),
+		Watches:    c.watchers.Status(),
+		Unstopped:  slices.Concat(c.tree.Unstopped(), c.consumers.Unstopped(), c.watchers.Unstopped()),
+	}
+}
+
+// String draws the tree, one child a line.
+func (s Status) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", s.Name)
+	for i, ch := range s.Children {
+		fmt.Fprintf(&b, "%s %-12s %-11s restarts=%d since=%s", twig(i, len(s.Children)), ch.Name, ch.State, ch.Restarts, ch.Since.Format(time.TimeOnly))
+		switch ch.Name {
+		case "connection":
+			fmt.Fprintf(&b, " conn=%s", s.Connection.State)
+			if s.Connection.URL != "" {
+				fmt.Fprintf(&b, " url=%s", s.Connection.URL)
+			}
+		case "publisher":
+			p := s.Publisher
+			fmt.Fprintf(&b, " buffered=%d in_flight=%d published=%d acked=%d retried=%d failed=%d",
+				p.Buffered, p.InFlight, p.Published, p.Acked, p.Retried, p.Failed)
+		}
+		if ch.LastError != "" {
+			fmt.Fprintf(&b, " last_error=%q", ch.LastError)
+		}
+		b.WriteByte('\n')
+		indent := "│   "
+		if i == len(s.Children)-1 {
+			indent = "    "
+		}
+		switch ch.Name {
+		case "consumers":
+			s.drawHandlers(&b, indent)
+		case "watchers":
+			for j, w := range s.Watches {
+				fmt.Fprintf(&b, "%s%s %-12s %-11s restarts=%d", indent, twig(j, len(s.Watches)), w.Name, w.State, w.Restarts)
+				if w.LastError != "" {
+					fmt.Fprintf(&b, " last_error=%q", w.LastError)
+				}
+				b.WriteByte('\n')
+			}
+		}
+	}
+	return b.String()
+}
+
+func (s Status) drawHandlers(b *strings.Builder, indent string) {
+	for j, h := range s.Handlers {
+		cn := h.Counters
+		fmt.Fprintf(b, "%s%s %-12s %-11s restarts=%d", indent, twig(j, len(s.Handlers)), h.Name, h.Child.State, h.Child.Restarts)
+		if h.Stream != "" {
+			fmt.Fprintf(b, " stream=%s consumer=%s workers=%d held=%d/%d received=%d acked=%d naked=%d dead_lettered=%d",
+				h.Stream, h.Consumer, h.Workers, cn.InFlight+int64(cn.QueueDepth), h.Workers+h.QueueSize,
+				cn.Received, cn.Acked, cn.Naked, cn.DeadLettered)
+		} else {
+			fmt.Fprintf(b, " subject=%s workers=%d queue=%d/%d received=%d processed=%d failed=%d dropped=%d",
+				h.Subject, h.Workers, cn.QueueDepth, h.QueueSize, cn.Received, cn.Processed, cn.Failed, cn.Dropped)
+		}
+		if h.SlowConsumer {
+			b.WriteString(" slow_consumer")
+		}
+		b.WriteByte('\n')
+	}
+}
+
+// twig is the branch drawn before item j of n.
+func twig(j, n int) string {
+	if j == n-1 {
+		return "└──"
+	}
+	return "├──"
+}
