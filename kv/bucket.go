@@ -111,7 +111,7 @@ func opOf(op jetstream.KeyValueOp) Op {
 	return Put
 }
 
-// Get returns the key's current value, or ErrKeyNotFound.
+// Get returns the key's current value, or fails with [ErrKeyNotFound].
 func (b *Bucket[T]) Get(ctx context.Context, key string) (Entry[T], error) {
 	if err := ValidKey(key); err != nil {
 		return Entry[T]{}, err
@@ -145,13 +145,15 @@ func (b *Bucket[T]) Put(ctx context.Context, key string, v T) (uint64, error) {
 }
 
 // Create sets the key's value only if it has none (never set, deleted or
-// expired), else fails with ErrKeyExists.
+// expired), else fails with [ErrKeyExists].
 func (b *Bucket[T]) Create(ctx context.Context, key string, v T) (uint64, error) {
 	return b.create(ctx, key, v)
 }
 
 // CreateTTL is Create with a TTL for this key alone: the value expires
-// after ttl. The bucket needs LimitMarkerTTL.
+// after ttl. The bucket needs [Config].LimitMarkerTTL, else CreateTTL
+// fails with [ErrInvalidConfig] (unless the bucket is bound: the server
+// then decides).
 func (b *Bucket[T]) CreateTTL(ctx context.Context, key string, v T, ttl time.Duration) (uint64, error) {
 	if cfg := b.handle.cfg; cfg.LimitMarkerTTL == 0 && !cfg.Bind {
 		return 0, fmt.Errorf("kv: create %s with a TTL: %w: the bucket needs limit_marker_ttl", key, ErrInvalidConfig)
@@ -181,7 +183,7 @@ func (b *Bucket[T]) create(ctx context.Context, key string, v T, opts ...jetstre
 }
 
 // CompareAndSet sets the key's value only if its current revision is
-// revision, else fails with ErrRevisionMismatch.
+// revision, else fails with [ErrRevisionMismatch].
 func (b *Bucket[T]) CompareAndSet(ctx context.Context, key string, v T, revision uint64) (uint64, error) {
 	data, err := b.encode(key, v)
 	if err != nil {
@@ -212,7 +214,7 @@ const updateAttempts = 50
 // has none), and writes the result if the key has not changed meanwhile.
 // On a conflict it tries again after a random wait that grows from about
 // 1ms to about 100ms, up to 50 times in all (about 5s), then fails with
-// ErrTooManyConflicts; it returns ctx.Err() when ctx ends first. An error
+// [ErrTooManyConflicts]; it returns ctx.Err() when ctx ends first. An error
 // from fn is returned as is. fn may be called several times and must not
 // have side effects.
 func (b *Bucket[T]) Update(ctx context.Context, key string, fn func(old T, exists bool) (T, error)) (Entry[T], error) {
@@ -283,7 +285,7 @@ func (b *Bucket[T]) Purge(ctx context.Context, key string) error {
 	return nil
 }
 
-// Keys lists the keys that have a value.
+// Keys returns the keys that have a value, nil when none has.
 func (b *Bucket[T]) Keys(ctx context.Context) ([]string, error) {
 	kv, err := b.handle.current(ctx)
 	if err != nil {

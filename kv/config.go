@@ -46,7 +46,8 @@ type Config struct {
 	lockBucket bool
 }
 
-// Validate reports every invalid field at once, wrapping ErrInvalidConfig.
+// Validate reports every invalid field at once, wrapping
+// [ErrInvalidConfig].
 func (c Config) Validate() error {
 	p := conf.NewProblems("")
 	if c.History < 0 || c.History > 64 {
