@@ -5,29 +5,26 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/jsapi"
-	"github.com/corral-go/corral/internal/redeclare"
-	"github.com/corral-go/corral/internal/subject"
 )
 
 // Op is what a revision did to its key.
 type Op string
 
 const (
-	// Put set a value.
+	// Put is a revision that set a value.
 	Put Op = "put"
-	// Delete removed the value (a delete marker).
+	// Delete is a revision that removed the value (a delete marker).
 	Delete Op = "delete"
-	// Purge removed the value and its history.
+	// Purge is a revision that removed the value and its history.
 	Purge Op = "purge"
-	// Expired: the value reached its TTL (seen only with LimitMarkerTTL).
+	// Expired is the marker of a value that reached its TTL (seen only
+	// with LimitMarkerTTL).
 	Expired Op = "expired"
 )
 
@@ -42,72 +39,40 @@ type Entry[T any] struct {
 
 // Bucket is a typed key-value bucket. It follows the connection: after
 // the connection is replaced, the next call uses the new one. Its methods
-// are safe for concurrent use.
+// are safe for concurrent use. [Typed] makes views of one bucket with
+// other codecs, which share its declaration.
 type Bucket[T any] struct {
-	name  string
-	cfg   Config
-	src   connection.Source
-	codec Codec[T]
-
-	declared redeclare.Declared[jetstream.KeyValue]
-	mu       sync.Mutex
-	max      int64 // largest value accepted, once known
+	handle *handle
+	codec  Codec[T]
 }
 
 // Open returns the bucket name with values encoded by codec. The bucket
-// is declared (or bound, with Bind) on first use.
+// is declared (or bound, with Bind) on first use. It fails with
+// [ErrInvalidConfig] when cfg or the name is invalid (a bucket's name is
+// letters, digits, - and _).
 func Open[T any](name string, cfg Config, src connection.Source, codec Codec[T]) (*Bucket[T], error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("kv: bucket %s: %w", name, err)
-	}
-	if err := ValidBucketName(name); err != nil {
-		return nil, err
-	}
-	return &Bucket[T]{name: name, cfg: cfg, src: src, codec: codec}, nil
-}
-
-// Name is the bucket's name.
-func (b *Bucket[T]) Name() string { return b.name }
-
-// Raw is the nats.go bucket on the current connection, for everything
-// else it offers.
-func (b *Bucket[T]) Raw(ctx context.Context) (jetstream.KeyValue, error) { return b.bucket(ctx) }
-
-// bucket is the nats.go bucket on the current connection.
-func (b *Bucket[T]) bucket(ctx context.Context) (jetstream.KeyValue, error) {
-	nc, _, err := b.src.Conn(ctx)
+	h, err := newHandle(name, cfg, src)
 	if err != nil {
 		return nil, err
 	}
-	return b.declared.Get(ctx, nc, func(ctx context.Context) (jetstream.KeyValue, error) {
-		js, err := jetstream.New(nc)
-		if err != nil {
-			return nil, err
-		}
-		kv, err := b.cfg.open(ctx, js, b.name)
-		if err != nil {
-			return nil, err
-		}
-		limit := nc.MaxPayload()
-		if b.cfg.MaxValueSize > 0 {
-			limit = min(limit, int64(b.cfg.MaxValueSize))
-		}
-		b.mu.Lock()
-		b.max = limit
-		b.mu.Unlock()
-		return kv, nil
-	})
+	return &Bucket[T]{handle: h, codec: codec}, nil
 }
 
-// fail wraps err from a call on kv; when the bucket's stream is gone (it
-// was deleted, or a memory bucket was lost in a restart) it also drops kv,
-// so that the next call declares the bucket again, once the server has
-// removed the old one.
-func (b *Bucket[T]) fail(kv jetstream.KeyValue, op, key string, err error) error {
-	if jsapi.StreamMissing(err) {
-		b.declared.Missing(kv)
-	}
-	return wrap(op, key, err)
+// Typed returns a view of b's bucket whose values are encoded by codec.
+// The view shares b's declaration, the bucket declared on the current
+// connection and its value-size limit: making one costs an allocation,
+// and declares nothing.
+func Typed[T, U any](b *Bucket[U], codec Codec[T]) *Bucket[T] {
+	return &Bucket[T]{handle: b.handle, codec: codec}
+}
+
+// Name returns the bucket's name.
+func (b *Bucket[T]) Name() string { return b.handle.name }
+
+// Raw returns the nats.go bucket on the current connection, for
+// everything else it offers. It declares the bucket if need be.
+func (b *Bucket[T]) Raw(ctx context.Context) (jetstream.KeyValue, error) {
+	return b.handle.current(ctx)
 }
 
 func (b *Bucket[T]) encode(key string, v T) ([]byte, error) {
@@ -118,10 +83,7 @@ func (b *Bucket[T]) encode(key string, v T) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kv: encode %s: %w", key, err)
 	}
-	b.mu.Lock()
-	limit := b.max
-	b.mu.Unlock()
-	if limit > 0 && int64(len(data)) > limit {
+	if limit := b.handle.limit(); limit > 0 && int64(len(data)) > limit {
 		return nil, fmt.Errorf("%w: %s: %d bytes, the bucket accepts %d", ErrValueTooLarge, key, len(data), limit)
 	}
 	return data, nil
@@ -149,18 +111,18 @@ func opOf(op jetstream.KeyValueOp) Op {
 	return Put
 }
 
-// Get returns the key's current value, or ErrKeyNotFound.
+// Get returns the key's current value, or fails with [ErrKeyNotFound].
 func (b *Bucket[T]) Get(ctx context.Context, key string) (Entry[T], error) {
 	if err := ValidKey(key); err != nil {
 		return Entry[T]{}, err
 	}
-	kv, err := b.bucket(ctx)
+	kv, err := b.handle.current(ctx)
 	if err != nil {
 		return Entry[T]{}, err
 	}
 	e, err := kv.Get(ctx, key)
 	if err != nil {
-		return Entry[T]{}, b.fail(kv, "get", key, err)
+		return Entry[T]{}, b.handle.fail(kv, "get", key, err)
 	}
 	return b.entry(e)
 }
@@ -171,27 +133,29 @@ func (b *Bucket[T]) Put(ctx context.Context, key string, v T) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	kv, err := b.bucket(ctx)
+	kv, err := b.handle.current(ctx)
 	if err != nil {
 		return 0, err
 	}
 	rev, err := kv.Put(ctx, key, data)
 	if err != nil {
-		return 0, b.fail(kv, "put", key, err)
+		return 0, b.handle.fail(kv, "put", key, err)
 	}
 	return rev, nil
 }
 
 // Create sets the key's value only if it has none (never set, deleted or
-// expired), else fails with ErrKeyExists.
+// expired), else fails with [ErrKeyExists].
 func (b *Bucket[T]) Create(ctx context.Context, key string, v T) (uint64, error) {
 	return b.create(ctx, key, v)
 }
 
 // CreateTTL is Create with a TTL for this key alone: the value expires
-// after ttl. The bucket needs LimitMarkerTTL.
+// after ttl. The bucket needs [Config].LimitMarkerTTL, else CreateTTL
+// fails with [ErrInvalidConfig] (unless the bucket is bound: the server
+// then decides).
 func (b *Bucket[T]) CreateTTL(ctx context.Context, key string, v T, ttl time.Duration) (uint64, error) {
-	if b.cfg.LimitMarkerTTL == 0 && !b.cfg.Bind {
+	if cfg := b.handle.cfg; cfg.LimitMarkerTTL == 0 && !cfg.Bind {
 		return 0, fmt.Errorf("kv: create %s with a TTL: %w: the bucket needs limit_marker_ttl", key, ErrInvalidConfig)
 	}
 	return b.create(ctx, key, v, jetstream.KeyTTL(ttl))
@@ -202,7 +166,7 @@ func (b *Bucket[T]) create(ctx context.Context, key string, v T, opts ...jetstre
 	if err != nil {
 		return 0, err
 	}
-	kv, err := b.bucket(ctx)
+	kv, err := b.handle.current(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -213,19 +177,19 @@ func (b *Bucket[T]) create(ctx context.Context, key string, v T, opts ...jetstre
 		return 0, fmt.Errorf("%w: create %s: %w", ErrKeyExists, key, asKeyExists(err))
 	}
 	if err != nil {
-		return 0, b.fail(kv, "create", key, err)
+		return 0, b.handle.fail(kv, "create", key, err)
 	}
 	return rev, nil
 }
 
 // CompareAndSet sets the key's value only if its current revision is
-// revision, else fails with ErrRevisionMismatch.
+// revision, else fails with [ErrRevisionMismatch].
 func (b *Bucket[T]) CompareAndSet(ctx context.Context, key string, v T, revision uint64) (uint64, error) {
 	data, err := b.encode(key, v)
 	if err != nil {
 		return 0, err
 	}
-	kv, err := b.bucket(ctx)
+	kv, err := b.handle.current(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -234,7 +198,7 @@ func (b *Bucket[T]) CompareAndSet(ctx context.Context, key string, v T, revision
 		return 0, fmt.Errorf("%w: %s at revision %d: %w", ErrRevisionMismatch, key, revision, asKeyExists(err))
 	}
 	if err != nil {
-		return 0, b.fail(kv, "compare and set", key, err)
+		return 0, b.handle.fail(kv, "compare and set", key, err)
 	}
 	return rev, nil
 }
@@ -250,7 +214,7 @@ const updateAttempts = 50
 // has none), and writes the result if the key has not changed meanwhile.
 // On a conflict it tries again after a random wait that grows from about
 // 1ms to about 100ms, up to 50 times in all (about 5s), then fails with
-// ErrTooManyConflicts; it returns ctx.Err() when ctx ends first. An error
+// [ErrTooManyConflicts]; it returns ctx.Err() when ctx ends first. An error
 // from fn is returned as is. fn may be called several times and must not
 // have side effects.
 func (b *Bucket[T]) Update(ctx context.Context, key string, fn func(old T, exists bool) (T, error)) (Entry[T], error) {
@@ -296,12 +260,12 @@ func (b *Bucket[T]) Delete(ctx context.Context, key string) error {
 	if err := ValidKey(key); err != nil {
 		return err
 	}
-	kv, err := b.bucket(ctx)
+	kv, err := b.handle.current(ctx)
 	if err != nil {
 		return err
 	}
 	if err := kv.Delete(ctx, key); err != nil {
-		return b.fail(kv, "delete", key, err)
+		return b.handle.fail(kv, "delete", key, err)
 	}
 	return nil
 }
@@ -311,19 +275,19 @@ func (b *Bucket[T]) Purge(ctx context.Context, key string) error {
 	if err := ValidKey(key); err != nil {
 		return err
 	}
-	kv, err := b.bucket(ctx)
+	kv, err := b.handle.current(ctx)
 	if err != nil {
 		return err
 	}
 	if err := kv.Purge(ctx, key); err != nil {
-		return b.fail(kv, "purge", key, err)
+		return b.handle.fail(kv, "purge", key, err)
 	}
 	return nil
 }
 
-// Keys lists the keys that have a value.
+// Keys returns the keys that have a value, nil when none has.
 func (b *Bucket[T]) Keys(ctx context.Context) ([]string, error) {
-	kv, err := b.bucket(ctx)
+	kv, err := b.handle.current(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +296,7 @@ func (b *Bucket[T]) Keys(ctx context.Context) ([]string, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, b.fail(kv, "keys", "", err)
+		return nil, b.handle.fail(kv, "keys", "", err)
 	}
 	return keys, nil
 }
@@ -342,13 +306,13 @@ func (b *Bucket[T]) History(ctx context.Context, key string) ([]Entry[T], error)
 	if err := ValidKey(key); err != nil {
 		return nil, err
 	}
-	kv, err := b.bucket(ctx)
+	kv, err := b.handle.current(ctx)
 	if err != nil {
 		return nil, err
 	}
 	hist, err := kv.History(ctx, key)
 	if err != nil {
-		return nil, b.fail(kv, "history", key, err)
+		return nil, b.handle.fail(kv, "history", key, err)
 	}
 	out := make([]Entry[T], 0, len(hist))
 	for _, e := range hist {
@@ -359,32 +323,4 @@ func (b *Bucket[T]) History(ctx context.Context, key string) ([]Entry[T], error)
 		out = append(out, en)
 	}
 	return out, nil
-}
-
-// ValidKey reports whether key can be used: one or more tokens separated
-// by '.', each made of letters, digits and - _ = /, with no leading or
-// trailing '.' and no empty token. Wildcards are for watches only.
-func ValidKey(key string) error {
-	if key == "" || strings.HasPrefix(key, ".") || strings.HasSuffix(key, ".") || strings.Contains(key, "..") {
-		return fmt.Errorf("%w: %q: tokens separated by single dots, none empty", ErrInvalidKey, key)
-	}
-	for _, r := range key {
-		if !keyRune(r) && r != '.' {
-			return fmt.Errorf("%w: %q: %q is not allowed (letters, digits, - _ = / and .)", ErrInvalidKey, key, r)
-		}
-	}
-	return nil
-}
-
-func keyRune(r rune) bool {
-	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_=/", r)
-}
-
-// ValidBucketName reports whether name can name a bucket: letters,
-// digits, - and _ only.
-func ValidBucketName(name string) error {
-	if err := subject.ValidBucket(name); err != nil {
-		return fmt.Errorf("kv: %w: bucket %w", ErrInvalidConfig, err)
-	}
-	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/kv"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // A bucket deleted after first use: calls fail with ErrBucketNotFound,
@@ -104,4 +105,53 @@ func deletedAfterUse(t *testing.T, ctx context.Context) *kv.Bucket[string] {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// A bucket declared again after it was found deleted emits
+// BucketRecreated, once; its first declaration emits nothing. A typed
+// view shares the declaration: the view that did not see the deletion
+// uses the bucket declared again, not its old one.
+func TestBucketRecreatedEvent(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	ctx := ctxT(t)
+	nc := connect(t, srv.URL())
+	rec := natstest.NewRecorder()
+	b, err := kv.Open("gone", kv.Config{Events: supervisor.Events{Hook: rec.Hook}}, connection.NewFixed(nc), kv.String{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := kv.Typed(b, kv.Raw{})
+	if _, err := b.Put(ctx, "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := raw.Get(ctx, "k"); err != nil || string(e.Value) != "v" {
+		t.Fatalf("get through the raw view: %+v %v", e, err)
+	}
+	if n := rec.Len(); n != 0 {
+		t.Fatalf("%d events after the first declaration, want none: %v", n, rec.Events())
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteKeyValue(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Put(ctx, "k", "lost"); !errors.Is(err, kv.ErrBucketNotFound) {
+		t.Fatalf("put to a deleted bucket: %v, want ErrBucketNotFound", err)
+	}
+	if _, err := raw.Put(ctx, "k", []byte("v2")); err != nil {
+		t.Fatalf("put through the raw view after the bucket was reported gone: %v, want it declared again", err)
+	}
+	ev, _ := natstest.WaitFor[kv.BucketRecreated](t, rec, 0, 10*time.Second, nil)
+	if ev.Bucket != "gone" || ev.Kind() != "kv.bucket_recreated" || ev.Level() != supervisor.WarnLevel || ev.When().IsZero() {
+		t.Fatalf("event: %+v", ev)
+	}
+	if e, err := b.Get(ctx, "k"); err != nil || e.Value != "v2" {
+		t.Fatalf("get: %+v %v", e, err)
+	}
+	if n := len(natstest.All[kv.BucketRecreated](rec)); n != 1 {
+		t.Fatalf("%d BucketRecreated events, want 1", n)
+	}
 }

@@ -2,15 +2,15 @@ package kv
 
 import "encoding/json"
 
-// Codec turns values into bytes and back. Implement it for your own
-// encoding (protobuf, msgpack...). Decode may keep data: each message's
-// data is its own, never reused.
+// Codec turns a bucket's values into bytes and back. Implement it for
+// your own encoding (protobuf, msgpack...). Decode may keep data: each
+// message's data is its own, never reused.
 type Codec[T any] interface {
 	Encode(v T) ([]byte, error)
 	Decode(data []byte) (T, error)
 }
 
-// JSON encodes values as JSON; the default.
+// JSON is the codec of values encoded as JSON.
 type JSON[T any] struct{}
 
 // Encode marshals v.
@@ -23,7 +23,7 @@ func (JSON[T]) Decode(data []byte) (T, error) {
 	return v, err
 }
 
-// Raw stores bytes as they are.
+// Raw is the codec of byte values, stored as they are.
 type Raw struct{}
 
 // Encode returns v.
@@ -32,7 +32,7 @@ func (Raw) Encode(v []byte) ([]byte, error) { return v, nil }
 // Decode returns data.
 func (Raw) Decode(data []byte) ([]byte, error) { return data, nil }
 
-// String stores strings as their bytes.
+// String is the codec of string values, stored as their bytes.
 type String struct{}
 
 // Encode returns v's bytes.

@@ -9,9 +9,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/supervisor"
 )
 
-// Config declares a bucket. The zero value of every field is its default.
+// Config declares a bucket. The zero value of every field is its
+// default.
 type Config struct {
 	// Description is shown by tools.
 	Description string `yaml:"description"`
@@ -35,13 +37,17 @@ type Config struct {
 	// Bind uses the existing bucket as it is and fails when it does not
 	// exist. Default false: the bucket is created, or updated to match.
 	Bind bool `yaml:"bind"`
+	// Events says where the bucket's events ([BucketRecreated]) go.
+	// Default: discarded.
+	Events supervisor.Events `yaml:"-"`
 
 	// lockBucket: declare the bucket if missing, but never change an
 	// existing one's TTL, which other locks in it rely on.
 	lockBucket bool
 }
 
-// Validate reports every invalid field at once, wrapping ErrInvalidConfig.
+// Validate reports every invalid field at once, wrapping
+// [ErrInvalidConfig].
 func (c Config) Validate() error {
 	p := conf.NewProblems("")
 	if c.History < 0 || c.History > 64 {

@@ -16,28 +16,31 @@ import (
 var (
 	// ErrInvalidConfig is wrapped by every configuration error.
 	ErrInvalidConfig = conf.ErrInvalid
-	// ErrKeyNotFound: the key has no value (never set, deleted or
-	// expired). Also matches jetstream.ErrKeyNotFound.
+	// ErrKeyNotFound means the key has no value (never set, deleted or
+	// expired). It also matches jetstream.ErrKeyNotFound.
 	ErrKeyNotFound = errors.New("kv: key not found")
-	// ErrKeyExists: Create found a value already. Also matches
+	// ErrKeyExists means Create found a value already. It also matches
 	// jetstream.ErrKeyExists.
 	ErrKeyExists = errors.New("kv: key exists")
-	// ErrRevisionMismatch: CompareAndSet found another revision. Also
-	// matches jetstream.ErrKeyRevisionMismatch and, as on a bucket with
-	// one replica, jetstream.ErrKeyExists, whatever the replicas.
+	// ErrRevisionMismatch means CompareAndSet found another revision. It
+	// also matches jetstream.ErrKeyRevisionMismatch and, as on a bucket
+	// with one replica, jetstream.ErrKeyExists, whatever the replicas.
 	ErrRevisionMismatch = errors.New("kv: revision mismatch")
-	// ErrInvalidKey: see ValidKey for what keys may hold.
+	// ErrInvalidKey means a key that [ValidKey] refuses; no request was
+	// sent.
 	ErrInvalidKey = errors.New("kv: invalid key")
-	// ErrValueTooLarge: the value is larger than the bucket's
+	// ErrValueTooLarge means the value is larger than the bucket's
 	// MaxValueSize or the server's max payload.
 	ErrValueTooLarge = errors.New("kv: value too large")
-	// ErrBucketNotFound: a bound bucket does not exist, or the bucket
+	// ErrBucketNotFound means a bound bucket does not exist, or the bucket
 	// disappeared (deleted, or a memory bucket lost in a server restart);
-	// unless bound, the next call declares it again. Also matches
+	// unless bound, the next call declares it again. It also matches
 	// jetstream.ErrBucketNotFound when nats.go returned that.
 	ErrBucketNotFound = errors.New("kv: bucket not found")
-	// ErrTooManyConflicts: Update gave up after its retries.
+	// ErrTooManyConflicts means Update gave up after its retries.
 	ErrTooManyConflicts = errors.New("kv: too many conflicting updates")
+	// ErrLockLost is returned by Release once the lease was lost.
+	ErrLockLost = errors.New("kv: lock lost")
 )
 
 // wrap gives a nats.go error our matching sentinel as well.

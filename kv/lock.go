@@ -12,25 +12,8 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/corral-go/corral/connection"
-	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/internal/jsapi"
 )
-
-// LockConfig configures a lock: a key in a bucket whose TTL is the lock's.
-type LockConfig struct {
-	// Bucket holds the lock; it is declared with TTL as its TTL. All locks
-	// in one bucket must have the same TTL: a lock never changes an
-	// existing bucket's TTL, and fails with ErrInvalidConfig if it differs.
-	Bucket string
-	// Key is the lock's key.
-	Key string
-	// TTL is how long a holder that stops renewing keeps the lock.
-	// Default 10s.
-	TTL time.Duration
-	// RenewEvery is how often the holder renews, at most
-	// (TTL - TTL/10)/2. Default TTL/3.
-	RenewEvery time.Duration
-}
 
 // Lock is a distributed lock (and a leader election): at most one holder
 // at a time, each acquisition with a fencing token larger than the
@@ -40,33 +23,14 @@ type Lock struct {
 	bucket *Bucket[string]
 }
 
-// ErrLockLost is returned by Release once the lease was lost.
-var ErrLockLost = errors.New("kv: lock lost")
-
-// NewLock returns a lock; nothing is contacted until Acquire.
+// NewLock returns a lock; nothing is contacted until Acquire. It fails
+// with the error of cfg.Validate.
 func NewLock(cfg LockConfig, src connection.Source) (*Lock, error) {
-	if cfg.TTL == 0 {
-		cfg.TTL = 10 * time.Second
-	}
-	if cfg.RenewEvery == 0 {
-		cfg.RenewEvery = cfg.TTL / 3
-	}
-	p := conf.NewProblems("")
-	if cfg.TTL < time.Second {
-		p.Addf("ttl", "must be at least 1s, got %v", cfg.TTL)
-	}
-	// A lease is lost 0.9·TTL after its last renewal was sent; two renewals
-	// must fit in that, so that one failed renewal does not lose it.
-	if limit := (cfg.TTL - cfg.TTL/10) / 2; cfg.RenewEvery <= 0 || cfg.RenewEvery > limit {
-		p.Addf("renew_every", "must be positive and at most (ttl - ttl/10)/2 = %v, got %v", limit, cfg.RenewEvery)
-	}
-	if err := p.Err(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("kv: lock %s: %w", cfg.Key, err)
 	}
-	if err := ValidKey(cfg.Key); err != nil {
-		return nil, err
-	}
-	b, err := Open(cfg.Bucket, Config{History: 1, TTL: cfg.TTL, lockBucket: true}, src, String{})
+	cfg = cfg.withDefaults()
+	b, err := Open(cfg.Bucket, Config{History: 1, TTL: cfg.TTL, Events: cfg.Events, lockBucket: true}, src, String{})
 	if err != nil {
 		return nil, err
 	}
@@ -128,9 +92,10 @@ func (l *Lock) Acquire(ctx context.Context) (*Lease, error) {
 	}
 }
 
-// Lost is closed the moment the holder can no longer be sure it holds the
-// lock: a renewal found another holder, none succeeded for TTL (less a
-// tenth, for clock drift) since it was sent, or Release failed.
+// Lost returns a channel closed the moment the holder can no longer be
+// sure it holds the lock: a renewal found another holder, none succeeded
+// for TTL (less a tenth, for clock drift) since it was sent, or Release
+// failed.
 func (s *Lease) Lost() <-chan struct{} { return s.lost }
 
 // Release gives the lock up at once (it deletes the key if this lease
@@ -162,7 +127,7 @@ func (s *Lease) release(ctx context.Context) error {
 	if lost {
 		return ErrLockLost
 	}
-	kv, err := s.lock.bucket.bucket(ctx)
+	kv, err := s.lock.bucket.handle.current(ctx)
 	if err != nil {
 		return fmt.Errorf("kv: release %s: %w", s.lock.cfg.Key, err)
 	}
@@ -171,7 +136,7 @@ func (s *Lease) release(ctx context.Context) error {
 			// The key moved past our revision: it expired, or another holds it.
 			return fmt.Errorf("%w: %s: %w", ErrLockLost, s.lock.cfg.Key, err)
 		}
-		return s.lock.bucket.fail(kv, "release", s.lock.cfg.Key, err)
+		return s.lock.bucket.handle.fail(kv, "release", s.lock.cfg.Key, err)
 	}
 	return nil
 }

@@ -235,3 +235,24 @@ func locksBucket(t *testing.T, conns connection.Source) *kv.Bucket[string] {
 	}
 	return b
 }
+
+// Validate reports every invalid field at once; a bad key also matches
+// ErrInvalidKey, as NewLock's error did.
+func TestLockConfigValidateReportsEveryField(t *testing.T) {
+	t.Parallel()
+	err := kv.LockConfig{Bucket: "no.dots", Key: "a b", TTL: 500 * time.Millisecond, RenewEvery: time.Second}.Validate()
+	if !errors.Is(err, kv.ErrInvalidConfig) || !errors.Is(err, kv.ErrInvalidKey) {
+		t.Fatalf("Validate: %v, want ErrInvalidConfig and ErrInvalidKey", err)
+	}
+	for _, want := range []string{"bucket", `"no.dots"`, "key", `"a b"`, "ttl", "renew_every"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+	if err := (kv.LockConfig{Bucket: "locks", Key: "leader"}).Validate(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	if err := (kv.LockConfig{Bucket: "", Key: "leader"}).Validate(); !errors.Is(err, kv.ErrInvalidConfig) || errors.Is(err, kv.ErrInvalidKey) {
+		t.Fatalf("no bucket: %v, want ErrInvalidConfig alone", err)
+	}
+}

@@ -37,55 +37,40 @@ type WatchFunc[T any] func(ctx context.Context, e Entry[T]) error
 // a replaced connection, resumes after the last revision it delivered,
 // with no duplicate and no gap among the revisions the bucket still holds
 // (see the package doc on History). Expiries (with LimitMarkerTTL) are
-// delivered as Expired.
+// delivered as Expired. Serve it once at a time; it may be served again
+// after Serve returned.
 type Watch[T any] struct {
-	*streamwatch.Watch
+	watch *streamwatch.Watch
 }
+
+// Serve delivers changes until ctx ends, following replaced connections,
+// and returns ctx.Err() then. It returns an error when the bucket cannot
+// be read or the WatchFunc fails; served again, it resumes after the last
+// change delivered.
+func (w *Watch[T]) Serve(ctx context.Context) error { return w.watch.Serve(ctx) }
+
+// String returns the watch's name, for the supervisor's logs.
+func (w *Watch[T]) String() string { return w.watch.String() }
 
 // Watch returns a watch of the bucket, named name, that calls fn. The
 // bucket is declared (or bound) before it is watched. It fails with
-// ErrInvalidConfig when fn is nil or one of cfg.Keys is contained in
-// another (the server refuses such a watch), and with ErrInvalidKey when
+// [ErrInvalidConfig] when fn is nil or one of cfg.Keys is contained in
+// another (the server refuses such a watch), and with [ErrInvalidKey] when
 // a key is not a valid pattern.
 func (b *Bucket[T]) Watch(name string, cfg WatchConfig, fn WatchFunc[T]) (*Watch[T], error) {
 	if fn == nil {
 		return nil, fmt.Errorf("kv: watch %s: %w: nil WatchFunc", name, ErrInvalidConfig)
 	}
-	bucket, src, codec := b.name, b.src, b.codec
-	keys := cfg.Keys
-	if len(keys) == 0 {
-		keys = []string{">"}
-	}
-	prefix := "$KV." + bucket + "."
-	filters := make([]string, len(keys))
-	for i, k := range keys {
-		if err := subject.Validate(k, true); err != nil {
-			return nil, fmt.Errorf("kv: watch %s: keys[%d]: %w: %w", name, i, ErrInvalidKey, err)
-		}
-		filters[i] = prefix + k
-	}
-	if err := disjoint(keys); err != nil {
+	h := b.handle
+	filters, err := watchFilters(h.name, cfg.Keys)
+	if err != nil {
 		return nil, fmt.Errorf("kv: watch %s: %w", name, err)
-	}
-	decode := func(m jetstream.Msg) (Entry[T], error) {
-		meta, err := m.Metadata()
-		if err != nil {
-			return Entry[T]{}, err
-		}
-		e := Entry[T]{Key: strings.TrimPrefix(m.Subject(), prefix), Revision: meta.Sequence.Stream,
-			Created: meta.Timestamp, Op: watchOp(m)}
-		if e.Op == Put {
-			if e.Value, err = codec.Decode(m.Data()); err != nil {
-				return e, fmt.Errorf("kv: decode %s revision %d: %w", e.Key, e.Revision, err)
-			}
-		}
-		return e, nil
 	}
 	var declared jetstream.KeyValue // by Prepare; the watch calls Prepare and Missing in turn
 	w := streamwatch.New(streamwatch.Config{
-		Name: name, Stream: "KV_" + bucket, Filters: filters, UpdatesOnly: cfg.UpdatesOnly,
+		Name: name, Stream: streamName(h.name), Filters: filters, UpdatesOnly: cfg.UpdatesOnly,
 		Deliver: func(ctx context.Context, m jetstream.Msg) error {
-			e, err := decode(m)
+			e, err := b.watchEntry(m)
 			if err != nil {
 				return err
 			}
@@ -99,12 +84,48 @@ func (b *Bucket[T]) Watch(name string, cfg WatchConfig, fn WatchFunc[T]) (*Watch
 		// watch then declares it again rather than fail until another call
 		// does.
 		Prepare: func(ctx context.Context) (err error) {
-			declared, err = b.bucket(ctx)
+			declared, err = h.current(ctx)
 			return err
 		},
-		Missing: func() { b.declared.Missing(declared) },
-	}, src)
-	return &Watch[T]{Watch: w}, nil
+		Missing: func() { h.missing(declared) },
+	}, h.src)
+	return &Watch[T]{watch: w}, nil
+}
+
+// watchFilters are the subjects of keys (every key when there are none)
+// in bucket.
+func watchFilters(bucket string, keys []string) ([]string, error) {
+	if len(keys) == 0 {
+		keys = []string{">"}
+	}
+	prefix := keyPrefix(bucket)
+	filters := make([]string, len(keys))
+	for i, k := range keys {
+		if err := subject.Validate(k, true); err != nil {
+			return nil, fmt.Errorf("keys[%d]: %w: %w", i, ErrInvalidKey, err)
+		}
+		filters[i] = prefix + k
+	}
+	if err := disjoint(keys); err != nil {
+		return nil, err
+	}
+	return filters, nil
+}
+
+// watchEntry decodes the revision m.
+func (b *Bucket[T]) watchEntry(m jetstream.Msg) (Entry[T], error) {
+	meta, err := m.Metadata()
+	if err != nil {
+		return Entry[T]{}, err
+	}
+	e := Entry[T]{Key: strings.TrimPrefix(m.Subject(), keyPrefix(b.handle.name)), Revision: meta.Sequence.Stream,
+		Created: meta.Timestamp, Op: watchOp(m)}
+	if e.Op == Put {
+		if e.Value, err = b.codec.Decode(m.Data()); err != nil {
+			return e, fmt.Errorf("kv: decode %s revision %d: %w", e.Key, e.Revision, err)
+		}
+	}
+	return e, nil
 }
 
 // watchOp reads what a revision did from its headers.

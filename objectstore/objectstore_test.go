@@ -355,12 +355,15 @@ func TestWatch(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var changes []objectstore.Change
-	w := s.Watch("watch", false, func(_ context.Context, c objectstore.Change) error {
+	w, err := s.Watch("watch", objectstore.WatchConfig{}, func(_ context.Context, c objectstore.Change) error {
 		mu.Lock()
 		changes = append(changes, c)
 		mu.Unlock()
 		return nil
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	wctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Serve(wctx) }()

@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/objectstore"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // A store deleted after first use: calls fail with ErrStoreNotFound, then
@@ -88,7 +92,7 @@ func TestWatchDeclaresDeletedStoreAgain(t *testing.T) {
 	s, nc := open(t, "gone")
 	ctx := ctxT(t)
 	synced := make(chan struct{}, 1)
-	w := s.Watch("w", false, func(_ context.Context, c objectstore.Change) error {
+	w, err := s.Watch("w", objectstore.WatchConfig{}, func(_ context.Context, c objectstore.Change) error {
 		if c.Synced {
 			select {
 			case synced <- struct{}{}:
@@ -97,6 +101,9 @@ func TestWatchDeclaresDeletedStoreAgain(t *testing.T) {
 		}
 		return nil
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	lastErr := natstest.Restart(t, w)
 	select {
 	case <-synced:
@@ -115,5 +122,53 @@ func TestWatchDeclaresDeletedStoreAgain(t *testing.T) {
 	case <-created:
 	case <-ctx.Done():
 		t.Fatalf("the watch never declared its deleted store again; it last returned %v", lastErr())
+	}
+}
+
+// A store declared again after it was found deleted emits StoreRecreated,
+// once; its first declaration emits nothing.
+//
+// Not parallel, as TestLargeObjectInBoundedMemory measures the heap.
+func TestStoreRecreatedEvent(t *testing.T) {
+	srv := natstest.RunServer(t)
+	ctx := ctxT(t)
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	rec := natstest.NewRecorder()
+	s, err := objectstore.Open("gone", objectstore.Config{Events: supervisor.Events{Hook: rec.Hook}}, connection.NewFixed(nc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutBytes(ctx, "doc", []byte("v1")); err != nil {
+		t.Fatal(err)
+	}
+	if n := rec.Len(); n != 0 {
+		t.Fatalf("%d events after the first declaration, want none: %v", n, rec.Events())
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteObjectStore(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetBytes(ctx, "doc"); !errors.Is(err, objectstore.ErrStoreNotFound) {
+		t.Fatalf("get from a deleted store: %v, want ErrStoreNotFound", err)
+	}
+	if _, err := s.PutBytes(ctx, "doc", []byte("v2")); err != nil {
+		t.Fatalf("put after the store was reported gone: %v, want it declared again", err)
+	}
+	ev, _ := natstest.WaitFor[objectstore.StoreRecreated](t, rec, 0, 10*time.Second, nil)
+	if ev.Store != "gone" || ev.Kind() != "objectstore.store_recreated" || ev.Level() != supervisor.WarnLevel || ev.When().IsZero() {
+		t.Fatalf("event: %+v", ev)
+	}
+	if got, err := s.GetBytes(ctx, "doc"); err != nil || string(got) != "v2" {
+		t.Fatalf("get: %q %v", got, err)
+	}
+	if n := len(natstest.All[objectstore.StoreRecreated](rec)); n != 1 {
+		t.Fatalf("%d StoreRecreated events, want 1", n)
 	}
 }

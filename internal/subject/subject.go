@@ -46,8 +46,10 @@ func ValidateQueue(q string) error {
 	return nil
 }
 
-// ValidBucket checks the name of a KV bucket or object store: letters,
-// digits, - and _ only, as JetStream requires of the stream behind it.
+// ValidBucket checks the name of a KV bucket, a lock's bucket or an object
+// store: letters, digits, - and _ only, as JetStream requires of the
+// stream behind it. It is the one rule for all of them; callers say what
+// the name names ("bucket", "store") before its error.
 func ValidBucket(name string) error {
 	if name == "" {
 		return errors.New("empty name")

@@ -1,0 +1,201 @@
+package streamwatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/internal/jsapi"
+)
+
+// streamDeletedTmpl is the subject of the advisory nats-server sends when
+// the stream %s is deleted.
+const streamDeletedTmpl = "$JS.EVENT.ADVISORY.STREAM.DELETED.%s"
+
+// watch runs the watch on nc until ctx ends, gone closes (jsapi.ErrConnGone), the
+// stream is deleted (errStreamDeleted), nats.go replaces the consumer
+// (errReset) or something fails.
+func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) error {
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	watching := make(chan struct{})
+	defer close(watching)
+	wg.Go(func() {
+		select {
+		case <-gone:
+			cancel(jsapi.ErrConnGone)
+		case <-watching:
+		}
+	})
+	// The ordered consumer would follow a re-created stream from the old
+	// position, skipping its first messages: stop, and start again as new.
+	sub, err := nc.Subscribe(fmt.Sprintf(streamDeletedTmpl, w.cfg.Stream), func(*nats.Msg) {
+		cancel(errStreamDeleted)
+	})
+	if err != nil {
+		return err
+	}
+	defer sub.Unsubscribe()
+	cons, err := w.consumer(ctx, wctx, nc)
+	if err != nil {
+		return err
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return err
+	}
+	defer it.Stop()
+	// Next may be stuck re-creating the consumer of a deleted stream, deaf
+	// to wctx: stopping the iterator ends it.
+	stopped := make(chan struct{})
+	defer close(stopped)
+	wg.Go(func() {
+		select {
+		case <-wctx.Done():
+			it.Stop()
+		case <-stopped:
+		}
+	})
+	return w.deliver(ctx, wctx, it, cons.CachedInfo().Name)
+}
+
+// consumer declares the stream (Prepare), looks it up and creates the
+// ordered consumer that goes on from where the watch is; when nothing is
+// pending, the current values are all delivered. wctx is ctx, ended early
+// when the watch must start again.
+func (w *Watch) consumer(ctx, wctx context.Context, nc *nats.Conn) (jetstream.Consumer, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	actx, acancel := context.WithTimeout(wctx, jsapi.Timeout)
+	defer acancel()
+	s, err := w.stream(actx, js)
+	if err != nil {
+		if wctx.Err() != nil && ctx.Err() == nil {
+			return nil, context.Cause(wctx)
+		}
+		return nil, err
+	}
+	// A stream created anew (deleted, or a memory stream lost in a restart)
+	// holds only messages never delivered.
+	if created := s.CachedInfo().Created.UnixNano(); w.created.Swap(created) != created && w.started.Load() {
+		w.last.Store(0)
+	}
+	oc, err := w.position(actx, s)
+	if err != nil {
+		return nil, err
+	}
+	cons, err := s.OrderedConsumer(actx, oc)
+	if err != nil {
+		return nil, err
+	}
+	acancel()
+	w.started.Store(true)
+	if !w.initialDone.Load() && (w.cfg.UpdatesOnly || cons.CachedInfo().NumPending == 0) {
+		if err := w.signalInitial(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return cons, nil
+}
+
+// position is the configuration of an ordered consumer of s that starts
+// where the watch is.
+func (w *Watch) position(ctx context.Context, s jetstream.Stream) (jetstream.OrderedConsumerConfig, error) {
+	// nats-server does not always deliver the deletion advisory (it is
+	// queued as the stream's sending loop is told to quit), and nats.go
+	// would then try forever to re-create the consumer of a deleted
+	// stream: a bounded number of tries fails the watch instead, and
+	// served again it declares the stream.
+	oc := jetstream.OrderedConsumerConfig{FilterSubjects: w.cfg.Filters, MaxResetAttempts: resetAttempts}
+	switch {
+	case w.cfg.UpdatesOnly && !w.started.Load():
+		info, err := s.Info(ctx)
+		if err != nil {
+			return oc, err
+		}
+		// What the stream holds now counts as delivered, once and for all.
+		w.last.Store(info.State.LastSeq)
+		w.started.Store(true)
+		oc.DeliverPolicy, oc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, info.State.LastSeq+1
+	case !w.initialDone.Load() && !w.cfg.UpdatesOnly:
+		// (Re)start the current values: those delivered before are at or
+		// below last (last-per-subject comes in stream order) and skipped.
+		oc.DeliverPolicy = jetstream.DeliverLastPerSubjectPolicy
+	default:
+		oc.DeliverPolicy, oc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, w.last.Load()+1
+	}
+	return oc, nil
+}
+
+// deliver passes what it reads from the server consumer named consumer
+// to Deliver, each message once, until wctx ends or reading fails.
+func (w *Watch) deliver(ctx, wctx context.Context, it jetstream.MessagesContext, consumer string) error {
+	for {
+		msg, err := it.Next(jetstream.NextContext(wctx))
+		if err != nil {
+			switch {
+			case ctx.Err() != nil:
+				return ctx.Err()
+			case wctx.Err() != nil:
+				return context.Cause(wctx)
+			case errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, jetstream.ErrConnectionClosed):
+				return jsapi.ErrConnGone
+			}
+			return err
+		}
+		meta, err := msg.Metadata()
+		if err != nil {
+			return err
+		}
+		if meta.Consumer != consumer {
+			return errReset
+		}
+		seq := meta.Sequence.Stream
+		if seq > w.last.Load() { // else delivered before a resume
+			if err := w.cfg.Deliver(ctx, msg); err != nil {
+				return fmt.Errorf("deliver sequence %d: %w", seq, err)
+			}
+			w.last.Store(seq)
+		}
+		if !w.initialDone.Load() && meta.NumPending == 0 {
+			if err := w.signalInitial(ctx); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// stream declares the stream (Prepare) and looks it up.
+func (w *Watch) stream(ctx context.Context, js jetstream.JetStream) (jetstream.Stream, error) {
+	for again := w.cfg.Missing != nil; ; again = false {
+		if w.cfg.Prepare != nil {
+			if err := w.cfg.Prepare(ctx); err != nil {
+				return nil, err
+			}
+		}
+		s, err := js.Stream(ctx, w.cfg.Stream)
+		if again && errors.Is(err, jetstream.ErrStreamNotFound) {
+			w.cfg.Missing()
+			continue
+		}
+		return s, err
+	}
+}
+
+func (w *Watch) signalInitial(ctx context.Context) error {
+	if w.cfg.InitialDone != nil {
+		if err := w.cfg.InitialDone(ctx); err != nil {
+			return err
+		}
+	}
+	w.initialDone.Store(true)
+	return nil
+}

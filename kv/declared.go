@@ -1,0 +1,104 @@
+package kv
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/event"
+	"github.com/corral-go/corral/internal/jsapi"
+	"github.com/corral-go/corral/internal/redeclare"
+	"github.com/corral-go/corral/internal/subject"
+)
+
+// handle is one bucket as every typed view of it (see Typed) shares it:
+// its declaration, the bucket declared on the current connection, and
+// the largest value it accepts.
+type handle struct {
+	name   string
+	cfg    Config
+	src    connection.Source
+	events *event.Emitter
+
+	declared redeclare.Declared[jetstream.KeyValue]
+
+	mu     sync.Mutex
+	max    int64              // largest value accepted, once known
+	latest jetstream.KeyValue // the last declared
+	lost   bool               // latest was found gone: the next declaration re-creates it
+}
+
+func newHandle(name string, cfg Config, src connection.Source) (*handle, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("kv: bucket %s: %w", name, err)
+	}
+	if err := subject.ValidBucket(name); err != nil {
+		return nil, fmt.Errorf("kv: %w: bucket %w", ErrInvalidConfig, err)
+	}
+	return &handle{name: name, cfg: cfg, src: src, events: event.New(cfg.Events)}, nil
+}
+
+// current is the nats.go bucket on the current connection, declared (or
+// bound) on first use.
+func (h *handle) current(ctx context.Context) (jetstream.KeyValue, error) {
+	nc, _, err := h.src.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return h.declared.Get(ctx, nc, func(ctx context.Context) (jetstream.KeyValue, error) {
+		return h.declare(ctx, nc)
+	})
+}
+
+func (h *handle) declare(ctx context.Context, nc *nats.Conn) (jetstream.KeyValue, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	kv, err := h.cfg.open(ctx, js, h.name)
+	if err != nil {
+		return nil, err
+	}
+	limit := nc.MaxPayload()
+	if h.cfg.MaxValueSize > 0 {
+		limit = min(limit, int64(h.cfg.MaxValueSize))
+	}
+	h.mu.Lock()
+	h.max, h.latest = limit, kv
+	again := h.lost
+	h.lost = false
+	h.mu.Unlock()
+	if again {
+		h.events.Emit(BucketRecreated{EventTime: h.events.Stamp(), Bucket: h.name})
+	}
+	return kv, nil
+}
+
+// limit is the largest value the bucket accepts, 0 until it is declared.
+func (h *handle) limit() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.max
+}
+
+// missing drops kv, whose stream is gone (it was deleted, or a memory
+// bucket was lost in a restart), so that the next call declares the
+// bucket again, once the server has removed the old one.
+func (h *handle) missing(kv jetstream.KeyValue) {
+	h.mu.Lock()
+	h.lost = h.lost || (kv != nil && kv == h.latest)
+	h.mu.Unlock()
+	h.declared.Missing(kv)
+}
+
+// fail wraps err from a call on kv, and drops kv when its stream is gone.
+func (h *handle) fail(kv jetstream.KeyValue, op, key string, err error) error {
+	if jsapi.StreamMissing(err) {
+		h.missing(kv)
+	}
+	return wrap(op, key, err)
+}

@@ -1,0 +1,74 @@
+package kv
+
+import (
+	"time"
+
+	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/internal/subject"
+	"github.com/corral-go/corral/supervisor"
+)
+
+// LockConfig configures a lock: a key in a bucket whose TTL is the lock's.
+type LockConfig struct {
+	// Bucket holds the lock; it is declared with TTL as its TTL. All locks
+	// in one bucket must have the same TTL: a lock never changes an
+	// existing bucket's TTL, and fails with ErrInvalidConfig if it differs.
+	// Required.
+	Bucket string `yaml:"bucket"`
+	// Key is the lock's key. Required.
+	Key string `yaml:"key"`
+	// TTL is how long a holder that stops renewing keeps the lock, at
+	// least 1s. Default 10s.
+	TTL time.Duration `yaml:"ttl"`
+	// RenewEvery is how often the holder renews, at most
+	// (TTL - TTL/10)/2. Default TTL/3.
+	RenewEvery time.Duration `yaml:"renew_every"`
+	// Events says where the events of the lock's bucket
+	// ([BucketRecreated]) go. Default: discarded.
+	Events supervisor.Events `yaml:"-"`
+}
+
+func (c LockConfig) withDefaults() LockConfig {
+	if c.TTL == 0 {
+		c.TTL = 10 * time.Second
+	}
+	if c.RenewEvery == 0 {
+		c.RenewEvery = c.TTL / 3
+	}
+	return c
+}
+
+// Validate reports every invalid field at once (bucket, key, ttl,
+// renew_every), wrapping [ErrInvalidConfig]; an invalid key also matches
+// [ErrInvalidKey]. [NewLock] calls it.
+func (c LockConfig) Validate() error {
+	c = c.withDefaults()
+	p := conf.NewProblems("")
+	if err := subject.ValidBucket(c.Bucket); err != nil {
+		p.Addf("bucket", "%v", err)
+	}
+	badKey := keyProblem(c.Key)
+	if badKey != "" {
+		p.Addf("key", "%q: %s", c.Key, badKey)
+	}
+	if c.TTL < time.Second {
+		p.Addf("ttl", "must be at least 1s, got %v", c.TTL)
+	}
+	// A lease is lost 0.9·TTL after its last renewal was sent; two renewals
+	// must fit in that, so that one failed renewal does not lose it.
+	if limit := (c.TTL - c.TTL/10) / 2; c.RenewEvery <= 0 || c.RenewEvery > limit {
+		p.Addf("renew_every", "must be positive and at most (ttl - ttl/10)/2 = %v, got %v", limit, c.RenewEvery)
+	}
+	err := p.Err()
+	if err != nil && badKey != "" {
+		return invalidKey{err}
+	}
+	return err
+}
+
+// invalidKey is a configuration error that also matches ErrInvalidKey,
+// as NewLock's error for a bad key did before LockConfig had Validate.
+type invalidKey struct{ error }
+
+func (e invalidKey) Unwrap() error        { return e.error }
+func (e invalidKey) Is(target error) bool { return target == ErrInvalidKey }

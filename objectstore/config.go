@@ -1,0 +1,64 @@
+package objectstore
+
+import (
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/supervisor"
+)
+
+// Config declares an object store. The zero value of every field is its
+// default.
+type Config struct {
+	// Description is shown by tools.
+	Description string `yaml:"description"`
+	// TTL removes objects this long after they were put. Default none.
+	TTL time.Duration `yaml:"ttl"`
+	// MaxBytes bounds the store. Default unlimited.
+	MaxBytes conf.ByteSize `yaml:"max_bytes"`
+	// Storage is file (default) or memory.
+	Storage string `yaml:"storage"`
+	// Replicas is the number of copies in a cluster. Default 1.
+	Replicas int `yaml:"replicas"`
+	// Compression compresses stored chunks (S2). Default off.
+	Compression bool `yaml:"compression"`
+	// Bind uses the existing store as it is and fails when it does not
+	// exist. Default false: the store is created, or updated to match.
+	Bind bool `yaml:"bind"`
+	// Events says where the store's events ([StoreRecreated]) go.
+	// Default: discarded.
+	Events supervisor.Events `yaml:"-"`
+}
+
+// Validate reports every invalid field at once, wrapping
+// [ErrInvalidConfig].
+func (c Config) Validate() error {
+	p := conf.NewProblems("")
+	if c.TTL < 0 || c.MaxBytes < 0 {
+		p.Addf("", "ttl and max_bytes must not be negative")
+	}
+	switch c.Storage {
+	case "", "file", "memory":
+	default:
+		p.Addf("storage", "%q is not one of file, memory", c.Storage)
+	}
+	if c.Replicas < 0 || c.Replicas > 5 {
+		p.Addf("replicas", "must be between 1 and 5, got %d", c.Replicas)
+	}
+	return p.Err()
+}
+
+// jetStream is the nats.go declaration of the store name.
+func (c Config) jetStream(name string) jetstream.ObjectStoreConfig {
+	oc := jetstream.ObjectStoreConfig{Bucket: name, Description: c.Description, TTL: c.TTL,
+		MaxBytes: int64(c.MaxBytes), Replicas: max(c.Replicas, 1), Compression: c.Compression}
+	if oc.MaxBytes == 0 {
+		oc.MaxBytes = -1
+	}
+	if c.Storage == "memory" {
+		oc.Storage = jetstream.MemoryStorage
+	}
+	return oc
+}

@@ -1,0 +1,218 @@
+package objectstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/event"
+	"github.com/corral-go/corral/internal/jsapi"
+	"github.com/corral-go/corral/internal/redeclare"
+	"github.com/corral-go/corral/internal/subject"
+)
+
+// Store is an object store that follows the connection: after it is
+// replaced, the next call uses the new one. Objects are streamed in
+// chunks, so their size does not bound memory. Its methods are safe for
+// concurrent use.
+type Store struct {
+	name   string
+	cfg    Config
+	src    connection.Source
+	events *event.Emitter
+
+	declared redeclare.Declared[jetstream.ObjectStore]
+
+	mu        sync.Mutex
+	jsConn    *nats.Conn
+	js        jetstream.JetStream // one per connection
+	streamFor jetstream.ObjectStore
+	stream    jetstream.Stream      // streamFor's stream, once looked up
+	latest    jetstream.ObjectStore // the last declared
+	lost      bool                  // latest was found gone: the next declaration re-creates it
+}
+
+// Open returns the store name, declared (or bound) on first use. It fails
+// with [ErrInvalidConfig] when cfg or the name is invalid (a store's name
+// is letters, digits, - and _).
+func Open(name string, cfg Config, src connection.Source) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("objectstore: %s: %w", name, err)
+	}
+	if err := subject.ValidBucket(name); err != nil {
+		return nil, fmt.Errorf("objectstore: %w: store %w", ErrInvalidConfig, err)
+	}
+	return &Store{name: name, cfg: cfg, src: src, events: event.New(cfg.Events)}, nil
+}
+
+// Name returns the store's name.
+func (s *Store) Name() string { return s.name }
+
+// Raw returns the nats.go store on the current connection, for
+// everything else it offers. It declares the store if need be.
+func (s *Store) Raw(ctx context.Context) (jetstream.ObjectStore, error) { return s.current(ctx) }
+
+// current is the store declared on the current connection.
+func (s *Store) current(ctx context.Context) (jetstream.ObjectStore, error) {
+	nc, _, err := s.src.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	store, err := s.declared.Get(ctx, nc, func(ctx context.Context) (jetstream.ObjectStore, error) {
+		return s.declare(ctx, nc)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("objectstore: open %s: %w", s.name, err)
+	}
+	return store, nil
+}
+
+func (s *Store) declare(ctx context.Context, nc *nats.Conn) (jetstream.ObjectStore, error) {
+	js, err := s.jetStream(nc)
+	if err != nil {
+		return nil, err
+	}
+	var store jetstream.ObjectStore
+	if s.cfg.Bind {
+		store, err = js.ObjectStore(ctx, s.name)
+		if errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil, fmt.Errorf("%w: %w", ErrStoreNotFound, err)
+		}
+	} else {
+		store, err = js.CreateOrUpdateObjectStore(ctx, s.cfg.jetStream(s.name))
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.latest = store
+	again := s.lost
+	s.lost = false
+	s.mu.Unlock()
+	if again {
+		s.events.Emit(StoreRecreated{EventTime: s.events.Stamp(), Store: s.name})
+	}
+	return store, nil
+}
+
+// jetStream is the JetStream context of nc. One per connection: its first
+// async publish subscribes for replies until the connection closes. Acks
+// that never come (a dead path) fail after jsapi.Timeout instead of holding
+// a put.
+func (s *Store) jetStream(nc *nats.Conn) (jetstream.JetStream, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.jsConn == nc && s.js != nil {
+		return s.js, nil
+	}
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(jsapi.Timeout))
+	if err != nil {
+		return nil, err
+	}
+	s.jsConn, s.js = nc, js
+	return js, nil
+}
+
+// streamOf is the stream of store, looked up once per declaration.
+func (s *Store) streamOf(ctx context.Context, store jetstream.ObjectStore) (jetstream.JetStream, jetstream.Stream, error) {
+	s.mu.Lock()
+	js, stream := s.js, s.stream
+	if s.streamFor != store {
+		stream = nil
+	}
+	s.mu.Unlock()
+	if stream != nil {
+		return js, stream, nil
+	}
+	stream, err := js.Stream(ctx, streamName(s.name))
+	if err != nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	s.streamFor, s.stream = store, stream
+	s.mu.Unlock()
+	return js, stream, nil
+}
+
+// missing drops store, whose stream is gone (it was deleted, or a memory
+// store was lost in a restart), so that the next call declares the store
+// again, once the server has removed the old one.
+func (s *Store) missing(store jetstream.ObjectStore) {
+	s.mu.Lock()
+	s.lost = s.lost || (store != nil && store == s.latest)
+	s.mu.Unlock()
+	s.declared.Missing(store)
+}
+
+// fail wraps err from a call on store, and drops store when its stream is
+// gone.
+func (s *Store) fail(store jetstream.ObjectStore, op, name string, err error) error {
+	if jsapi.StreamMissing(err) {
+		s.missing(store)
+	}
+	return wrap(op, name, err)
+}
+
+// Info describes the object name.
+func (s *Store) Info(ctx context.Context, name string) (*jetstream.ObjectInfo, error) {
+	store, err := s.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	info, err := store.GetInfo(ctx, name)
+	if err != nil {
+		return nil, s.fail(store, "info", name, err)
+	}
+	return info, nil
+}
+
+// List describes every object in the store.
+func (s *Store) List(ctx context.Context) ([]*jetstream.ObjectInfo, error) {
+	store, err := s.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	infos, err := store.List(ctx)
+	if errors.Is(err, jetstream.ErrNoObjectsFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, s.fail(store, "list", "", err)
+	}
+	return infos, nil
+}
+
+// Delete removes the object name.
+func (s *Store) Delete(ctx context.Context, name string) error {
+	store, err := s.current(ctx)
+	if err != nil {
+		return err
+	}
+	if err := store.Delete(ctx, name); err != nil {
+		return s.fail(store, "delete", name, err)
+	}
+	return nil
+}
+
+// AddLink makes name a link to the object target of this store: getting
+// name gets target.
+func (s *Store) AddLink(ctx context.Context, name, target string) (*jetstream.ObjectInfo, error) {
+	store, err := s.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	to, err := store.GetInfo(ctx, target)
+	if err != nil {
+		return nil, s.fail(store, "link", target, err)
+	}
+	info, err := store.AddLink(ctx, name, to)
+	if err != nil {
+		return nil, s.fail(store, "link", name, err)
+	}
+	return info, nil
+}
