@@ -14,6 +14,8 @@ import (
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/embedded"
+	"github.com/corral-go/corral/kv"
+	"github.com/corral-go/corral/objectstore"
 	"github.com/corral-go/corral/publisher"
 	"github.com/corral-go/corral/supervisor"
 )
@@ -36,6 +38,7 @@ type Client struct {
 	watchers  *supervisor.Tree
 
 	mu             sync.Mutex
+	handles        handles
 	bound          map[string]bool // handler names bound by code
 	consumersAdded bool
 	watchersAdded  bool
@@ -56,7 +59,8 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		cfg.Name = "corral"
 	}
 	events := supervisor.Events{Logger: o.logger, Hook: o.hook, Clock: o.now}
-	c := &Client{cfg: cfg, events: events, tree: supervisor.NewTree(cfg.Name, events), bound: map[string]bool{}}
+	c := &Client{cfg: cfg, events: events, tree: supervisor.NewTree(cfg.Name, events), bound: map[string]bool{},
+		handles: handles{buckets: map[string]*kv.Bucket[[]byte]{}, stores: map[string]*objectstore.Store{}, locks: map[string]*kv.Lock{}}}
 
 	// Children stop in reverse order of adding: the connection drains
 	// before the embedded server stops.

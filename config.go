@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
@@ -49,14 +50,17 @@ type Config struct {
 	// to each name with Client.Handle or Client.HandleRequest; fields set
 	// here override those declared in code.
 	Handlers map[string]consumer.Config `yaml:"handlers"`
-	// KV declares key-value buckets by name; code opens them with Bucket
-	// or Client.KV. Each is created, or updated to match, on first use.
+	// KV declares key-value buckets by name; code opens them with
+	// Client.KV. Each is created, or updated to match, on first use.
 	KV map[string]kv.Config `yaml:"kv"`
 	// ObjectStores declares object stores by name; code opens them with
 	// Client.ObjectStore.
 	ObjectStores map[string]objectstore.Config `yaml:"object_stores"`
-	// Watches configures the watches declared with WatchKV and
-	// WatchObjects.
+	// Locks declares distributed locks by name; code opens them with
+	// Client.Lock. A lock's bucket holds locks only: it must not be in KV,
+	// and the locks that share one have one TTL.
+	Locks map[string]kv.LockConfig `yaml:"locks"`
+	// Watches configures the watches declared with Client.Watch.
 	Watches WatchesConfig `yaml:"watches"`
 
 	// keys are the fields the file and the environment set, so that a key
@@ -145,6 +149,7 @@ func (c Config) Validate() error {
 		}
 		p.Merge("object_stores."+name, c.ObjectStores[name].Validate())
 	}
+	c.validateLocks(p)
 	p.Merge("watches.restart", c.Watches.Restart.Validate())
 	c.validatePolicies(p)
 	return p.Err()
@@ -178,4 +183,25 @@ func (c Config) validatePolicies(p conf.Problems) {
 		child("handlers."+name, c.Handlers[name].Restart)
 	}
 	child("watches", c.Watches.Restart)
+}
+
+// validateLocks checks each lock, and that the locks sharing a bucket
+// agree on its TTL and that no lock bucket is also a KV bucket.
+func (c Config) validateLocks(p conf.Problems) {
+	ttls := map[string]time.Duration{}
+	for _, name := range slices.Sorted(maps.Keys(c.Locks)) {
+		l := c.Locks[name]
+		p.Merge("locks."+name, l.Validate())
+		if _, clash := c.KV[l.Bucket]; clash {
+			p.Addf("locks."+name+".bucket", "%q is also declared under kv: a lock bucket holds locks only", l.Bucket)
+		}
+		ttl := l.TTL
+		if ttl == 0 {
+			ttl = kv.DefaultLockTTL
+		}
+		if other, ok := ttls[l.Bucket]; ok && other != ttl {
+			p.Addf("locks."+name+".ttl", "%v differs from %v of another lock in bucket %q: locks sharing a bucket share its TTL", ttl, other, l.Bucket)
+		}
+		ttls[l.Bucket] = ttl
+	}
 }

@@ -31,13 +31,17 @@ var (
 	// handler that code never bound with Handle or HandleRequest.
 	ErrUnboundHandler = errors.New("corral: configured handlers bound to no function")
 
-	// ErrUnknownBucket is returned by Bucket and KV for a name that is not
-	// in Config.KV.
+	// ErrUnknownBucket is returned by KV for a name that is not in
+	// Config.KV.
 	ErrUnknownBucket = errors.New("corral: bucket not in the kv configuration")
 
 	// ErrUnknownStore is returned by ObjectStore for a name that is not in
 	// Config.ObjectStores.
 	ErrUnknownStore = errors.New("corral: store not in the object_stores configuration")
+
+	// ErrUnknownLock is returned by Lock for a name that is not in
+	// Config.Locks.
+	ErrUnknownLock = errors.New("corral: lock not in the locks configuration")
 )
 
 // ValidationError lists every problem Validate found; it matches

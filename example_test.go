@@ -119,18 +119,19 @@ restart: {mode: forever}
 }
 
 // Buckets are declared in the configuration and typed in code.
-func ExampleBucket() {
+func ExampleClient_KV() {
 	dir, _ := os.MkdirTemp("", "corral-example")
 	defer os.RemoveAll(dir)
 	var cfg corral.Config
 	cfg.Server.StoreDir = dir
 	cfg.KV = map[string]kv.Config{"counters": {History: 5}}
 	c, _ := corral.New(cfg)
-	counters, err := corral.Bucket(c, "counters", kv.JSON[int]{})
+	raw, err := c.KV("counters")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	counters := kv.Typed(raw, kv.JSON[int]{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
@@ -156,7 +157,7 @@ func ExampleBucket() {
 
 // A watch is a supervised child: it sees every change once and in order,
 // and resumes where it stopped after a failure or a server restart.
-func ExampleWatchKV() {
+func ExampleClient_Watch() {
 	dir, _ := os.MkdirTemp("", "corral-example")
 	defer os.RemoveAll(dir)
 	var cfg corral.Config
@@ -165,14 +166,18 @@ func ExampleWatchKV() {
 	// the delete below could replace the put before the watch sees it.
 	cfg.KV = map[string]kv.Config{"settings": {History: 5}}
 	c, _ := corral.New(cfg)
-	settings, _ := corral.Bucket(c, "settings", kv.String{})
+	raw, _ := c.KV("settings")
+	settings := kv.Typed(raw, kv.String{})
 
 	seen := make(chan string, 8)
-	err := corral.WatchKV(c, "print-settings", settings, kv.WatchConfig{Keys: []string{"mode"}},
+	w, err := settings.Watch("print-settings", kv.WatchConfig{Keys: []string{"mode"}},
 		func(ctx context.Context, e kv.Entry[string]) error {
 			seen <- fmt.Sprintf("%s %s=%s", e.Op, e.Key, e.Value)
 			return nil
 		})
+	if err == nil {
+		err = c.Watch(w)
+	}
 	if err != nil {
 		fmt.Println(err)
 		return

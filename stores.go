@@ -11,61 +11,90 @@ import (
 	"github.com/corral-go/corral/supervisor"
 )
 
-// Bucket opens the bucket name of Config.KV with values encoded by codec
-// (kv.JSON[T]{} for JSON). The bucket follows the Client's connection
-// across replacements and is declared on first use. Keep the result:
-// each call returns a new handle.
-func Bucket[T any](c *Client, name string, codec kv.Codec[T]) (*kv.Bucket[T], error) {
+// handles holds the bucket, store and lock handles a Client made, one per
+// name, so that every caller shares one declaration and one cache.
+type handles struct {
+	buckets map[string]*kv.Bucket[[]byte]
+	stores  map[string]*objectstore.Store
+	locks   map[string]*kv.Lock
+}
+
+// KV returns the bucket name of Config.KV, with raw byte values. The
+// handle is made at the first call and shared by every later one; it
+// follows the Client's connection across replacements and declares the
+// bucket on first use. For typed values, take a view with kv.Typed:
+//
+//	raw, err := client.KV("settings")
+//	settings := kv.Typed(raw, kv.JSON[Settings]{})
+func (c *Client) KV(name string) (*kv.Bucket[[]byte], error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if b, ok := c.handles.buckets[name]; ok {
+		return b, nil
+	}
 	cfg, ok := c.cfg.KV[name]
 	if !ok {
 		return nil, fmt.Errorf("corral: bucket %q: %w", name, ErrUnknownBucket)
 	}
-	return kv.Open(name, cfg, c.conn, codec)
+	cfg.Events = c.events
+	b, err := kv.Open(name, cfg, c.conn, kv.Raw{})
+	if err != nil {
+		return nil, err
+	}
+	c.handles.buckets[name] = b
+	return b, nil
 }
 
-// KV opens the bucket name of Config.KV with raw byte values.
-func (c *Client) KV(name string) (*kv.Bucket[[]byte], error) {
-	return Bucket(c, name, kv.Raw{})
-}
-
-// ObjectStore opens the store name of Config.ObjectStores, declared on
-// first use.
+// ObjectStore returns the store name of Config.ObjectStores, made at the
+// first call and shared by every later one; it is declared on first use.
 func (c *Client) ObjectStore(name string) (*objectstore.Store, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.handles.stores[name]; ok {
+		return s, nil
+	}
 	cfg, ok := c.cfg.ObjectStores[name]
 	if !ok {
 		return nil, fmt.Errorf("corral: object store %q: %w", name, ErrUnknownStore)
 	}
-	return objectstore.Open(name, cfg, c.conn)
-}
-
-// Lock returns a distributed lock on the Client's connection. Its bucket
-// is declared by the lock (history 1, TTL the lock's), so do not also
-// declare it in Config.KV.
-func (c *Client) Lock(cfg kv.LockConfig) (*kv.Lock, error) {
-	return kv.NewLock(cfg, c.conn)
-}
-
-// WatchKV declares a supervised watch named name of bucket b: fn sees
-// every change of the keys in cfg once and in revision order, across
-// errors, server restarts and replaced connections; see kv.Watch.
-// Declare watches before Run.
-func WatchKV[T any](c *Client, name string, b *kv.Bucket[T], cfg kv.WatchConfig, fn kv.WatchFunc[T]) error {
-	w, err := b.Watch(name, cfg, fn)
+	cfg.Events = c.events
+	s, err := objectstore.Open(name, cfg, c.conn)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return c.addWatch(name, w)
+	c.handles.stores[name] = s
+	return s, nil
 }
 
-// WatchObjects declares a supervised watch named name of store s: fn sees
-// every change once and in order, as WatchKV's does. With updatesOnly it
-// starts with the changes after the watch first starts; otherwise it
-// first delivers every object's current info. Declare watches before Run.
-func (c *Client) WatchObjects(name string, s *objectstore.Store, updatesOnly bool, fn objectstore.WatchFunc) error {
-	return c.addWatch(name, s.Watch(name, updatesOnly, fn))
+// Lock returns the lock name of Config.Locks, made at the first call and
+// shared by every later one. Its bucket is declared by the lock (history
+// 1, TTL the lock's); New refuses one that is also in Config.KV.
+func (c *Client) Lock(name string) (*kv.Lock, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l, ok := c.handles.locks[name]; ok {
+		return l, nil
+	}
+	cfg, ok := c.cfg.Locks[name]
+	if !ok {
+		return nil, fmt.Errorf("corral: lock %q: %w", name, ErrUnknownLock)
+	}
+	cfg.Events = c.events
+	l, err := kv.NewLock(cfg, c.conn)
+	if err != nil {
+		return nil, err
+	}
+	c.handles.locks[name] = l
+	return l, nil
 }
 
-func (c *Client) addWatch(name string, w suture.Service) error {
+// Watch adds w, a watch made by kv.Bucket.Watch or objectstore.Store.Watch
+// (or any suture.Service), to the Client's tree, under the watchers group
+// and named by its String. It runs with the watches' restart policy:
+// after an error, a server restart or a replaced connection it resumes
+// where it left off. Declare watches before Run.
+func (c *Client) Watch(w suture.Service) error {
+	name := fmt.Sprint(w)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.serving {

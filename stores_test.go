@@ -46,6 +46,7 @@ func TestBucketsAndStoresThroughTheClient(t *testing.T) {
 	cfg := embeddedConfig(t)
 	cfg.KV = map[string]kv.Config{"settings": {History: 5}}
 	cfg.ObjectStores = map[string]objectstore.Config{"blobs": {}}
+	cfg.Locks = map[string]kv.LockConfig{"leader": {Bucket: "locks", Key: "leader", TTL: 2 * time.Second}}
 	c, err := corral.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -56,10 +57,14 @@ func TestBucketsAndStoresThroughTheClient(t *testing.T) {
 	if _, err := c.ObjectStore("nope"); !errors.Is(err, corral.ErrUnknownStore) {
 		t.Fatalf("ObjectStore(nope): %v", err)
 	}
-	b, err := corral.Bucket(c, "settings", kv.JSON[settings]{})
+	raw, err := c.KV("settings")
 	if err != nil {
 		t.Fatal(err)
 	}
+	if again, _ := c.KV("settings"); again != raw {
+		t.Fatal("KV made a second handle for one bucket")
+	}
+	b := kv.Typed(raw, kv.JSON[settings]{})
 	store, err := c.ObjectStore("blobs")
 	if err != nil {
 		t.Fatal(err)
@@ -70,30 +75,47 @@ func TestBucketsAndStoresThroughTheClient(t *testing.T) {
 		rev   uint64
 	}
 	changes := make(chan seen, 16)
-	if err := corral.WatchKV(c, "settings-watch", b, kv.WatchConfig{Keys: []string{"limits.*"}},
-		func(_ context.Context, e kv.Entry[settings]) error {
-			changes <- seen{e.Op, e.Value.Limit, e.Revision}
-			return nil
-		}); err != nil {
+	onSettings := func(_ context.Context, e kv.Entry[settings]) error {
+		changes <- seen{e.Op, e.Value.Limit, e.Revision}
+		return nil
+	}
+	sw, err := b.Watch("settings-watch", kv.WatchConfig{Keys: []string{"limits.*"}}, onSettings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Watch(sw); err != nil {
 		t.Fatal(err)
 	}
 	objects := make(chan string, 16)
-	if err := c.WatchObjects("blobs-watch", store, true, func(_ context.Context, ch objectstore.Change) error {
+	onObject := func(_ context.Context, ch objectstore.Change) error {
 		if ch.Synced {
 			objects <- "(synced)"
 			return nil
 		}
 		objects <- ch.Info.Name
 		return nil
-	}); err != nil {
+	}
+	ow, err := store.Watch("blobs-watch", objectstore.WatchConfig{UpdatesOnly: true}, onObject)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := corral.WatchKV(c, "settings-watch", b, kv.WatchConfig{}, nil); err == nil {
+	if err := c.Watch(ow); err != nil {
+		t.Fatal(err)
+	}
+	again, err := b.Watch("settings-watch", kv.WatchConfig{}, onSettings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Watch(again); err == nil {
 		t.Fatal("a second watch with the same name was accepted")
 	}
 	running(t, c)
 	waitConn(t, c)
-	if err := c.WatchObjects("late", store, true, nil); !errors.Is(err, corral.ErrRunning) {
+	late, err := store.Watch("late", objectstore.WatchConfig{UpdatesOnly: true}, onObject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Watch(late); !errors.Is(err, corral.ErrRunning) {
 		t.Fatalf("watch declared while running: %v, want ErrRunning", err)
 	}
 
@@ -167,7 +189,7 @@ func TestBucketsAndStoresThroughTheClient(t *testing.T) {
 		}
 	}
 
-	lock, err := c.Lock(kv.LockConfig{Bucket: "locks", Key: "leader", TTL: 2 * time.Second})
+	lock, err := c.Lock("leader")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,5 +202,38 @@ func TestBucketsAndStoresThroughTheClient(t *testing.T) {
 	}
 	if err := lease.Release(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A lock bucket that is also a KV bucket, or locks that disagree on their
+// bucket's TTL, are refused at New, naming the field.
+func TestLockConfigurationCheckedAtNew(t *testing.T) {
+	cfg, err := corral.ParseConfig([]byte(`
+kv:
+  settings: {}
+locks:
+  leader:  {bucket: settings, key: leader}
+  a:       {bucket: locks, key: a, ttl: 5s}
+  b:       {bucket: locks, key: b, ttl: 6s}
+  nokey:   {bucket: locks2}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = corral.New(cfg)
+	if !errors.Is(err, corral.ErrInvalidConfig) {
+		t.Fatalf("New: %v, want ErrInvalidConfig", err)
+	}
+	for _, want := range []string{"locks.leader.bucket", "locks.b.ttl", "locks.nokey.key"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not name %s:\n%v", want, err)
+		}
+	}
+	c, err := corral.New(corral.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Lock("nope"); !errors.Is(err, corral.ErrUnknownLock) {
+		t.Fatalf("Lock(nope): %v, want ErrUnknownLock", err)
 	}
 }

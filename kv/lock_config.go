@@ -18,7 +18,7 @@ type LockConfig struct {
 	// Key is the lock's key. Required.
 	Key string `yaml:"key"`
 	// TTL is how long a holder that stops renewing keeps the lock, at
-	// least 1s. Default 10s.
+	// least 1s. Default [DefaultLockTTL], 10s.
 	TTL time.Duration `yaml:"ttl"`
 	// RenewEvery is how often the holder renews, at most
 	// (TTL - TTL/10)/2. Default TTL/3.
@@ -28,9 +28,12 @@ type LockConfig struct {
 	Events supervisor.Events `yaml:"-"`
 }
 
+// DefaultLockTTL is a lock's TTL when its configuration sets none.
+const DefaultLockTTL = 10 * time.Second
+
 func (c LockConfig) withDefaults() LockConfig {
 	if c.TTL == 0 {
-		c.TTL = 10 * time.Second
+		c.TTL = DefaultLockTTL
 	}
 	if c.RenewEvery == 0 {
 		c.RenewEvery = c.TTL / 3

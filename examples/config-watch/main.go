@@ -159,8 +159,11 @@ func run(ctx context.Context, out io.Writer) error {
 		if err != nil {
 			return nil, nil, err
 		}
-		b, err := corral.Bucket(c, "config", kv.JSON[limit]{})
-		return c, b, err
+		raw, err := c.KV("config")
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, kv.Typed(raw, kv.JSON[limit]{}), nil
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -182,7 +185,11 @@ func run(ctx context.Context, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := corral.WatchKV(c, "config-watch", b, kv.WatchConfig{UpdatesOnly: true}, w.see); err != nil {
+		cw, err := b.Watch("config-watch", kv.WatchConfig{UpdatesOnly: true}, w.see)
+		if err != nil {
+			return err
+		}
+		if err := c.Watch(cw); err != nil {
 			return err
 		}
 		w.client = c

@@ -156,12 +156,13 @@ type greeting struct {
 // of its greeting key: it sees every change once and in order, even
 // across a server restart or a replaced connection.
 func watchSettings(client *corral.Client) (*kv.Bucket[greeting], <-chan kv.Entry[greeting], error) {
-	settings, err := corral.Bucket(client, "settings", kv.JSON[greeting]{})
+	raw, err := client.KV("settings")
 	if err != nil {
 		return nil, nil, err
 	}
+	settings := kv.Typed(raw, kv.JSON[greeting]{})
 	changes := make(chan kv.Entry[greeting], 8)
-	err = corral.WatchKV(client, "settings-watch", settings, kv.WatchConfig{Keys: []string{"greeting"}, UpdatesOnly: true},
+	w, err := settings.Watch("settings-watch", kv.WatchConfig{Keys: []string{"greeting"}, UpdatesOnly: true},
 		func(ctx context.Context, e kv.Entry[greeting]) error {
 			select {
 			case changes <- e:
@@ -170,7 +171,10 @@ func watchSettings(client *corral.Client) (*kv.Bucket[greeting], <-chan kv.Entry
 				return ctx.Err()
 			}
 		})
-	return settings, changes, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return settings, changes, client.Watch(w)
 }
 
 // demoStores changes a setting twice, shows what the watch saw, and puts

@@ -4,6 +4,7 @@ package jsapi
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -30,6 +31,9 @@ const (
 	// CodeStoreFailed means the stream could not store the message
 	// (JSStreamStoreFailedF).
 	CodeStoreFailed jetstream.ErrorCode = 10077
+	// CodeMsgDeleteFailed means a message could not be deleted, as when it
+	// is gone already (JSStreamMsgDeleteFailedF).
+	CodeMsgDeleteFailed jetstream.ErrorCode = 10057
 )
 
 // ErrConnGone means the connection closed for good: a dependent asks its
@@ -69,4 +73,17 @@ func Storage(name string) jetstream.StorageType {
 		return jetstream.MemoryStorage
 	}
 	return jetstream.FileStorage
+}
+
+// ActsOnStream reports whether header tells a stream what to do with the
+// message that carries it (expectations, rollups, TTLs, schedules,
+// batches, its Msg-Id): such headers are dropped from a copy sent to
+// another stream.
+func ActsOnStream(header string) bool {
+	for _, prefix := range []string{"Nats-Expected-", "Nats-Rollup", "Nats-TTL", "Nats-Schedule", "Nats-Batch-", "Nats-Msg-Id"} {
+		if strings.HasPrefix(header, prefix) {
+			return true
+		}
+	}
+	return false
 }
