@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -59,14 +60,8 @@ func (c Config) Validate() error {
 	if c.MaxValueSize < 0 || c.MaxBytes < 0 {
 		p.Addf("", "max_value_size and max_bytes must not be negative")
 	}
-	switch c.Storage {
-	case "", "file", "memory":
-	default:
-		p.Addf("storage", "%q is not one of file, memory", c.Storage)
-	}
-	if c.Replicas < 0 || c.Replicas > 5 {
-		p.Addf("replicas", "must be between 1 and 5, got %d", c.Replicas)
-	}
+	p.Storage(c.Storage)
+	p.Replicas(c.Replicas)
 	if c.LimitMarkerTTL != 0 && c.LimitMarkerTTL < time.Second {
 		p.Addf("limit_marker_ttl", "must be at least 1s, got %v", c.LimitMarkerTTL)
 	}
@@ -90,9 +85,7 @@ func (c Config) jetStream(name string) jetstream.KeyValueConfig {
 	if kc.MaxBytes == 0 {
 		kc.MaxBytes = -1
 	}
-	if c.Storage == "memory" {
-		kc.Storage = jetstream.MemoryStorage
-	}
+	kc.Storage = jsapi.Storage(c.Storage)
 	return kc
 }
 

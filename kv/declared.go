@@ -26,10 +26,8 @@ type handle struct {
 
 	declared redeclare.Declared[jetstream.KeyValue]
 
-	mu     sync.Mutex
-	max    int64              // largest value accepted, once known
-	latest jetstream.KeyValue // the last declared
-	lost   bool               // latest was found gone: the next declaration re-creates it
+	mu  sync.Mutex
+	max int64 // largest value accepted, once known
 }
 
 func newHandle(name string, cfg Config, src connection.Source) (*handle, error) {
@@ -49,12 +47,12 @@ func (h *handle) current(ctx context.Context) (jetstream.KeyValue, error) {
 	if err != nil {
 		return nil, err
 	}
-	return h.declared.Get(ctx, nc, func(ctx context.Context) (jetstream.KeyValue, error) {
-		return h.declare(ctx, nc)
+	return h.declared.Get(ctx, nc, func(ctx context.Context, again bool) (jetstream.KeyValue, error) {
+		return h.declare(ctx, nc, again)
 	})
 }
 
-func (h *handle) declare(ctx context.Context, nc *nats.Conn) (jetstream.KeyValue, error) {
+func (h *handle) declare(ctx context.Context, nc *nats.Conn, again bool) (jetstream.KeyValue, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, err
@@ -68,9 +66,7 @@ func (h *handle) declare(ctx context.Context, nc *nats.Conn) (jetstream.KeyValue
 		limit = min(limit, int64(h.cfg.MaxValueSize))
 	}
 	h.mu.Lock()
-	h.max, h.latest = limit, kv
-	again := h.lost
-	h.lost = false
+	h.max = limit
 	h.mu.Unlock()
 	if again {
 		h.events.Emit(BucketRecreated{EventTime: h.events.Stamp(), Bucket: h.name})
@@ -85,20 +81,13 @@ func (h *handle) limit() int64 {
 	return h.max
 }
 
-// missing drops kv, whose stream is gone (it was deleted, or a memory
-// bucket was lost in a restart), so that the next call declares the
-// bucket again, once the server has removed the old one.
-func (h *handle) missing(kv jetstream.KeyValue) {
-	h.mu.Lock()
-	h.lost = h.lost || (kv != nil && kv == h.latest)
-	h.mu.Unlock()
-	h.declared.Missing(kv)
-}
-
-// fail wraps err from a call on kv, and drops kv when its stream is gone.
+// fail wraps err from a call on kv. When the bucket's stream is gone (it
+// was deleted, or a memory bucket was lost in a restart) it also drops
+// kv, so that the next call declares the bucket again, once the server
+// has removed the old one.
 func (h *handle) fail(kv jetstream.KeyValue, op, key string, err error) error {
 	if jsapi.StreamMissing(err) {
-		h.missing(kv)
+		h.declared.Missing(kv)
 	}
 	return wrap(op, key, err)
 }

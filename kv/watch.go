@@ -87,7 +87,7 @@ func (b *Bucket[T]) Watch(name string, cfg WatchConfig, fn WatchFunc[T]) (*Watch
 			declared, err = h.current(ctx)
 			return err
 		},
-		Missing: func() { h.missing(declared) },
+		Missing: func() { h.declared.Missing(declared) },
 	}, h.src)
 	return &Watch[T]{watch: w}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -39,14 +40,8 @@ func (c Config) Validate() error {
 	if c.TTL < 0 || c.MaxBytes < 0 {
 		p.Addf("", "ttl and max_bytes must not be negative")
 	}
-	switch c.Storage {
-	case "", "file", "memory":
-	default:
-		p.Addf("storage", "%q is not one of file, memory", c.Storage)
-	}
-	if c.Replicas < 0 || c.Replicas > 5 {
-		p.Addf("replicas", "must be between 1 and 5, got %d", c.Replicas)
-	}
+	p.Storage(c.Storage)
+	p.Replicas(c.Replicas)
 	return p.Err()
 }
 
@@ -57,8 +52,6 @@ func (c Config) jetStream(name string) jetstream.ObjectStoreConfig {
 	if oc.MaxBytes == 0 {
 		oc.MaxBytes = -1
 	}
-	if c.Storage == "memory" {
-		oc.Storage = jetstream.MemoryStorage
-	}
+	oc.Storage = jsapi.Storage(c.Storage)
 	return oc
 }

@@ -32,9 +32,7 @@ type Store struct {
 	jsConn    *nats.Conn
 	js        jetstream.JetStream // one per connection
 	streamFor jetstream.ObjectStore
-	stream    jetstream.Stream      // streamFor's stream, once looked up
-	latest    jetstream.ObjectStore // the last declared
-	lost      bool                  // latest was found gone: the next declaration re-creates it
+	stream    jetstream.Stream // streamFor's stream, once looked up
 }
 
 // Open returns the store name, declared (or bound) on first use. It fails
@@ -63,8 +61,8 @@ func (s *Store) current(ctx context.Context) (jetstream.ObjectStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := s.declared.Get(ctx, nc, func(ctx context.Context) (jetstream.ObjectStore, error) {
-		return s.declare(ctx, nc)
+	store, err := s.declared.Get(ctx, nc, func(ctx context.Context, again bool) (jetstream.ObjectStore, error) {
+		return s.declare(ctx, nc, again)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("objectstore: open %s: %w", s.name, err)
@@ -72,7 +70,7 @@ func (s *Store) current(ctx context.Context) (jetstream.ObjectStore, error) {
 	return store, nil
 }
 
-func (s *Store) declare(ctx context.Context, nc *nats.Conn) (jetstream.ObjectStore, error) {
+func (s *Store) declare(ctx context.Context, nc *nats.Conn, again bool) (jetstream.ObjectStore, error) {
 	js, err := s.jetStream(nc)
 	if err != nil {
 		return nil, err
@@ -89,11 +87,6 @@ func (s *Store) declare(ctx context.Context, nc *nats.Conn) (jetstream.ObjectSto
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	s.latest = store
-	again := s.lost
-	s.lost = false
-	s.mu.Unlock()
 	if again {
 		s.events.Emit(StoreRecreated{EventTime: s.events.Stamp(), Store: s.name})
 	}
@@ -139,21 +132,13 @@ func (s *Store) streamOf(ctx context.Context, store jetstream.ObjectStore) (jets
 	return js, stream, nil
 }
 
-// missing drops store, whose stream is gone (it was deleted, or a memory
-// store was lost in a restart), so that the next call declares the store
-// again, once the server has removed the old one.
-func (s *Store) missing(store jetstream.ObjectStore) {
-	s.mu.Lock()
-	s.lost = s.lost || (store != nil && store == s.latest)
-	s.mu.Unlock()
-	s.declared.Missing(store)
-}
-
-// fail wraps err from a call on store, and drops store when its stream is
-// gone.
+// fail wraps err from a call on store. When the store's stream is gone
+// (it was deleted, or a memory store was lost in a restart) it also drops
+// store, so that the next call declares the store again, once the server
+// has removed the old one.
 func (s *Store) fail(store jetstream.ObjectStore, op, name string, err error) error {
 	if jsapi.StreamMissing(err) {
-		s.missing(store)
+		s.declared.Missing(store)
 	}
 	return wrap(op, name, err)
 }

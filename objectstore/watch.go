@@ -82,7 +82,7 @@ func (s *Store) Watch(name string, cfg WatchConfig, fn WatchFunc) (*Watch, error
 			declared, err = s.current(ctx)
 			return err
 		},
-		Missing: func() { s.missing(declared) },
+		Missing: func() { s.declared.Missing(declared) },
 	}, s.src)
 	return &Watch{watch: w}, nil
 }

@@ -31,12 +31,14 @@ type Declared[T comparable] struct {
 	val    T
 	ok     bool
 	gate   time.Time     // not declared before
+	lost   bool          // what was declared was found missing since
 	flight chan struct{} // closed when the declaration under way ends
 }
 
 // Get returns what is declared on nc, declaring it with declare when
-// nothing is.
-func (d *Declared[T]) Get(ctx context.Context, nc *nats.Conn, declare func(context.Context) (T, error)) (T, error) {
+// nothing is. declare's again says that what it declared before was found
+// missing since (see Missing): the declaration re-creates it.
+func (d *Declared[T]) Get(ctx context.Context, nc *nats.Conn, declare func(ctx context.Context, again bool) (T, error)) (T, error) {
 	var zero T
 	for {
 		d.mu.Lock()
@@ -67,13 +69,14 @@ func (d *Declared[T]) Get(ctx context.Context, nc *nats.Conn, declare func(conte
 		}
 		f := make(chan struct{})
 		d.flight = f
+		again := d.lost
 		d.mu.Unlock()
-		v, err := declare(ctx)
+		v, err := declare(ctx, again)
 		d.mu.Lock()
 		d.flight = nil
 		close(f)
 		if err == nil {
-			d.nc, d.val, d.ok = nc, v, true
+			d.nc, d.val, d.ok, d.lost = nc, v, true, false
 		}
 		d.mu.Unlock()
 		return v, err
@@ -86,7 +89,7 @@ func (d *Declared[T]) Missing(v T) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.ok && d.val == v {
-		d.ok = false
+		d.ok, d.lost = false, true
 		d.gate = time.Now().Add(After)
 	}
 }

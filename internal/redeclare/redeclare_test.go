@@ -19,7 +19,7 @@ func TestOneDeclarationAtATime(t *testing.T) {
 	nc := &nats.Conn{}
 	var calls atomic.Int32
 	release := make(chan struct{})
-	declare := func(context.Context) (int, error) {
+	declare := func(context.Context, bool) (int, error) {
 		calls.Add(1)
 		<-release
 		return 7, nil
@@ -47,7 +47,7 @@ func TestWaitersKeepTheirOwnDeadline(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, _ = d.Get(context.Background(), nc, func(context.Context) (int, error) {
+		_, _ = d.Get(context.Background(), nc, func(context.Context, bool) (int, error) {
 			close(started)
 			<-release
 			return 1, nil
@@ -56,7 +56,7 @@ func TestWaitersKeepTheirOwnDeadline(t *testing.T) {
 	<-started
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := d.Get(ctx, nc, func(context.Context) (int, error) {
+	if _, err := d.Get(ctx, nc, func(context.Context, bool) (int, error) {
 		t.Error("declared while another declaration was under way")
 		return 0, nil
 	}); !errors.Is(err, context.Canceled) {
@@ -71,10 +71,10 @@ func TestFailedDeclarationIsNotKept(t *testing.T) {
 	var d redeclare.Declared[int]
 	nc := &nats.Conn{}
 	boom := errors.New("boom")
-	if _, err := d.Get(context.Background(), nc, func(context.Context) (int, error) { return 0, boom }); !errors.Is(err, boom) {
+	if _, err := d.Get(context.Background(), nc, func(context.Context, bool) (int, error) { return 0, boom }); !errors.Is(err, boom) {
 		t.Fatalf("got %v", err)
 	}
-	if v, err := d.Get(context.Background(), nc, func(context.Context) (int, error) { return 2, nil }); v != 2 || err != nil {
+	if v, err := d.Get(context.Background(), nc, func(context.Context, bool) (int, error) { return 2, nil }); v != 2 || err != nil {
 		t.Fatalf("got %d, %v", v, err)
 	}
 }
@@ -85,28 +85,29 @@ func TestMissingHoldsBackTheNextDeclaration(t *testing.T) {
 	var d redeclare.Declared[int]
 	nc := &nats.Conn{}
 	ctx := context.Background()
-	v, _ := d.Get(ctx, nc, func(context.Context) (int, error) { return 1, nil })
+	v, _ := d.Get(ctx, nc, func(context.Context, bool) (int, error) { return 1, nil })
 	d.Missing(99) // not what is held
-	if got, _ := d.Get(ctx, nc, func(context.Context) (int, error) { return 2, nil }); got != v {
+	if got, _ := d.Get(ctx, nc, func(context.Context, bool) (int, error) { return 2, nil }); got != v {
 		t.Fatalf("a stale report dropped the value: got %d", got)
 	}
 	d.Missing(v)
 	missing := time.Now()
 	short, cancel := context.WithTimeout(ctx, redeclare.After/10)
 	defer cancel()
-	if _, err := d.Get(short, nc, func(context.Context) (int, error) {
+	if _, err := d.Get(short, nc, func(context.Context, bool) (int, error) {
 		t.Error("declared again at once")
 		return 0, nil
 	}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v, want to wait past the deadline", err)
 	}
-	if got, err := d.Get(ctx, nc, func(context.Context) (int, error) { return 3, nil }); got != 3 || err != nil {
-		t.Fatalf("got %d, %v", got, err)
+	var again bool
+	if got, err := d.Get(ctx, nc, func(_ context.Context, a bool) (int, error) { again = a; return 3, nil }); got != 3 || err != nil || !again {
+		t.Fatalf("got %d, %v, again %v; want 3 declared again", got, err, again)
 	}
 	if since := time.Since(missing); since < redeclare.After {
 		t.Fatalf("declared again %v after it went missing, want at least %v", since, redeclare.After)
 	}
-	if got, _ := d.Get(ctx, &nats.Conn{}, func(context.Context) (int, error) { return 4, nil }); got != 4 {
-		t.Fatalf("a new connection got %d, want a new declaration", got)
+	if got, _ := d.Get(ctx, &nats.Conn{}, func(_ context.Context, a bool) (int, error) { again = a; return 4, nil }); got != 4 || again {
+		t.Fatalf("a new connection got %d (again %v), want a new first declaration", got, again)
 	}
 }
