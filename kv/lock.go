@@ -166,6 +166,9 @@ func (s *Lease) renew(sent time.Time) {
 		sent := time.Now()
 		ctx, cancel := context.WithDeadline(context.Background(), deadline)
 		next, err := s.lock.bucket.CompareAndSet(ctx, cfg.Key, s.id, rev)
+		if errors.Is(err, ErrRevisionMismatch) {
+			next, err = s.adopt(ctx, rev)
+		}
 		cancel()
 		switch {
 		case err == nil:
@@ -182,6 +185,18 @@ func (s *Lease) renew(sent time.Time) {
 			return
 		}
 	}
+}
+
+// adopt renews once more after a renewal found another revision than rev:
+// when the key still holds this lease's id, an earlier renewal was stored
+// and only its answer lost (a timeout, a leader change), and the lease is
+// still this one's. Any other finding is returned as the mismatch.
+func (s *Lease) adopt(ctx context.Context, rev uint64) (uint64, error) {
+	e, err := s.lock.bucket.Get(ctx, s.lock.cfg.Key)
+	if err != nil || e.Value != s.id || e.Revision <= rev {
+		return 0, fmt.Errorf("%w: %s at revision %d", ErrRevisionMismatch, s.lock.cfg.Key, rev)
+	}
+	return s.lock.bucket.CompareAndSet(ctx, s.lock.cfg.Key, s.id, e.Revision)
 }
 
 func (s *Lease) markLost() {

@@ -1,0 +1,53 @@
+package kv
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/natstest"
+)
+
+// A renewal that was stored although its answer was lost leaves the key
+// at a revision the lease does not know: the next renewal finds the
+// lease's own id there and carries on, instead of giving the lock up.
+func TestLeaseAdoptsARenewalWhoseAnswerWasLost(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	lock, err := NewLock(LockConfig{Bucket: "locks", Key: "leader", TTL: 3 * time.Second, RenewEvery: 300 * time.Millisecond},
+		connection.NewFixed(nc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	lease, err := lock.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = lease.Release(ctx) }()
+	// What a renewal whose PubAck was lost leaves behind: the same id at a
+	// later revision.
+	stored, err := lock.bucket.Put(ctx, "leader", lease.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	natstest.Eventually(t, 10*time.Second, func() bool {
+		lease.mu.Lock()
+		defer lease.mu.Unlock()
+		return lease.rev > stored
+	}, func() string { return "the lease never renewed past the stored revision" })
+	select {
+	case <-lease.Lost():
+		t.Fatal("the lease was given up although the key holds its id")
+	default:
+	}
+}
