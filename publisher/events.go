@@ -1,8 +1,6 @@
 package publisher
 
 import (
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap/zapcore"
@@ -60,16 +58,24 @@ type Stopped struct {
 	Spooled     bool
 }
 
-func (PublishFailed) Kind() string  { return "publisher.publish_failed" }
-func (SpoolRecovered) Kind() string { return "publisher.spool_recovered" }
-func (SpoolError) Kind() string     { return "publisher.spool_error" }
-func (SpoolCorrupt) Kind() string   { return "publisher.spool_corrupt" }
-func (Stopped) Kind() string        { return "publisher.stopped" }
+func (PublishFailed) Kind() string { return "publisher.publish_failed" }
 
-func (PublishFailed) Level() supervisor.Level  { return supervisor.ErrorLevel }
+func (SpoolRecovered) Kind() string { return "publisher.spool_recovered" }
+
+func (SpoolError) Kind() string { return "publisher.spool_error" }
+
+func (SpoolCorrupt) Kind() string { return "publisher.spool_corrupt" }
+
+func (Stopped) Kind() string { return "publisher.stopped" }
+
+func (PublishFailed) Level() supervisor.Level { return supervisor.ErrorLevel }
+
 func (SpoolRecovered) Level() supervisor.Level { return supervisor.InfoLevel }
-func (SpoolError) Level() supervisor.Level     { return supervisor.ErrorLevel }
-func (SpoolCorrupt) Level() supervisor.Level   { return supervisor.ErrorLevel }
+
+func (SpoolError) Level() supervisor.Level { return supervisor.ErrorLevel }
+
+func (SpoolCorrupt) Level() supervisor.Level { return supervisor.ErrorLevel }
+
 func (e Stopped) Level() supervisor.Level {
 	if e.Undelivered > 0 && !e.Spooled {
 		return supervisor.ErrorLevel
@@ -111,15 +117,6 @@ func (e Stopped) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
-// counters are the publisher's counts since it was created.
-type counters struct {
-	published, acked, retried, failed, rejected, duplicates, undelivered atomic.Uint64
-
-	failMu     sync.Mutex
-	lastFailAt time.Time
-	failsSince uint64
-}
-
 // failedEvent emits a PublishFailed event, at most one a second.
 func (p *Buffered) failedEvent(e *entry, err error) {
 	c := &p.stats
@@ -135,31 +132,4 @@ func (p *Buffered) failedEvent(e *entry, err error) {
 	c.failMu.Unlock()
 	p.events.Emit(PublishFailed{EventTime: p.events.Stamp(), Subject: e.msg.Subject,
 		MsgID: e.msg.Header.Get("Nats-Msg-Id"), Err: err, Suppressed: suppressed})
-}
-
-// Status is a snapshot of the publisher.
-type Status struct {
-	// Buffered and BufferedBytes are the messages accepted and not yet
-	// settled: queued, in flight or waiting to be retried.
-	Buffered      int
-	BufferedBytes int
-	InFlight      int
-	// Published counts accepted messages; Acked those a stream stored;
-	// Duplicates those it had stored already (a re-send); Retried the
-	// sends made again; Failed the messages that failed for good;
-	// Rejected the Publish calls refused for a full buffer; Undelivered
-	// the messages not delivered by a stop without a spool.
-	Published, Acked, Duplicates, Retried, Failed, Rejected, Undelivered uint64
-	Spooled                                                              bool
-}
-
-// Status returns a snapshot of the publisher.
-func (p *Buffered) Status() Status {
-	p.mu.Lock()
-	st := Status{Buffered: p.count, BufferedBytes: p.bytes, InFlight: len(p.inflight), Spooled: p.spool != nil}
-	p.mu.Unlock()
-	c := &p.stats
-	st.Published, st.Acked, st.Duplicates = c.published.Load(), c.acked.Load(), c.duplicates.Load()
-	st.Retried, st.Failed, st.Rejected, st.Undelivered = c.retried.Load(), c.failed.Load(), c.rejected.Load(), c.undelivered.Load()
-	return st
 }
