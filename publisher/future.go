@@ -41,7 +41,7 @@ func (f *Future) Wait(ctx context.Context) (*jetstream.PubAck, error) {
 	}
 }
 
-func (f *Future) settle(ack *jetstream.PubAck, err error) {
+func (f *Future) complete(ack *jetstream.PubAck, err error) {
 	f.ack, f.err = ack, err
 	close(f.done)
 }

@@ -94,37 +94,13 @@ func payloadSize(m *nats.Msg) int {
 	return n
 }
 
-// accept waits for room (or fails) and queues e; with sync, it sends e
-// at once when nothing older waits.
+// accept waits for room (or fails), spools e and queues it for the send
+// loop; with sync, it hands e to nats.go itself when nothing older waits.
 func (p *Buffered) accept(ctx context.Context, e *entry, sync bool) error {
 	p.mu.Lock()
-	for {
-		if p.stopping {
-			p.mu.Unlock()
-			return ErrStopped
-		}
-		if p.count < p.cfg.BufferMsgs && p.bytes+e.size <= int(p.cfg.BufferBytes) || p.count == 0 {
-			break
-		}
-		if p.cfg.OnFull == Error {
-			p.mu.Unlock()
-			p.stats.rejected.Add(1)
-			return ErrBufferFull
-		}
-		space := p.space
-		p.waiting++
+	if err := p.waitForRoomLocked(ctx, e); err != nil {
 		p.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			p.mu.Lock()
-			p.waiting--
-			p.mu.Unlock()
-			p.stats.rejected.Add(1)
-			return fmt.Errorf("%w: %w", ErrBufferFull, ctx.Err())
-		case <-space:
-		}
-		p.mu.Lock()
-		p.waiting--
+		return err
 	}
 	if p.spool != nil {
 		if err := p.spool.append(e); err != nil {
@@ -141,20 +117,11 @@ func (p *Buffered) accept(ctx context.Context, e *entry, sync bool) error {
 	// rather than hand over to the send loop, which is most of the cost of
 	// one publish. Publish always hands over, so that it never blocks in
 	// nats.go's flush of a full write buffer.
-	if snd := p.current; sync && snd != nil && len(p.queue) == 0 && len(p.retries) == 0 && p.handing == 0 &&
-		len(p.inflight) < p.cfg.MaxInFlight {
-		p.handing++
-		p.inflight[e.msg] = e
-		e.sender, e.sent = snd, true
-		e.sends++
-		p.direct++
-		p.mu.Unlock()
-		p.send(e, snd)
-		p.mu.Lock()
-		p.direct--
-		p.mu.Unlock()
-		p.wake()
-		return nil
+	if sync {
+		if sess := p.directSessionLocked(); sess != nil {
+			p.sendDirectLocked(e, sess)
+			return nil
+		}
 	}
 	p.queue = append(p.queue, e)
 	p.mu.Unlock()
@@ -162,6 +129,41 @@ func (p *Buffered) accept(ctx context.Context, e *entry, sync bool) error {
 	return nil
 }
 
+// waitForRoomLocked waits until the buffer has room for e: a message
+// always fits an empty buffer. It fails with ErrStopped once the
+// publisher is stopping, and on a full buffer with ErrBufferFull at once
+// (on_full: error) or when ctx ends (on_full: block). It is called and
+// returns with p.mu held.
+func (p *Buffered) waitForRoomLocked(ctx context.Context, e *entry) error {
+	for {
+		if p.stopping {
+			return ErrStopped
+		}
+		if p.count < p.cfg.BufferMsgs && p.bytes+e.size <= int(p.cfg.BufferBytes) || p.count == 0 {
+			return nil
+		}
+		if p.cfg.OnFull == Error {
+			p.stats.rejected.Add(1)
+			return ErrBufferFull
+		}
+		space := p.space
+		p.waiters++
+		p.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			p.mu.Lock()
+			p.waiters--
+			p.stats.rejected.Add(1)
+			return fmt.Errorf("%w: %w", ErrBufferFull, ctx.Err())
+		case <-space:
+		}
+		p.mu.Lock()
+		p.waiters--
+	}
+}
+
+// wake tells the send loop there is something to send, or room in the
+// window; it never blocks.
 func (p *Buffered) wake() {
 	select {
 	case p.work <- struct{}{}:

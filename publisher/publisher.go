@@ -29,19 +29,23 @@ type Buffered struct {
 	spool    *spool
 	queue    []*entry // accepted, not yet sent, oldest first
 	retries  []*entry // to be sent again, in accept order
-	checks   []*entry // refused for an expectation: does the stream hold them?
+	refused  []*entry // refused for an expectation on a re-send: does the stream hold them?
 	inflight map[*nats.Msg]*entry
 	count    int // accepted and not settled
 	bytes    int
 	order    uint64        // the last accept stamp
 	space    chan struct{} // closed and replaced when room frees, if anyone waits
-	waiting  int           // publishers waiting for room
-	handing  int           // messages taken from the queue, not yet handed to nats.go
-	direct   int           // of which PublishSync callers hand over themselves
-	current  *sending      // the send loop's connection, nil when not connected
-	serving  bool
-	stopping bool // Publish is refused
-	closed   bool // a stop has collected what is left: late returns are undelivered
+	waiters  int           // publishers waiting for room
+	// taken counts the messages taken out of line (queue, retries,
+	// refused) and not yet handed to nats.go, put back or settled: while
+	// one is, a PublishSync caller must not send directly, or it could
+	// overtake it.
+	taken       int
+	directSends int      // of taken, those PublishSync callers hand over themselves
+	session     *session // the send loop's session, nil when not connected
+	serving     bool
+	stopping    bool // Publish is refused
+	closed      bool // a stop has collected what is left: late returns are undelivered
 
 	work       chan struct{} // something to send, or room in the window
 	maxPayload atomic.Int64
@@ -51,7 +55,12 @@ type Buffered struct {
 	noStream   map[string]time.Time // subjects found in no stream, and when
 }
 
-// entry is one accepted message until it is settled.
+// entry is one accepted message until it is settled. Its path, file by
+// file: publish.go accepts it (into the spool too, spool.go); serve.go
+// runs the send loop that send.go takes it from and hands it to nats.go
+// with; settle.go ends it with nats.go's answer, or has retry.go put it
+// back in line, or resolve.go look for it in the stream; stop.go reports
+// what a stop leaves.
 type entry struct {
 	msg       *nats.Msg
 	size      int
@@ -60,7 +69,7 @@ type entry struct {
 	attempts  int    // sends that failed other than by a lost connection
 	due       time.Time
 	noStream  bool     // the last send found no stream responding
-	sender    *sending // the send in flight, nil when not in flight
+	session   *session // the session the send in flight went out on, nil when not in flight
 	sent      bool     // handed to nats.go at least once: the stream may hold it
 	sends     int      // times handed to nats.go
 	lastErr   error
@@ -82,7 +91,7 @@ func New(cfg Config, src connection.Source) (*Buffered, error) {
 	p := &Buffered{cfg: cfg, src: src, events: event.New(cfg.Events), inflight: map[*nats.Msg]*entry{},
 		space: make(chan struct{}), work: make(chan struct{}, 1), noStream: map[string]time.Time{}}
 	p.maxPayload.Store(1 << 20) // nats-server's default, until connected
-	if err := p.openSpool(); err != nil {
+	if err := p.recoverSpool(); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -90,7 +99,7 @@ func New(cfg Config, src connection.Source) (*Buffered, error) {
 
 // openSpool opens the configured spool and queues what it holds; the
 // caller holds p.mu or owns p alone.
-func (p *Buffered) openSpool() error {
+func (p *Buffered) recoverSpool() error {
 	if p.cfg.SpoolDir == "" || p.spool != nil {
 		return nil
 	}

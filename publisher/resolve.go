@@ -39,11 +39,11 @@ func expectationFailed(err error) bool {
 // resolve settles e, refused for an expectation: as a duplicate when the
 // stream holds a message with its Msg-Id where e would be, as failed
 // otherwise.
-func (p *Buffered) resolve(ctx context.Context, snd *sending, e *entry) {
-	defer p.unhand()
+func (p *Buffered) resolve(ctx context.Context, sess *session, e *entry) {
+	defer p.finishTake()
 	lctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	defer cancel()
-	ack, err := storedAlready(lctx, snd.js, e.msg)
+	ack, err := storedAlready(lctx, sess.js, e.msg)
 	switch {
 	case ack != nil:
 		p.settle(e, ack, nil)
@@ -96,9 +96,9 @@ func storedAlready(ctx context.Context, js jetstream.JetStream, m *nats.Msg) (*j
 	return &jetstream.PubAck{Stream: name, Sequence: raw.Sequence, Duplicate: true}, nil
 }
 
-// noStreamFor reports whether no stream stores subject, remembering the
+// noStreamStores reports whether no stream stores subject, remembering the
 // answer for a second so that a burst does not ask for every message.
-func (p *Buffered) noStreamFor(ctx context.Context, js jetstream.JetStream, subject string) bool {
+func (p *Buffered) noStreamStores(ctx context.Context, js jetstream.JetStream, subject string) bool {
 	p.noStreamMu.Lock()
 	at, known := p.noStream[subject]
 	p.noStreamMu.Unlock()

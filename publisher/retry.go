@@ -2,27 +2,33 @@ package publisher
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/internal/jsapi"
 )
 
-// requeue outcomes: what the caller does with e once p.mu is released.
-type requeued int
+// requeueOutcome is what requeueLocked did with an entry, and so what its
+// caller does with it once p.mu is released ([Buffered.settleUnqueued]).
+type requeueOutcome int
 
 const (
-	queued  requeued = iota // back in line
-	gaveUp                  // out of attempts: settle as failed
-	tooLate                 // the publisher stopped meanwhile: undeliver
+	queued  requeueOutcome = iota // back in line
+	gaveUp                        // out of attempts: settle as failed
+	tooLate                       // the publisher stopped meanwhile: undeliver
 )
 
 // requeueLocked puts e, out of flight, back in line in accept order: due
 // at once when the connection was lost (lost), which costs no attempt;
 // after a growing wait otherwise. Once a stop has collected what is left,
 // or e is out of attempts, it leaves e to the caller.
-func (p *Buffered) requeueLocked(e *entry, err error, lost bool) requeued {
+func (p *Buffered) requeueLocked(e *entry, err error, lost bool) requeueOutcome {
 	if err != nil {
 		e.lastErr = err
 	}
@@ -49,8 +55,10 @@ func (p *Buffered) requeueLocked(e *entry, err error, lost bool) requeued {
 	return queued
 }
 
-// after finishes what requeueLocked left to the caller.
-func (p *Buffered) after(e *entry, r requeued, err error) {
+// settleUnqueued settles e when requeueLocked did not put it back in
+// line: as failed once it is out of attempts, as undelivered once a stop
+// has collected what was left.
+func (p *Buffered) settleUnqueued(e *entry, r requeueOutcome, err error) {
 	switch r {
 	case gaveUp:
 		p.settle(e, nil, fmt.Errorf("%w (%d): %w", ErrGaveUp, e.attempts, err))
@@ -59,14 +67,14 @@ func (p *Buffered) after(e *entry, r requeued, err error) {
 	}
 }
 
-// resendInflight queues everything in flight on a connection that is
-// gone.
-func (p *Buffered) resendInflight() {
+// requeueInflight puts everything in flight on a connection that is gone
+// back in line, to be sent again on the next one.
+func (p *Buffered) requeueInflight() {
 	p.mu.Lock()
-	var late []*entry
+	var late []*entry // returned after a stop collected what was left
 	for m, e := range p.inflight {
 		delete(p.inflight, m)
-		e.sender = nil
+		e.session = nil
 		if p.requeueLocked(e, jsapi.ErrConnGone, true) == tooLate {
 			late = append(late, e)
 		}
@@ -75,4 +83,26 @@ func (p *Buffered) resendInflight() {
 	for _, e := range late {
 		p.undeliver(e)
 	}
+}
+
+// permanent reports errors that sending again cannot mend. Others are retried
+// up to MaxAttempts.
+func permanent(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		switch apiErr.ErrorCode {
+		case jetstream.JSErrCodeStreamWrongLastSequence, jetstream.JSErrCodeStreamWrongLastSequenceConstant,
+			jetstream.JSErrCodeStreamMessageExceedsMaximum, jetstream.JSErrCodeStreamNotFound,
+			jetstream.JSErrCodeJetStreamNotEnabledForAccount,
+			jsapi.CodeWrongLastMsgID, jsapi.CodeStreamMismatch:
+			return true
+		case jsapi.CodeResourcesExceeded: // clears when room is freed
+			return false
+		case jsapi.CodeStoreFailed: // final for a message the store cannot take
+			return strings.Contains(strings.ToLower(apiErr.Description), "too large")
+		}
+		return apiErr.Code == 400 && apiErr.ErrorCode != 0
+	}
+	return errors.Is(err, nats.ErrPermissionViolation) || errors.Is(err, nats.ErrMaxPayload) ||
+		errors.Is(err, jetstream.ErrInvalidJSAck) // something other than a stream answers
 }

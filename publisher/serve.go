@@ -7,15 +7,19 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/internal/jsapi"
 )
 
-// Serve sends what is buffered, on the current connection, until ctx
-// ends; then it flushes until the shutdown timeout and reports what was
-// not delivered. When the connection is replaced, what was in flight is
-// sent again on the new one.
+// Serve sends what is buffered, on the current connection of the
+// [connection.Source], until ctx ends; then it flushes until the restart
+// policy's shutdown timeout, reports what was not delivered and returns
+// ctx.Err(). When the connection is replaced, what was in flight is sent
+// again on the new one. Serve declares the configured streams on every
+// connection before it sends. It returns an error wrapping
+// nats.ErrConnectionClosed if the connection it is given was closed for
+// good, and [ErrServing] if the publisher is being served already; it may
+// be called again after it returned.
 func (p *Buffered) Serve(ctx context.Context) error {
 	if err := p.reopen(); err != nil {
 		return err
@@ -25,7 +29,7 @@ func (p *Buffered) Serve(ctx context.Context) error {
 		p.serving = false
 		p.mu.Unlock()
 	}()
-	defer p.src.OnAsyncError(p.asyncError)()
+	defer p.src.OnAsyncError(p.settleDenied)()
 	for {
 		nc, gone, err := p.src.Conn(ctx)
 		if err != nil {
@@ -39,46 +43,34 @@ func (p *Buffered) Serve(ctx context.Context) error {
 			// never comes back. Fail, so the tree restarts us with backoff.
 			return fmt.Errorf("publisher: %w", nats.ErrConnectionClosed)
 		}
-		snd := &sending{nc: nc}
-		js, err := jetstream.New(nc,
-			jetstream.WithPublishAsyncAckHandler(func(js jetstream.JetStream, m *nats.Msg, ack *jetstream.PubAck) {
-				p.acked(snd, m, ack)
-			}),
-			jetstream.WithPublishAsyncErrHandler(func(js jetstream.JetStream, m *nats.Msg, err error) {
-				p.failed(snd, m, err)
-			}),
-			jetstream.WithPublishAsyncTimeout(p.cfg.AckTimeout),
-			// Our window bounds what is in flight; nats.go's must never stall.
-			jetstream.WithPublishAsyncMaxPending(2*p.cfg.MaxInFlight+1),
-		)
+		sess, err := p.newSession(nc, gone)
 		if err != nil {
-			return fmt.Errorf("publisher: jetstream: %w", err)
+			return err
 		}
-		snd.js = js
-		if err := p.declare(ctx, js); err != nil {
+		if err := p.declareStreams(ctx, sess); err != nil {
 			if ctx.Err() != nil {
 				return p.stop(ctx, nil)
 			}
 			return err
 		}
 		p.maxPayload.Store(nc.MaxPayload())
-		err = p.run(ctx, nc, snd, gone)
+		err = p.sendLoop(ctx, sess)
 		switch {
 		case errors.Is(err, jsapi.ErrConnGone):
-			p.resendInflight()
+			p.requeueInflight()
 		case ctx.Err() != nil:
-			return p.stop(ctx, &flushOn{nc: nc, snd: snd, gone: gone})
+			return p.stop(ctx, sess)
 		default:
 			return err
 		}
 	}
 }
 
-// declare creates or updates the configured streams.
-func (p *Buffered) declare(ctx context.Context, js jetstream.JetStream) error {
+// declareStreams creates the configured streams, or updates them to match.
+func (p *Buffered) declareStreams(ctx context.Context, sess *session) error {
 	for name, sc := range p.cfg.Streams {
 		dctx, cancel := context.WithTimeout(ctx, jsapi.Timeout)
-		_, err := sc.Declare(dctx, js, name)
+		_, err := sc.Declare(dctx, sess.js, name)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("publisher: declare stream %q: %w", name, err)
@@ -87,36 +79,37 @@ func (p *Buffered) declare(ctx context.Context, js jetstream.JetStream) error {
 	return nil
 }
 
-// run sends due messages within the in-flight window until ctx ends or
-// the connection is gone; while stopping it returns once nothing is left.
-func (p *Buffered) run(ctx context.Context, nc *nats.Conn, snd *sending, gone <-chan struct{}) error {
+// sendLoop sends due messages within the in-flight window until ctx ends
+// or the session's connection is gone; while stopping it returns once
+// nothing is left.
+func (p *Buffered) sendLoop(ctx context.Context, sess *session) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	p.setCurrent(snd)
-	defer p.setCurrent(nil)
+	p.setSession(sess)
+	defer p.setSession(nil)
 	for {
-		e, check, wait, idle := p.next()
+		e, refused, wait, idle := p.next()
 		if e != nil {
-			if !nc.IsConnected() {
-				p.setCurrent(nil)
+			if !sess.nc.IsConnected() {
+				p.setSession(nil)
 				// Paused: nats.go would hold it in its reconnect buffer and
 				// time it out; keep it here until the connection is back.
-				p.putBack(e, check)
-				if err := p.waitConnected(ctx, nc, gone); err != nil {
+				p.putBack(e, refused)
+				if err := p.waitConnected(ctx, sess); err != nil {
 					return err
 				}
-				p.setCurrent(snd)
+				p.setSession(sess)
 				continue
 			}
 			switch {
-			case check:
-				p.resolve(ctx, snd, e)
-			case e.noStream && p.noStreamFor(ctx, snd.js, e.msg.Subject):
-				p.unhand()
+			case refused:
+				p.resolve(ctx, sess, e)
+			case e.noStream && p.noStreamStores(ctx, sess.js, e.msg.Subject):
+				p.finishTake()
 				p.settle(e, nil, ErrNoStream)
 			default:
-				p.register(e, snd)
-				if p.send(e, snd) {
+				p.register(e, sess)
+				if p.send(e, sess) {
 					return jsapi.ErrConnGone
 				}
 			}
@@ -132,7 +125,7 @@ func (p *Buffered) run(ctx context.Context, nc *nats.Conn, snd *sending, gone <-
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-gone:
+		case <-sess.gone:
 			return jsapi.ErrConnGone
 		case <-p.work:
 		case <-timer.C:
@@ -140,14 +133,14 @@ func (p *Buffered) run(ctx context.Context, nc *nats.Conn, snd *sending, gone <-
 	}
 }
 
-// waitConnected waits for nc to be connected again.
-func (p *Buffered) waitConnected(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) error {
+// waitConnected waits for the session's connection to be connected again.
+func (p *Buffered) waitConnected(ctx context.Context, sess *session) error {
 	for {
 		_, changed := p.src.Watch()
-		if nc.IsConnected() {
+		if sess.nc.IsConnected() {
 			return nil
 		}
-		if nc.IsClosed() {
+		if sess.nc.IsClosed() {
 			return jsapi.ErrConnGone
 		}
 		// A connection.Fixed cannot hear its connection's first connect:
@@ -157,7 +150,7 @@ func (p *Buffered) waitConnected(ctx context.Context, nc *nats.Conn, gone <-chan
 		case <-ctx.Done():
 			poll.Stop()
 			return ctx.Err()
-		case <-gone:
+		case <-sess.gone:
 			poll.Stop()
 			return jsapi.ErrConnGone
 		case <-changed:
@@ -167,10 +160,10 @@ func (p *Buffered) waitConnected(ctx context.Context, nc *nats.Conn, gone <-chan
 	}
 }
 
-// setCurrent tells PublishSync whether it may send directly, on snd.
-func (p *Buffered) setCurrent(snd *sending) {
+// setSession tells PublishSync whether it may send directly, on sess.
+func (p *Buffered) setSession(sess *session) {
 	p.mu.Lock()
-	p.current = snd
+	p.session = sess
 	p.mu.Unlock()
 }
 

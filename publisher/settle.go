@@ -7,14 +7,13 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/corral-go/corral/internal/jsapi"
 )
 
-// acked is nats.go's ack callback: it must not block.
-func (p *Buffered) acked(snd *sending, m *nats.Msg, ack *jetstream.PubAck) {
+// handleAck is nats.go's ack callback for sends on sess: it settles the
+// message, unless it is no longer in flight on sess. It must not block.
+func (p *Buffered) handleAck(sess *session, m *nats.Msg, ack *jetstream.PubAck) {
 	p.mu.Lock()
-	e := p.takeLocked(snd, m)
+	e := p.takeInflightLocked(sess, m)
 	backlog := len(p.queue) > 0 || len(p.retries) > 0 || p.stopping
 	p.mu.Unlock()
 	if e == nil {
@@ -26,12 +25,14 @@ func (p *Buffered) acked(snd *sending, m *nats.Msg, ack *jetstream.PubAck) {
 	}
 }
 
-// failed is nats.go's error callback: a final error settles the message,
-// a failed expectation on a re-send has the send loop check whether the
-// stream holds it already, any other error sends it again later.
-func (p *Buffered) failed(snd *sending, m *nats.Msg, err error) {
+// handleError is nats.go's error callback for sends on sess: a permanent
+// error settles the message, a failed expectation on a re-send has the
+// send loop look whether the stream holds it already (resolve.go), any
+// other error sends it again later (retry.go). A message no longer in
+// flight on sess (sent again on a new connection) is left alone.
+func (p *Buffered) handleError(sess *session, m *nats.Msg, err error) {
 	p.mu.Lock()
-	e := p.takeLocked(snd, m)
+	e := p.takeInflightLocked(sess, m)
 	if e == nil {
 		p.mu.Unlock()
 		return
@@ -44,46 +45,24 @@ func (p *Buffered) failed(snd *sending, m *nats.Msg, err error) {
 			p.undeliver(e)
 			return
 		}
-		p.checks = append(p.checks, e)
+		p.refused = append(p.refused, e)
 		p.mu.Unlock()
-	case final(err):
+	case permanent(err):
 		p.mu.Unlock()
 		p.settle(e, nil, err)
 	default:
 		e.noStream = errors.Is(err, jetstream.ErrNoStreamResponse)
-		late := p.requeueLocked(e, err, errors.Is(err, nats.ErrDisconnected))
+		outcome := p.requeueLocked(e, err, errors.Is(err, nats.ErrDisconnected))
 		p.mu.Unlock()
-		p.after(e, late, err)
+		p.settleUnqueued(e, outcome, err)
 	}
 	p.wake()
 }
 
-// final reports errors that sending again cannot mend. Others are retried
-// up to MaxAttempts.
-func final(err error) bool {
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) {
-		switch apiErr.ErrorCode {
-		case jetstream.JSErrCodeStreamWrongLastSequence, jetstream.JSErrCodeStreamWrongLastSequenceConstant,
-			jetstream.JSErrCodeStreamMessageExceedsMaximum, jetstream.JSErrCodeStreamNotFound,
-			jetstream.JSErrCodeJetStreamNotEnabledForAccount,
-			jsapi.CodeWrongLastMsgID, jsapi.CodeStreamMismatch:
-			return true
-		case jsapi.CodeResourcesExceeded: // clears when room is freed
-			return false
-		case jsapi.CodeStoreFailed: // final for a message the store cannot take
-			return strings.Contains(strings.ToLower(apiErr.Description), "too large")
-		}
-		return apiErr.Code == 400 && apiErr.ErrorCode != 0
-	}
-	return errors.Is(err, nats.ErrPermissionViolation) || errors.Is(err, nats.ErrMaxPayload) ||
-		errors.Is(err, jetstream.ErrInvalidJSAck) // something other than a stream answers
-}
-
-// asyncError settles, as failed, what is in flight on nc to a subject the
+// settleDenied settles, as failed, what is in flight on nc to a subject the
 // server refused a publish to: nats.go reports that only here, and the
 // publishes would otherwise time out and be sent again forever.
-func (p *Buffered) asyncError(nc *nats.Conn, err error) {
+func (p *Buffered) settleDenied(nc *nats.Conn, err error) {
 	subj, ok := deniedSubject(err)
 	if !ok {
 		return
@@ -91,9 +70,9 @@ func (p *Buffered) asyncError(nc *nats.Conn, err error) {
 	p.mu.Lock()
 	var denied []*entry
 	for m, e := range p.inflight {
-		if e.msg.Subject == subj && e.sender != nil && e.sender.nc == nc {
+		if e.msg.Subject == subj && e.session != nil && e.session.nc == nc {
 			delete(p.inflight, m)
-			e.sender = nil
+			e.session = nil
 			denied = append(denied, e)
 		}
 	}
@@ -121,7 +100,8 @@ func deniedSubject(err error) (string, bool) {
 }
 
 // settle ends e with its ack, or with a final error (then e also goes to
-// OnUndelivered), and takes it out of the spool.
+// OnUndelivered), and takes it out of the spool. Only the first settle or
+// undeliver of e counts: a late one does nothing.
 func (p *Buffered) settle(e *entry, ack *jetstream.PubAck, err error) {
 	if !p.release(e) {
 		return
@@ -141,17 +121,18 @@ func (p *Buffered) settle(e *entry, ack *jetstream.PubAck, err error) {
 		p.failedEvent(e, err)
 		p.report(e, err)
 	}
-	e.future.settle(ack, err)
+	e.future.complete(ack, err)
 }
 
-// undeliver ends e, not delivered by a stop: with a spool it stays there
-// for the next start, without one it goes to OnUndelivered.
+// undeliver ends e, not delivered by a stop (or returned by nats.go after
+// a stop collected what was left): with a spool it stays there for the
+// next start, without one it goes to OnUndelivered.
 func (p *Buffered) undeliver(e *entry) {
 	if !p.release(e) {
 		return
 	}
 	if e.seg != nil {
-		e.future.settle(nil, fmt.Errorf("%w: %w", ErrStopped, ErrSpooled))
+		e.future.complete(nil, fmt.Errorf("%w: %w", ErrStopped, ErrSpooled))
 		return
 	}
 	errs := []error{ErrStopped}
@@ -161,7 +142,7 @@ func (p *Buffered) undeliver(e *entry) {
 	err := errors.Join(append(errs, e.lastErr)...)
 	p.stats.undelivered.Add(1)
 	p.report(e, err)
-	e.future.settle(nil, err)
+	e.future.complete(nil, err)
 }
 
 // release frees e's room, once: it reports whether e was still unsettled.
@@ -174,7 +155,7 @@ func (p *Buffered) release(e *entry) bool {
 	e.settled = true
 	p.count--
 	p.bytes -= e.size
-	if p.waiting > 0 {
+	if p.waiters > 0 {
 		close(p.space)
 		p.space = make(chan struct{})
 	}

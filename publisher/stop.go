@@ -9,18 +9,12 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// flushOn is the connection a stop flushes on.
-type flushOn struct {
-	nc   *nats.Conn
-	snd  *sending
-	gone <-chan struct{}
-}
-
-// stop refuses new messages, flushes what is buffered until the shutdown
-// timeout, then reports every message not delivered: with a spool they
-// stay for the next start, without one they go to OnUndelivered. Entries
-// that nats.go's callbacks return after that are reported the same way.
-func (p *Buffered) stop(ctx context.Context, on *flushOn) error {
+// stop refuses new messages, flushes what is buffered on sess (unless it
+// is nil: no connection) until the shutdown timeout, then reports every
+// message not delivered, in accept order: with a spool they stay for the
+// next start, without one they go to OnUndelivered. Entries that nats.go's
+// callbacks return after that are reported the same way (closed).
+func (p *Buffered) stop(ctx context.Context, sess *session) error {
 	p.mu.Lock()
 	p.stopping = true
 	close(p.space) // waiting publishers see that they are refused
@@ -30,17 +24,17 @@ func (p *Buffered) stop(ctx context.Context, on *flushOn) error {
 	grace := p.cfg.Restart.ShutdownTimeout - min(p.cfg.Restart.ShutdownTimeout/10, time.Second)
 	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
 	defer cancel()
-	if on != nil {
-		_ = p.run(flushCtx, on.nc, on.snd, on.gone)
+	if sess != nil {
+		_ = p.sendLoop(flushCtx, sess)
 	}
 
 	p.mu.Lock()
 	p.closed = true
-	left := slices.Concat(p.queue, p.retries, p.checks)
+	left := slices.Concat(p.queue, p.retries, p.refused)
 	for _, e := range p.inflight {
 		left = append(left, e)
 	}
-	p.queue, p.retries, p.checks, p.inflight = nil, nil, nil, map[*nats.Msg]*entry{}
+	p.queue, p.retries, p.refused, p.inflight = nil, nil, nil, map[*nats.Msg]*entry{}
 	sp := p.spool
 	p.spool = nil
 	p.mu.Unlock()
@@ -55,7 +49,8 @@ func (p *Buffered) stop(ctx context.Context, on *flushOn) error {
 	return ctx.Err()
 }
 
-// reopen readies a publisher served again after a stop.
+// reopen readies a publisher served again after a stop: it opens the
+// spool again, queueing what it holds, and accepts messages again.
 func (p *Buffered) reopen() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -63,7 +58,7 @@ func (p *Buffered) reopen() error {
 		return ErrServing
 	}
 	if p.stopping {
-		if err := p.openSpool(); err != nil {
+		if err := p.recoverSpool(); err != nil {
 			return err
 		}
 		p.stopping, p.closed = false, false
