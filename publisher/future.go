@@ -7,20 +7,25 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Future is the outcome of one published message.
+// Future is the outcome of one published message: the stream's ack, or
+// the error it failed with for good. Every accepted message's Future is
+// completed once, also when a stop does not deliver it. Its methods are
+// safe for concurrent use.
 type Future struct {
 	done chan struct{}
 	ack  *jetstream.PubAck
 	err  error
 }
 
+// newFuture returns a Future not yet complete.
 func newFuture() *Future { return &Future{done: make(chan struct{})} }
 
-// Done is closed once the message is acknowledged by the stream or has
-// failed for good.
+// Done returns a channel closed once the message is acknowledged by the
+// stream or has failed for good.
 func (f *Future) Done() <-chan struct{} { return f.done }
 
-// Result is the stream's ack or the final error; call it after Done.
+// Result returns the stream's ack or the final error; call it after Done
+// is closed (before, it returns an error saying so).
 func (f *Future) Result() (*jetstream.PubAck, error) {
 	select {
 	case <-f.done:
@@ -30,8 +35,8 @@ func (f *Future) Result() (*jetstream.PubAck, error) {
 	}
 }
 
-// Wait waits for the outcome, or until ctx ends (the message stays
-// buffered and is still sent).
+// Wait waits for the outcome and returns Result's, or ctx.Err() if ctx
+// ends first (the message stays buffered and is still sent).
 func (f *Future) Wait(ctx context.Context) (*jetstream.PubAck, error) {
 	select {
 	case <-f.done:
@@ -41,6 +46,7 @@ func (f *Future) Wait(ctx context.Context) (*jetstream.PubAck, error) {
 	}
 }
 
+// complete sets the outcome; it is called once, by settle or undeliver.
 func (f *Future) complete(ack *jetstream.PubAck, err error) {
 	f.ack, f.err = ack, err
 	close(f.done)

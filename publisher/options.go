@@ -7,10 +7,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Option sets a header on a published message.
+// Option sets a header on a published message: its Msg-Id, or an
+// expectation the stream checks before storing it. A failed expectation
+// is a final error (after a re-send, the publisher first looks whether
+// the stream stored the message already).
 type Option func(h nats.Header)
 
-// WithMsgID sets the message's Nats-Msg-Id instead of a generated one.
+// WithMsgID sets the message's Nats-Msg-Id instead of a generated one:
+// the stream stores one message per id within its duplicate window.
 func WithMsgID(id string) Option {
 	return func(h nats.Header) { h.Set(jetstream.MsgIDHeader, id) }
 }

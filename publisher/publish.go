@@ -12,16 +12,18 @@ import (
 )
 
 // Publish accepts data for subject into the buffer and returns with the
-// Future of its ack; the send loop sends it. The data is copied. When the
-// buffer is full it fails with ErrBufferFull, or waits for room until ctx
-// ends (on_full: block). A message too large for the server fails with
-// ErrTooLarge. With a spool, Publish returns once the message is written
-// there (and fsynced, with SpoolSync).
+// [Future] of its ack; the send loop sends it. The data is copied. When
+// the buffer is full it fails with [ErrBufferFull], or waits for room
+// until ctx ends (on_full: block). A message too large for the server
+// fails with [ErrTooLarge], and any message once the publisher is
+// stopping with [ErrStopped]. With a spool, Publish returns once the
+// message is written there (and fsynced, with SpoolSync).
 func (p *Buffered) Publish(ctx context.Context, subject string, data []byte, opts ...Option) (*Future, error) {
 	return p.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: data}, opts...)
 }
 
-// PublishMsg is Publish for a message with headers. msg is copied.
+// PublishMsg is [Buffered.Publish] for a message with headers. msg is
+// copied.
 func (p *Buffered) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...Option) (*Future, error) {
 	e, err := p.prepare(msg, opts)
 	if err != nil {
@@ -33,11 +35,12 @@ func (p *Buffered) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...Option
 	return e.future, nil
 }
 
-// PublishSync publishes and waits for the stream's ack. When nothing
-// older waits to be sent it hands the message to nats.go from this
-// goroutine, which then may block while nats.go flushes a full write
-// buffer; otherwise the message takes its turn in the buffer like any
-// other. If ctx ends first, the message stays buffered and is still sent.
+// PublishSync publishes and waits for the stream's ack (or the final
+// error, as [Future.Wait] returns them). When nothing older waits to be
+// sent it hands the message to nats.go from this goroutine, which then
+// may block while nats.go flushes a full write buffer; otherwise the
+// message takes its turn in the buffer like any other. If ctx ends first,
+// the message stays buffered and is still sent.
 func (p *Buffered) PublishSync(ctx context.Context, subject string, data []byte, opts ...Option) (*jetstream.PubAck, error) {
 	e, err := p.prepare(&nats.Msg{Subject: subject, Data: data}, opts)
 	if err != nil {
@@ -67,6 +70,7 @@ func (p *Buffered) prepare(msg *nats.Msg, opts []Option) (*entry, error) {
 	return &entry{msg: m, size: msgSize(m), future: newFuture()}, nil
 }
 
+// copyHeader copies h deeply, with room for the Msg-Id.
 func copyHeader(h nats.Header) nats.Header {
 	c := make(nats.Header, len(h)+1)
 	for k, v := range h {

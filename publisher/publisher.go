@@ -12,14 +12,15 @@ import (
 	"github.com/corral-go/corral/internal/event"
 )
 
-// Buffered publishes to JetStream through a bounded buffer: Publish returns
-// once a message is accepted, and the publisher sends it when the
+// Buffered publishes to JetStream through a bounded buffer: [Buffered.Publish]
+// returns once a message is accepted, and the publisher sends it when the
 // connection is there, confirms it with the stream's ack, and sends it
 // again after a disconnect, a timeout or a transient error. Every message
 // carries a Nats-Msg-Id, so a message sent twice is stored once (within
 // the stream's duplicate window).
 //
-// A Buffered is a suture.Service; its methods are safe for concurrent use.
+// A Buffered is a suture.Service ([Buffered.Serve]); its methods are safe
+// for concurrent use.
 type Buffered struct {
 	cfg    Config
 	src    connection.Source
@@ -79,10 +80,11 @@ type entry struct {
 	seg       *segment
 }
 
-// New validates cfg and returns a publisher that sends when served. With a
-// spool directory, New opens and locks it, and messages a previous run
-// left unsettled are queued first; Close releases it if the publisher is
-// never served.
+// New validates cfg and returns a publisher that sends on the connections
+// of src when served. With a spool directory, New opens and locks it
+// ([ErrSpoolLocked] if another publisher holds it), and messages a
+// previous run left unsettled are queued first; [Buffered.Close] releases
+// it if the publisher is never served. New starts no goroutine.
 func New(cfg Config, src connection.Source) (*Buffered, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -97,8 +99,9 @@ func New(cfg Config, src connection.Source) (*Buffered, error) {
 	return p, nil
 }
 
-// openSpool opens the configured spool and queues what it holds; the
-// caller holds p.mu or owns p alone.
+// recoverSpool opens the configured spool and queues the messages a
+// previous run left in it, before any new one; the caller holds p.mu or
+// owns p alone.
 func (p *Buffered) recoverSpool() error {
 	if p.cfg.SpoolDir == "" || p.spool != nil {
 		return nil
@@ -126,10 +129,11 @@ func (p *Buffered) recoverSpool() error {
 }
 
 // Close ends a publisher that is not being served, as a stop does without
-// the flush: every buffered message is reported (to OnUndelivered, or left
-// in the spool) and the spool is released. Serve stops by itself when its
-// ctx ends; Close is for a publisher never served, or not served again.
-// Serve may still be called after it.
+// the flush: every buffered message is reported (to [Config.OnUndelivered],
+// or left in the spool) and the spool is released. It returns [ErrServing]
+// while Serve runs: Serve stops by itself when its ctx ends, and Close is
+// for a publisher never served, or not served again. Closing twice does
+// nothing; Serve may still be called after it.
 func (p *Buffered) Close() error {
 	p.mu.Lock()
 	serving, closed := p.serving, p.closed
@@ -143,7 +147,7 @@ func (p *Buffered) Close() error {
 	return p.stop(context.Background(), nil)
 }
 
-// String names the service in the tree.
+// String returns "publisher", the service's name in the supervision tree.
 func (p *Buffered) String() string { return "publisher" }
 
 // Status is a snapshot of the publisher.
@@ -152,17 +156,19 @@ type Status struct {
 	// settled: queued, in flight or waiting to be retried.
 	Buffered      int
 	BufferedBytes int
-	InFlight      int
+	// InFlight is the messages sent and not yet acknowledged.
+	InFlight int
 	// Published counts accepted messages; Acked those a stream stored;
 	// Duplicates those it had stored already (a re-send); Retried the
 	// sends made again; Failed the messages that failed for good;
 	// Rejected the Publish calls refused for a full buffer; Undelivered
 	// the messages not delivered by a stop without a spool.
 	Published, Acked, Duplicates, Retried, Failed, Rejected, Undelivered uint64
-	Spooled                                                              bool
+	// Spooled is whether accepted messages are kept in a spool.
+	Spooled bool
 }
 
-// Status returns a snapshot of the publisher.
+// Status returns a snapshot of the publisher's buffer and counts.
 func (p *Buffered) Status() Status {
 	p.mu.Lock()
 	st := Status{Buffered: p.count, BufferedBytes: p.bytes, InFlight: len(p.inflight), Spooled: p.spool != nil}

@@ -11,10 +11,31 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// record layout: length (4), crc32 of the rest (4), sequence (8), subject
-// length (2), subject, header length (4), header JSON, data.
-const recordHeader = 8
+// A spool record is: length of the body (4), crc32 of the body (4), then
+// the body: sequence (8), subject length (2), subject, header length (4),
+// header JSON, data. Integers are little-endian.
+const recordHeader = 8 // length and crc32
 
+// encodeRecord returns the record of msg, whose header is already encoded
+// as hdr, with spool sequence seq.
+func encodeRecord(seq uint64, msg *nats.Msg, hdr []byte) []byte {
+	sl := len(msg.Subject)
+	rec := make([]byte, recordHeader+14+sl+len(hdr)+len(msg.Data))
+	body := rec[recordHeader:]
+	binary.LittleEndian.PutUint64(body[0:], seq)
+	binary.LittleEndian.PutUint16(body[8:], uint16(sl))
+	copy(body[10:], msg.Subject)
+	binary.LittleEndian.PutUint32(body[10+sl:], uint32(len(hdr)))
+	copy(body[14+sl:], hdr)
+	copy(body[14+sl+len(hdr):], msg.Data)
+	binary.LittleEndian.PutUint32(rec[0:], uint32(len(body)))
+	binary.LittleEndian.PutUint32(rec[4:], crc32.ChecksumIEEE(body))
+	return rec
+}
+
+// readRecord decodes the record at the start of b into an entry with its
+// spool sequence, and returns the record's length. An error means the
+// record is torn or damaged.
 func readRecord(b []byte) (*entry, int, error) {
 	if len(b) < recordHeader {
 		return nil, 0, errors.New("short record")

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"sync"
@@ -38,14 +37,15 @@ type spool struct {
 	seq    uint64
 }
 
+// segment is one log file of the spool and its settle file.
 type segment struct {
 	sp       *spool
 	id       uint64
-	log      *os.File
+	log      *os.File // nil unless this is the segment being written
 	done     *os.File
 	size     int64
 	doneSize int64
-	pending  int
+	pending  int // records not yet settled
 }
 
 const defaultSegmentSize = 16 << 20
@@ -70,17 +70,7 @@ func (s *spool) append(e *entry) error {
 		}
 	}
 	s.seq++
-	body := make([]byte, 14+len(e.msg.Subject)+len(hdr)+len(e.msg.Data))
-	binary.LittleEndian.PutUint64(body[0:], s.seq)
-	binary.LittleEndian.PutUint16(body[8:], uint16(len(e.msg.Subject)))
-	copy(body[10:], e.msg.Subject)
-	binary.LittleEndian.PutUint32(body[10+len(e.msg.Subject):], uint32(len(hdr)))
-	copy(body[14+len(e.msg.Subject):], hdr)
-	copy(body[14+len(e.msg.Subject)+len(hdr):], e.msg.Data)
-	rec := make([]byte, recordHeader+len(body))
-	binary.LittleEndian.PutUint32(rec[0:], uint32(len(body)))
-	binary.LittleEndian.PutUint32(rec[4:], crc32.ChecksumIEEE(body))
-	copy(rec[recordHeader:], body)
+	rec := encodeRecord(s.seq, e.msg, hdr)
 	if _, err := s.cur.log.Write(rec); err != nil {
 		return fmt.Errorf("publisher: spool: %w", err)
 	}
@@ -197,7 +187,8 @@ func (s *spool) syncDir() error {
 	return nil
 }
 
-func (s *spool) paths(id uint64) (string, string) {
+// paths returns the files of segment id: its log and its settle records.
+func (s *spool) paths(id uint64) (logPath, donePath string) {
 	base := filepath.Join(s.dir, fmt.Sprintf("%012d", id))
 	return base + ".log", base + ".done"
 }
