@@ -63,21 +63,20 @@ type Buffered struct {
 // back in line, or resolve.go look for it in the stream; stop.go reports
 // what a stop leaves.
 type entry struct {
-	msg       *nats.Msg
-	size      int
-	future    *Future
-	order     uint64 // accept order: re-sends go out by it
-	attempts  int    // sends that failed other than by a lost connection
-	due       time.Time
-	noStream  bool     // the last send found no stream responding
-	session   *session // the session the send in flight went out on, nil when not in flight
-	sent      bool     // handed to nats.go at least once: the stream may hold it
-	sends     int      // times handed to nats.go
-	lastErr   error
-	recovered bool // from the spool: no caller holds its Future
-	settled   bool
-	seq       uint64
-	seg       *segment
+	msg      *nats.Msg
+	size     int
+	future   *Future
+	order    uint64 // accept order: re-sends go out by it
+	attempts int    // sends that failed other than by a lost connection
+	due      time.Time
+	noStream bool     // the last send found no stream responding
+	session  *session // the session the send in flight went out on, nil when not in flight
+	sent     bool     // handed to nats.go at least once: the stream may hold it
+	sends    int      // times handed to nats.go
+	lastErr  error
+	settled  bool
+	seq      uint64   // its record's sequence in the spool
+	seg      *segment // its record's spool segment; nil without a spool, or once settled there
 }
 
 // New validates cfg and returns a publisher that sends on the connections
@@ -117,7 +116,7 @@ func (p *Buffered) recoverSpool() error {
 	}
 	for _, e := range recovered {
 		p.order++
-		e.order, e.future, e.recovered = p.order, newFuture(), true
+		e.order, e.future = p.order, newFuture()
 		p.queue = append(p.queue, e)
 		p.count++
 		p.bytes += e.size

@@ -85,8 +85,8 @@ func (p *Buffered) requeueInflight() {
 	}
 }
 
-// permanent reports errors that sending again cannot mend. Others are retried
-// up to MaxAttempts.
+// permanent reports errors that sending again cannot mend. Others are
+// retried up to MaxAttempts.
 func permanent(err error) bool {
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
