@@ -1,8 +1,6 @@
 package publisher
 
 import (
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap/zapcore"
@@ -11,10 +9,10 @@ import (
 	"github.com/corral-go/corral/supervisor"
 )
 
-// PublishFailed: a message failed for good (no stream stores its subject,
-// an expected sequence did not match, permissions...); its Future has the
-// error. At most one event a second: Suppressed counts the failures since
-// the previous one.
+// PublishFailed is emitted when a message failed for good (no stream
+// stores its subject, an expected sequence did not match, permissions...);
+// its [Future] has the error. It is emitted at most once a second:
+// Suppressed counts the failures since the previous one.
 type PublishFailed struct {
 	supervisor.EventTime
 	Subject    string
@@ -23,25 +21,66 @@ type PublishFailed struct {
 	Suppressed uint64
 }
 
-// SpoolRecovered: messages a previous run left in the spool were queued to
-// be sent.
+// Kind returns "publisher.publish_failed".
+func (PublishFailed) Kind() string { return "publisher.publish_failed" }
+
+// Level returns ErrorLevel.
+func (PublishFailed) Level() supervisor.Level { return supervisor.ErrorLevel }
+
+// MarshalLogObject writes the event's fields for zap.
+func (e PublishFailed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("subject", e.Subject)
+	enc.AddString("msg_id", e.MsgID)
+	logfield.Error(enc, e.Err)
+	enc.AddUint64("suppressed", e.Suppressed)
+	return nil
+}
+
+// SpoolRecovered is emitted when messages a previous run left in the spool
+// in Dir were queued to be sent.
 type SpoolRecovered struct {
 	supervisor.EventTime
 	Dir      string
 	Messages int
 }
 
-// SpoolError: the spool could not record that a message was settled; it
-// may be sent again at the next start (and deduplicated by its Msg-Id).
+// Kind returns "publisher.spool_recovered".
+func (SpoolRecovered) Kind() string { return "publisher.spool_recovered" }
+
+// Level returns InfoLevel.
+func (SpoolRecovered) Level() supervisor.Level { return supervisor.InfoLevel }
+
+// MarshalLogObject writes the event's fields for zap.
+func (e SpoolRecovered) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("dir", e.Dir)
+	enc.AddInt("messages", e.Messages)
+	return nil
+}
+
+// SpoolError is emitted when the spool could not record that a message was
+// settled; the message may be sent again at the next start (and
+// deduplicated by its Msg-Id).
 type SpoolError struct {
 	supervisor.EventTime
 	Err error
 }
 
-// SpoolCorrupt: a spool segment held a bad record followed by more data
-// (not a torn last write). The segment was renamed to KeptAs for
-// inspection; its readable unsettled records were spooled again, and the
-// records at and after Offset are not sent.
+// Kind returns "publisher.spool_error".
+func (SpoolError) Kind() string { return "publisher.spool_error" }
+
+// Level returns ErrorLevel.
+func (SpoolError) Level() supervisor.Level { return supervisor.ErrorLevel }
+
+// MarshalLogObject writes the event's fields for zap.
+func (e SpoolError) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	logfield.Error(enc, e.Err)
+	return nil
+}
+
+// SpoolCorrupt is emitted when a spool segment held a bad record followed
+// by more data (not a torn last write). The segment was renamed to KeptAs
+// for inspection; its readable unsettled records were spooled again, and
+// the records at and after Offset are not sent.
 type SpoolCorrupt struct {
 	supervisor.EventTime
 	Dir     string
@@ -51,51 +90,13 @@ type SpoolCorrupt struct {
 	KeptAs  string
 }
 
-// Stopped: the publisher stopped. Undelivered messages were accepted and
-// not acknowledged within the shutdown timeout: with a spool they are sent
-// at the next start, without one they went to OnUndelivered.
-type Stopped struct {
-	supervisor.EventTime
-	Undelivered int
-	Spooled     bool
-}
+// Kind returns "publisher.spool_corrupt".
+func (SpoolCorrupt) Kind() string { return "publisher.spool_corrupt" }
 
-func (PublishFailed) Kind() string  { return "publisher.publish_failed" }
-func (SpoolRecovered) Kind() string { return "publisher.spool_recovered" }
-func (SpoolError) Kind() string     { return "publisher.spool_error" }
-func (SpoolCorrupt) Kind() string   { return "publisher.spool_corrupt" }
-func (Stopped) Kind() string        { return "publisher.stopped" }
+// Level returns ErrorLevel.
+func (SpoolCorrupt) Level() supervisor.Level { return supervisor.ErrorLevel }
 
-func (PublishFailed) Level() supervisor.Level  { return supervisor.ErrorLevel }
-func (SpoolRecovered) Level() supervisor.Level { return supervisor.InfoLevel }
-func (SpoolError) Level() supervisor.Level     { return supervisor.ErrorLevel }
-func (SpoolCorrupt) Level() supervisor.Level   { return supervisor.ErrorLevel }
-func (e Stopped) Level() supervisor.Level {
-	if e.Undelivered > 0 && !e.Spooled {
-		return supervisor.ErrorLevel
-	}
-	return supervisor.InfoLevel
-}
-
-func (e PublishFailed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("subject", e.Subject)
-	enc.AddString("msg_id", e.MsgID)
-	logfield.Error(enc, e.Err)
-	enc.AddUint64("suppressed", e.Suppressed)
-	return nil
-}
-
-func (e SpoolRecovered) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("dir", e.Dir)
-	enc.AddInt("messages", e.Messages)
-	return nil
-}
-
-func (e SpoolError) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	logfield.Error(enc, e.Err)
-	return nil
-}
-
+// MarshalLogObject writes the event's fields for zap.
 func (e SpoolCorrupt) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("dir", e.Dir)
 	enc.AddUint64("segment", e.Segment)
@@ -105,19 +106,33 @@ func (e SpoolCorrupt) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
+// Stopped is emitted when the publisher has stopped. Undelivered counts
+// the messages accepted and not acknowledged within the shutdown timeout:
+// with a spool (Spooled) they are sent at the next start, without one
+// they went to [Config.OnUndelivered].
+type Stopped struct {
+	supervisor.EventTime
+	Undelivered int
+	Spooled     bool
+}
+
+// Kind returns "publisher.stopped".
+func (Stopped) Kind() string { return "publisher.stopped" }
+
+// Level returns ErrorLevel when messages were lost to the stop (undelivered
+// without a spool), InfoLevel otherwise.
+func (e Stopped) Level() supervisor.Level {
+	if e.Undelivered > 0 && !e.Spooled {
+		return supervisor.ErrorLevel
+	}
+	return supervisor.InfoLevel
+}
+
+// MarshalLogObject writes the event's fields for zap.
 func (e Stopped) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddInt("undelivered", e.Undelivered)
 	enc.AddBool("spooled", e.Spooled)
 	return nil
-}
-
-// counters are the publisher's counts since it was created.
-type counters struct {
-	published, acked, retried, failed, rejected, duplicates, undelivered atomic.Uint64
-
-	failMu     sync.Mutex
-	lastFailAt time.Time
-	failsSince uint64
 }
 
 // failedEvent emits a PublishFailed event, at most one a second.
@@ -135,31 +150,4 @@ func (p *Buffered) failedEvent(e *entry, err error) {
 	c.failMu.Unlock()
 	p.events.Emit(PublishFailed{EventTime: p.events.Stamp(), Subject: e.msg.Subject,
 		MsgID: e.msg.Header.Get("Nats-Msg-Id"), Err: err, Suppressed: suppressed})
-}
-
-// Status is a snapshot of the publisher.
-type Status struct {
-	// Buffered and BufferedBytes are the messages accepted and not yet
-	// settled: queued, in flight or waiting to be retried.
-	Buffered      int
-	BufferedBytes int
-	InFlight      int
-	// Published counts accepted messages; Acked those a stream stored;
-	// Duplicates those it had stored already (a re-send); Retried the
-	// sends made again; Failed the messages that failed for good;
-	// Rejected the Publish calls refused for a full buffer; Undelivered
-	// the messages not delivered by a stop without a spool.
-	Published, Acked, Duplicates, Retried, Failed, Rejected, Undelivered uint64
-	Spooled                                                              bool
-}
-
-// Status returns a snapshot of the publisher.
-func (p *Buffered) Status() Status {
-	p.mu.Lock()
-	st := Status{Buffered: p.count, BufferedBytes: p.bytes, InFlight: len(p.inflight), Spooled: p.spool != nil}
-	p.mu.Unlock()
-	c := &p.stats
-	st.Published, st.Acked, st.Duplicates = c.published.Load(), c.acked.Load(), c.duplicates.Load()
-	st.Retried, st.Failed, st.Rejected, st.Undelivered = c.retried.Load(), c.failed.Load(), c.rejected.Load(), c.undelivered.Load()
-	return st
 }

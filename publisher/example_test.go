@@ -2,6 +2,7 @@ package publisher_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -64,4 +65,40 @@ func Example() {
 	// ORDERS 1 false <nil>
 	// ORDERS 1 true <nil>
 	// ORDERS 2 false <nil>
+}
+
+// A publisher that is not served (or not served again) is ended with
+// Close: each buffered message reaches OnUndelivered with its Msg-Id, and
+// its Future fails with ErrStopped. A message that had been sent would
+// also carry ErrMaybeStored: publish it again with the same Msg-Id.
+func ExampleBuffered_Close() {
+	conn, err := connection.New(connection.Config{Servers: []string{"nats://127.0.0.1:4222"}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	pub, err := publisher.New(publisher.Config{
+		OnUndelivered: func(msg *nats.Msg, err error) {
+			fmt.Println("not stored:", msg.Subject, msg.Header.Get("Nats-Msg-Id"), err)
+		},
+	}, conn)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	f, err := pub.Publish(context.Background(), "orders.created", []byte("order 3"), publisher.WithMsgID("order-3"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("close:", pub.Close())
+	_, err = f.Result()
+	fmt.Println(errors.Is(err, publisher.ErrStopped), errors.Is(err, publisher.ErrMaybeStored))
+	_, err = pub.Publish(context.Background(), "orders.created", []byte("order 4"))
+	fmt.Println(err)
+	// Output:
+	// not stored: orders.created order-3 publisher: stopped
+	// close: <nil>
+	// true false
+	// publisher: stopped
 }

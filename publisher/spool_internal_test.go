@@ -3,17 +3,15 @@ package publisher
 import (
 	"encoding/binary"
 	"errors"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go"
 )
 
-func spoolEntry(i int) *entry {
+func testEntry(i int) *entry {
 	m := &nats.Msg{Subject: "s", Data: []byte(strconv.Itoa(i)), Header: nats.Header{"Nats-Msg-Id": {"id-" + strconv.Itoa(i)}}}
 	return &entry{msg: m, size: msgSize(m)}
 }
@@ -22,7 +20,7 @@ func appendN(t *testing.T, s *spool, n int) []*entry {
 	t.Helper()
 	var es []*entry
 	for i := range n {
-		e := spoolEntry(i)
+		e := testEntry(i)
 		if err := s.append(e); err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +105,7 @@ func TestSpoolTornLastRecord(t *testing.T) {
 	dir := t.TempDir()
 	s, _, _ := mustOpen(t, dir, 0)
 	appendN(t, s, 3)
-	torn := spoolEntry(99)
+	torn := testEntry(99)
 	if err := s.append(torn); err != nil {
 		t.Fatal(err)
 	}
@@ -129,8 +127,8 @@ func TestSpoolTornLastRecord(t *testing.T) {
 		if string(e.msg.Data) != strconv.Itoa(i) || e.msg.Header.Get("Nats-Msg-Id") != "id-"+strconv.Itoa(i) {
 			t.Fatalf("record %d: %q %v", i, e.msg.Data, e.msg.Header)
 		}
-		if e.size != spoolEntry(i).size {
-			t.Fatalf("record %d counts %d bytes, accepted it counted %d", i, e.size, spoolEntry(i).size)
+		if e.size != testEntry(i).size {
+			t.Fatalf("record %d counts %d bytes, accepted it counted %d", i, e.size, testEntry(i).size)
 		}
 	}
 }
@@ -235,65 +233,5 @@ func TestSpoolSyncWritesAndSettles(t *testing.T) {
 	defer s.close()
 	if len(rec) != 0 {
 		t.Fatalf("recovered %d", len(rec))
-	}
-}
-
-// Re-sends go out in accept order, whatever order they came back in.
-func TestRetriesGoOutInAcceptOrder(t *testing.T) {
-	p, err := New(Config{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const n = 100
-	es := make([]*entry, n)
-	for i := range es {
-		es[i] = spoolEntry(i)
-		es[i].order = uint64(i + 1)
-	}
-	p.mu.Lock()
-	p.count = n
-	for _, i := range rand.Perm(n) {
-		if r := p.requeueLocked(es[i], nats.ErrDisconnected, true); r != queued {
-			t.Fatalf("requeue: %v", r)
-		}
-	}
-	p.mu.Unlock()
-	for i := range n {
-		e, _, _, _ := p.next()
-		if e != es[i] {
-			t.Fatalf("re-send %d: got order %d, want %d", i, e.order, es[i].order)
-		}
-	}
-	// A retry backing off does not hold up the ones due.
-	p.mu.Lock()
-	es[0].attempts, es[1].attempts = 0, 0
-	_ = p.requeueLocked(es[0], errors.New("timeout"), false)
-	_ = p.requeueLocked(es[1], nats.ErrDisconnected, true)
-	p.mu.Unlock()
-	if e, _, _, _ := p.next(); e != es[1] {
-		t.Fatal("a due retry waited behind one backing off")
-	}
-	if e, _, wait, _ := p.next(); e != nil || wait <= 0 || wait > time.Second {
-		t.Fatalf("next: %v, wait %v: want nothing due yet", e, wait)
-	}
-}
-
-func TestGivesUpAfterMaxAttempts(t *testing.T) {
-	p, err := New(Config{MaxAttempts: 3}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := spoolEntry(1)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for i := range 3 {
-		r := p.requeueLocked(e, errors.New("timeout"), false)
-		if want := map[bool]requeued{false: queued, true: gaveUp}[i == 2]; r != want {
-			t.Fatalf("failure %d: %v, want %v", i+1, r, want)
-		}
-		p.retries = nil
-	}
-	if r := p.requeueLocked(e, nats.ErrDisconnected, true); r != queued {
-		t.Fatal("a lost connection counted as an attempt")
 	}
 }

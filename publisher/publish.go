@@ -1,0 +1,176 @@
+package publisher
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"github.com/corral-go/corral/internal/subject"
+)
+
+// Publish accepts data for subject into the buffer and returns with the
+// [Future] of its ack; the send loop sends it. The data is copied. When
+// the buffer is full it fails with [ErrBufferFull], or waits for room
+// until ctx ends (on_full: block). A message too large for the server
+// fails with [ErrTooLarge], and any message once the publisher is
+// stopping with [ErrStopped]. With a spool, Publish returns once the
+// message is written there (and fsynced, with SpoolSync).
+func (p *Buffered) Publish(ctx context.Context, subject string, data []byte, opts ...Option) (*Future, error) {
+	return p.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: data}, opts...)
+}
+
+// PublishMsg is [Buffered.Publish] for a message with headers. msg is
+// copied.
+func (p *Buffered) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...Option) (*Future, error) {
+	e, err := p.prepare(msg, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.accept(ctx, e, false); err != nil {
+		return nil, err
+	}
+	return e.future, nil
+}
+
+// PublishSync publishes and waits for the stream's ack (or the final
+// error, as [Future.Wait] returns them). When nothing older waits to be
+// sent it hands the message to nats.go from this goroutine, which then
+// may block while nats.go flushes a full write buffer; otherwise the
+// message takes its turn in the buffer like any other. If ctx ends first,
+// the message stays buffered and is still sent.
+func (p *Buffered) PublishSync(ctx context.Context, subject string, data []byte, opts ...Option) (*jetstream.PubAck, error) {
+	e, err := p.prepare(&nats.Msg{Subject: subject, Data: data}, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.accept(ctx, e, true); err != nil {
+		return nil, err
+	}
+	return e.future.Wait(ctx)
+}
+
+// prepare copies msg into a new entry with its Msg-Id and options.
+func (p *Buffered) prepare(msg *nats.Msg, opts []Option) (*entry, error) {
+	if err := subject.Validate(msg.Subject, false); err != nil {
+		return nil, fmt.Errorf("publisher: %w", err)
+	}
+	m := &nats.Msg{Subject: msg.Subject, Data: append([]byte(nil), msg.Data...), Header: copyHeader(msg.Header)}
+	for _, o := range opts {
+		o(m.Header)
+	}
+	if m.Header.Get(jetstream.MsgIDHeader) == "" {
+		m.Header.Set(jetstream.MsgIDHeader, nuid.Next())
+	}
+	if size, limit := payloadSize(m), p.maxPayload.Load(); int64(size) > limit {
+		return nil, fmt.Errorf("%w: %d bytes of data and headers, the server accepts %d", ErrTooLarge, size, limit)
+	}
+	return &entry{msg: m, size: msgSize(m), future: newFuture()}, nil
+}
+
+// copyHeader copies h deeply, with room for the Msg-Id.
+func copyHeader(h nats.Header) nats.Header {
+	c := make(nats.Header, len(h)+1)
+	for k, v := range h {
+		c[k] = append([]string(nil), v...)
+	}
+	return c
+}
+
+// msgSize is what a message counts against BufferBytes.
+func msgSize(m *nats.Msg) int { return len(m.Subject) + payloadSize(m) }
+
+// payloadSize is what nats-server checks against its max payload: the data
+// and the encoded headers ("NATS/1.0\r\n", "Key: value\r\n" each, "\r\n").
+func payloadSize(m *nats.Msg) int {
+	n := len(m.Data)
+	if len(m.Header) == 0 {
+		return n
+	}
+	n += len("NATS/1.0\r\n") + len("\r\n")
+	for k, vs := range m.Header {
+		for _, v := range vs {
+			n += len(k) + len(": ") + len(v) + len("\r\n")
+		}
+	}
+	return n
+}
+
+// accept waits for room (or fails), spools e and queues it for the send
+// loop; with sync, it hands e to nats.go itself when nothing older waits.
+func (p *Buffered) accept(ctx context.Context, e *entry, sync bool) error {
+	p.mu.Lock()
+	if err := p.waitForRoomLocked(ctx, e); err != nil {
+		p.mu.Unlock()
+		return err
+	}
+	if p.spool != nil {
+		if err := p.spool.append(e); err != nil {
+			p.mu.Unlock()
+			return err
+		}
+	}
+	p.order++
+	e.order = p.order
+	p.count++
+	p.bytes += e.size
+	p.stats.published.Add(1)
+	// A synchronous caller waits anyway: it sends from its own goroutine
+	// rather than hand over to the send loop, which is most of the cost of
+	// one publish. Publish always hands over, so that it never blocks in
+	// nats.go's flush of a full write buffer.
+	if sync {
+		if sess := p.directSessionLocked(); sess != nil {
+			p.sendDirectLocked(e, sess)
+			return nil
+		}
+	}
+	p.queue = append(p.queue, e)
+	p.mu.Unlock()
+	p.wake()
+	return nil
+}
+
+// waitForRoomLocked waits until the buffer has room for e: a message
+// always fits an empty buffer. It fails with ErrStopped once the
+// publisher is stopping, and on a full buffer with ErrBufferFull at once
+// (on_full: error) or when ctx ends (on_full: block). It is called and
+// returns with p.mu held.
+func (p *Buffered) waitForRoomLocked(ctx context.Context, e *entry) error {
+	for {
+		if p.stopping {
+			return ErrStopped
+		}
+		if p.count < p.cfg.BufferMsgs && p.bytes+e.size <= int(p.cfg.BufferBytes) || p.count == 0 {
+			return nil
+		}
+		if p.cfg.OnFull == Error {
+			p.stats.rejected.Add(1)
+			return ErrBufferFull
+		}
+		space := p.space
+		p.waiters++
+		p.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			p.mu.Lock()
+			p.waiters--
+			p.stats.rejected.Add(1)
+			return fmt.Errorf("%w: %w", ErrBufferFull, ctx.Err())
+		case <-space:
+		}
+		p.mu.Lock()
+		p.waiters--
+	}
+}
+
+// wake tells the send loop there is something to send, or room in the
+// window; it never blocks.
+func (p *Buffered) wake() {
+	select {
+	case p.work <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,108 @@
+package publisher
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/internal/jsapi"
+)
+
+// requeueOutcome is what requeueLocked did with an entry, and so what its
+// caller does with it once p.mu is released ([Buffered.settleUnqueued]).
+type requeueOutcome int
+
+const (
+	queued  requeueOutcome = iota // back in line
+	gaveUp                        // out of attempts: settle as failed
+	tooLate                       // the publisher stopped meanwhile: undeliver
+)
+
+// requeueLocked puts e, out of flight, back in line in accept order: due
+// at once when the connection was lost (lost), which costs no attempt;
+// after a growing wait otherwise. Once a stop has collected what is left,
+// or e is out of attempts, it leaves e to the caller.
+func (p *Buffered) requeueLocked(e *entry, err error, lost bool) requeueOutcome {
+	if err != nil {
+		e.lastErr = err
+	}
+	if p.closed {
+		return tooLate
+	}
+	e.due = time.Now()
+	if !lost {
+		p.stats.retried.Add(1)
+		e.attempts++
+		if p.cfg.MaxAttempts > 0 && e.attempts >= p.cfg.MaxAttempts {
+			return gaveUp
+		}
+		d := p.cfg.RetryWait << min(e.attempts-1, 30)
+		if d <= 0 || d > p.cfg.MaxRetryWait {
+			d = p.cfg.MaxRetryWait
+		}
+		e.due = e.due.Add(d)
+	} else if err != nil {
+		p.stats.retried.Add(1)
+	}
+	i, _ := slices.BinarySearchFunc(p.retries, e.order, func(r *entry, o uint64) int { return cmp.Compare(r.order, o) })
+	p.retries = slices.Insert(p.retries, i, e)
+	return queued
+}
+
+// settleUnqueued settles e when requeueLocked did not put it back in
+// line: as failed once it is out of attempts, as undelivered once a stop
+// has collected what was left.
+func (p *Buffered) settleUnqueued(e *entry, r requeueOutcome, err error) {
+	switch r {
+	case gaveUp:
+		p.settle(e, nil, fmt.Errorf("%w (%d): %w", ErrGaveUp, e.attempts, err))
+	case tooLate:
+		p.undeliver(e)
+	}
+}
+
+// requeueInflight puts everything in flight on a connection that is gone
+// back in line, to be sent again on the next one.
+func (p *Buffered) requeueInflight() {
+	p.mu.Lock()
+	var late []*entry // returned after a stop collected what was left
+	for m, e := range p.inflight {
+		delete(p.inflight, m)
+		e.session = nil
+		if p.requeueLocked(e, jsapi.ErrConnGone, true) == tooLate {
+			late = append(late, e)
+		}
+	}
+	p.mu.Unlock()
+	for _, e := range late {
+		p.undeliver(e)
+	}
+}
+
+// permanent reports errors that sending again cannot mend. Others are
+// retried up to MaxAttempts.
+func permanent(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		switch apiErr.ErrorCode {
+		case jetstream.JSErrCodeStreamWrongLastSequence, jetstream.JSErrCodeStreamWrongLastSequenceConstant,
+			jetstream.JSErrCodeStreamMessageExceedsMaximum, jetstream.JSErrCodeStreamNotFound,
+			jetstream.JSErrCodeJetStreamNotEnabledForAccount,
+			jsapi.CodeWrongLastMsgID, jsapi.CodeStreamMismatch:
+			return true
+		case jsapi.CodeResourcesExceeded: // clears when room is freed
+			return false
+		case jsapi.CodeStoreFailed: // final for a message the store cannot take
+			return strings.Contains(strings.ToLower(apiErr.Description), "too large")
+		}
+		return apiErr.Code == 400 && apiErr.ErrorCode != 0
+	}
+	return errors.Is(err, nats.ErrPermissionViolation) || errors.Is(err, nats.ErrMaxPayload) ||
+		errors.Is(err, jetstream.ErrInvalidJSAck) // something other than a stream answers
+}
