@@ -50,6 +50,7 @@ type Lease struct {
 	done     chan struct{}
 	mu       sync.Mutex
 	rev      uint64
+	renewed  time.Time // when the last renewal that succeeded was sent
 	isLost   bool
 	stopOnce sync.Once
 }
@@ -66,7 +67,7 @@ func (l *Lock) TryAcquire(ctx context.Context) (lease *Lease, ok bool, err error
 	if err != nil {
 		return nil, false, err
 	}
-	lease = &Lease{Token: rev, lock: l, id: id, rev: rev,
+	lease = &Lease{Token: rev, lock: l, id: id, rev: rev, renewed: sent,
 		lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	go lease.renew(sent)
 	return lease, true, nil
@@ -90,6 +91,14 @@ func (l *Lock) Acquire(ctx context.Context) (*Lease, error) {
 		case <-t.C:
 		}
 	}
+}
+
+// Renewed returns when the lease was last renewed (or acquired): the
+// send time of the last renewal the server stored.
+func (s *Lease) Renewed() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.renewed
 }
 
 // Lost returns a channel closed the moment the holder can no longer be
@@ -176,7 +185,7 @@ func (s *Lease) renew(sent time.Time) {
 				return // the deadline came first: Lost is closed, and stays so
 			}
 			s.mu.Lock()
-			s.rev = next
+			s.rev, s.renewed = next, sent
 			s.mu.Unlock()
 			deadline = sent.Add(cfg.TTL - cfg.TTL/10)
 			lose.Reset(time.Until(deadline))

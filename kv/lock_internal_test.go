@@ -50,4 +50,7 @@ func TestLeaseAdoptsARenewalWhoseAnswerWasLost(t *testing.T) {
 		t.Fatal("the lease was given up although the key holds its id")
 	default:
 	}
+	if since := time.Since(lease.Renewed()); since > time.Second {
+		t.Fatalf("last renewed %v ago, want within a renewal period", since)
+	}
 }
