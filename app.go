@@ -37,12 +37,11 @@ type Client struct {
 	consumers *consumer.Group
 	watchers  *supervisor.Tree
 
-	mu             sync.Mutex
-	handles        handles
-	bound          map[string]bool // handler names bound by code
-	consumersAdded bool
-	watchersAdded  bool
-	serving        bool
+	mu      sync.Mutex
+	handles handles
+	bound   map[string]bool // handler names bound by code
+	groups  []*group        // in the order they join the tree
+	serving bool
 }
 
 // New validates cfg, reporting every problem at once (an error wrapping
@@ -115,6 +114,16 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	// stop first, and what they publish while stopping is still flushed.
 	c.consumers = consumer.NewGroup(conn, events)
 	c.watchers = supervisor.NewGroup("watchers", events)
+	c.groups = []*group{
+		{svc: c.consumers, children: func() []supervisor.ChildStatus {
+			var out []supervisor.ChildStatus
+			for _, h := range c.consumers.Status() {
+				out = append(out, h.Child)
+			}
+			return out
+		}},
+		{svc: c.watchers, children: c.watchers.Status},
+	}
 	return c, nil
 }
 
@@ -149,19 +158,9 @@ func (c *Client) Serve(ctx context.Context) error {
 // application supervisor that runs the Client at least this as its
 // suture.Spec.Timeout.
 func (c *Client) ShutdownTimeout() time.Duration {
-	var total time.Duration
+	total := c.pendingShutdown()
 	for _, ch := range c.tree.Status() {
 		total += ch.Policy.ShutdownTimeout + time.Second
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.consumersAdded {
-		if handlers := c.consumers.Status(); len(handlers) > 0 {
-			total += c.consumersPolicy(longestShutdown(handlers)).ShutdownTimeout + time.Second
-		}
-	}
-	if !c.watchersAdded && len(c.watchers.Status()) > 0 {
-		total += c.watchersPolicy().ShutdownTimeout + time.Second
 	}
 	return total
 }

@@ -4,23 +4,10 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"time"
 
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/internal/conf"
-	"github.com/corral-go/corral/supervisor"
-	"github.com/thejerf/suture/v4"
 )
-
-// consumersPolicy is the policy of the consumer supervisor: it never fails
-// by itself (its handlers have their own policies) and must be given the
-// longest handler shutdown timeout to drain them all.
-func (c *Client) consumersPolicy(longest time.Duration) supervisor.Policy {
-	p := c.cfg.Restart.Inherit(supervisor.Defaults())
-	p.Mode = supervisor.Permanent
-	p.ShutdownTimeout = max(p.ShutdownTimeout, longest) + time.Second
-	return p
-}
 
 // Handle binds h to the handler named name, as consumer.Group.Handle
 // does. Its settings are cfg, declared in code (the zero Config when they
@@ -61,37 +48,6 @@ func (c *Client) declare(name string, hc consumer.Config, add func(consumer.Conf
 	return nil
 }
 
-// addDeclared puts the consumer supervisor and the watchers in the tree,
-// after everything they depend on, once handlers and watches are
-// declared; each one's shutdown timeout covers the longest of its
-// children's.
-func (c *Client) addDeclared() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if handlers := c.consumers.Status(); len(handlers) > 0 {
-		p := c.consumersPolicy(longestShutdown(handlers))
-		if err := c.addOnce(&c.consumersAdded, c.consumers, p); err != nil {
-			return err
-		}
-	}
-	if len(c.watchers.Status()) > 0 {
-		return c.addOnce(&c.watchersAdded, c.watchers, c.watchersPolicy())
-	}
-	return nil
-}
-
-func (c *Client) addOnce(added *bool, svc suture.Service, p supervisor.Policy) error {
-	name := fmt.Sprint(svc)
-	if *added {
-		return c.tree.SetPolicy(name, p)
-	}
-	if err := c.tree.Add(name, svc, p); err != nil {
-		return err
-	}
-	*added = true
-	return nil
-}
-
 // unbound lists handlers configured but never bound by code.
 func (c *Client) unbound() []string {
 	c.mu.Lock()
@@ -104,12 +60,4 @@ func (c *Client) unbound() []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-func longestShutdown(handlers []consumer.Status) time.Duration {
-	var longest time.Duration
-	for _, st := range handlers {
-		longest = max(longest, st.Child.Policy.ShutdownTimeout)
-	}
-	return longest
 }

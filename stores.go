@@ -2,7 +2,6 @@ package corral
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/thejerf/suture/v4"
 
@@ -108,13 +107,4 @@ func (c *Client) Watch(w suture.Service) error {
 
 func (c *Client) watchPolicy() supervisor.Policy {
 	return c.cfg.Watches.Restart.Inherit(c.cfg.Restart)
-}
-
-// watchersPolicy is the watchers group's: it never fails by itself and
-// waits for the slowest watch to stop.
-func (c *Client) watchersPolicy() supervisor.Policy {
-	p := c.cfg.Restart.Inherit(supervisor.Defaults())
-	p.Mode = supervisor.Permanent
-	p.ShutdownTimeout = max(p.ShutdownTimeout, c.watchPolicy().Inherit(supervisor.Defaults()).ShutdownTimeout) + time.Second
-	return p
 }
