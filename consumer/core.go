@@ -14,10 +14,10 @@ import (
 	"github.com/corral-go/corral/supervisor"
 )
 
-// core runs one core-NATS handler: a subscription (optionally in a queue
-// group) feeding a pool. It is a suture.Service; each Serve is one run,
-// a coreRun, with its own pool.
-type core struct {
+// coreHandler runs one core-NATS handler: a subscription (optionally in a
+// queue group) feeding a pool. It is a suture.Service; each Serve is one
+// run, a coreRun, with its own pool.
+type coreHandler struct {
 	handlerBase
 	invoke invoker
 }
@@ -25,7 +25,7 @@ type core struct {
 // coreRun is one Serve of a core handler, and the work its pool runs:
 // the handler's invoker, with nothing to settle.
 type coreRun struct {
-	c    *core
+	c    *coreHandler
 	pool *pool.Pool[*Msg]
 	sub  *subCounts
 	slow *episodes
@@ -33,7 +33,7 @@ type coreRun struct {
 	abandoned atomic.Uint64
 }
 
-func (c *core) newRun() *coreRun {
+func (c *coreHandler) newRun() *coreRun {
 	r := &coreRun{c: c, sub: &subCounts{stats: c.stats}}
 	r.pool = pool.New[*Msg](pool.Config{Workers: c.cfg.Workers, QueueSize: c.cfg.QueueSize, Timeout: c.cfg.Timeout,
 		Stats: &c.stats.work}, r)
@@ -46,7 +46,7 @@ func (c *core) newRun() *coreRun {
 // ends; then it drains the subscription and the pool within the shutdown
 // timeout. When the connection is replaced, it subscribes again on the new
 // one.
-func (c *core) Serve(ctx context.Context) error {
+func (c *coreHandler) Serve(ctx context.Context) error {
 	r := c.newRun()
 	r.pool.Start()
 	for {

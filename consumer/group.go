@@ -93,7 +93,7 @@ func (g *Group) add(name string, cfg Config, h Handler, invoke invoker) error {
 	if cfg.IsJetStream() {
 		c = &jsHandler{h: h}
 	} else {
-		c = &core{invoke: invoke}
+		c = &coreHandler{invoke: invoke}
 	}
 	b := c.base()
 	b.name, b.cfg, b.src, b.events, b.stats = name, cfg, g.src, g.events, &counters{}
