@@ -31,11 +31,12 @@
 // [New] builds a complete pool; [Pool.Start] runs its workers; inputs
 // register with [Pool.AddInput] or [Pool.Feed] before they put anything.
 // [Pool.Stop] waits for every input to end, closes the queue and lets the
-// workers run it down: until its deadline they handle what is queued (or,
-// after [Pool.Abort], hand it to Return); at the deadline the pool stops
-// hard: workers hand back whatever they take, the handlers' ctx is
-// cancelled, and a Put waiting for room gives up. A pool is used for one
-// run: it is not started again after Stop.
+// workers run it down: until its deadline they handle what is queued,
+// unless [Pool.Abort] was called, in which case what is queued goes to
+// Return at once and only the items running may finish. At the deadline
+// the pool stops hard: what is still queued goes to Return, the handlers'
+// ctx is cancelled, and a Put waiting for room gives up. A pool is used
+// for one run: it is not started again after Stop.
 //
 // # Configuration
 //
@@ -53,6 +54,6 @@
 // Puts, Evict, Len, Cap, Abort, CutOff and the Stats readers are safe for
 // concurrent use. Start and Stop are called once each, by the pool's
 // owner, which must not add inputs once Stop has begun. Handle and Settle
-// run on the workers, up to Workers at once; Return runs on a worker, or
-// on the goroutine calling Stop for a pool that was never started.
+// run on the workers, up to Workers at once; Return runs on a worker or
+// on the goroutine calling Stop, possibly at the same time.
 package pool
