@@ -10,57 +10,57 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/corral-go/corral/connection"
-	"github.com/corral-go/corral/internal/event"
+	"github.com/corral-go/corral/internal/pool"
+	"github.com/corral-go/corral/supervisor"
 )
 
-// handlerBase is what every kind of handler has: its declaration, its
-// counters (which live as long as the declaration), the pool of its
-// current run, and whether it receives messages.
-type handlerBase struct {
-	name   string
-	cfg    Config
-	src    connection.Source
-	events *event.Emitter
-	stats  *counters
-
-	current atomicPool
-	ready   atomic.Bool
-}
-
-func (b *handlerBase) base() *handlerBase { return b }
-
-// String names the handler in the tree.
-func (b *handlerBase) String() string { return "handler/" + b.name }
-
-// core runs one core-NATS handler: a subscription (optionally in a queue
-// group) feeding a pool. It is a suture.Service; each Serve is one run
-// with its own pool.
-type core struct {
+// coreHandler runs one core-NATS handler: a subscription (optionally in a
+// queue group) feeding a pool. It is a suture.Service; each Serve is one
+// run, a coreRun, with its own pool.
+type coreHandler struct {
 	handlerBase
 	invoke invoker
+}
+
+// coreRun is one Serve of a core handler, and the work its pool runs:
+// the handler's invoker, with nothing to settle.
+type coreRun struct {
+	c    *coreHandler
+	pool *pool.Pool[*Msg]
+	sub  *subCounts
+	slow *episodes
+	// abandoned counts queued messages the stop's deadline left unhandled.
+	abandoned atomic.Uint64
+}
+
+func (c *coreHandler) newRun() *coreRun {
+	r := &coreRun{c: c, sub: &subCounts{stats: c.stats}}
+	r.pool = pool.New[*Msg](pool.Config{Workers: c.cfg.Workers, QueueSize: c.cfg.QueueSize, Timeout: c.cfg.Timeout,
+		Stats: &c.stats.work}, r)
+	r.slow = newEpisodes(&c.handlerBase, c.cfg.Subject, r.pool.Cap(), r.pool.Len, r.sub)
+	c.current.Store(&runView{pool: r.pool, slow: r.slow, upstream: r.sub})
+	return r
 }
 
 // Serve subscribes on the current connection and feeds the pool until ctx
 // ends; then it drains the subscription and the pool within the shutdown
 // timeout. When the connection is replaced, it subscribes again on the new
 // one.
-func (c *core) Serve(ctx context.Context) error {
-	p := newPool(c.name, c.cfg, c.events, c.stats, c.invoke)
-	c.current.Store(p)
-	p.start()
+func (c *coreHandler) Serve(ctx context.Context) error {
+	r := c.newRun()
+	r.pool.Start()
 	for {
 		nc, gone, err := c.src.Conn(ctx)
 		if err != nil {
-			c.stop(p, nil)
+			r.stop(nil)
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return fmt.Errorf("connection: %w", err)
 		}
-		sub, release, err := c.subscribe(nc, p)
+		sub, release, err := r.subscribe(nc)
 		if err != nil {
-			c.stop(p, nil)
+			r.stop(nil)
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -71,7 +71,7 @@ func (c *core) Serve(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			c.ready.Store(false)
-			c.stop(p, sub)
+			r.stop(sub)
 			release()
 			return ctx.Err()
 		case <-gone:
@@ -79,25 +79,26 @@ func (c *core) Serve(ctx context.Context) error {
 			release()
 			// The subscription died with its connection; what nats.go
 			// still held for it is lost (core NATS is at most once).
-			p.retireSub(true)
+			r.sub.retire(true)
 		}
 	}
 }
 
-func (c *core) subscribe(nc *nats.Conn, p *pool) (*nats.Subscription, func(), error) {
+func (r *coreRun) subscribe(nc *nats.Conn) (*nats.Subscription, func(), error) {
+	c := r.c
 	var sub *nats.Subscription
 	var err error
 	lastErr := nc.LastError()
 	if c.cfg.QueueGroup != "" {
-		sub, err = nc.QueueSubscribe(c.cfg.Subject, c.cfg.QueueGroup, p.enqueue)
+		sub, err = nc.QueueSubscribe(c.cfg.Subject, c.cfg.QueueGroup, r.enqueue)
 	} else {
-		sub, err = nc.Subscribe(c.cfg.Subject, p.enqueue)
+		sub, err = nc.Subscribe(c.cfg.Subject, r.enqueue)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	p.feed(sub)
-	release := c.src.ClaimSlowConsumer(sub, p.overflow)
+	r.pool.Feed(sub)
+	release := c.src.ClaimSlowConsumer(sub, r.slow.overflow)
 	fail := func(err error) (*nats.Subscription, func(), error) {
 		release()
 		_ = sub.Unsubscribe()
@@ -114,7 +115,7 @@ func (c *core) subscribe(nc *nats.Conn, p *pool) (*nats.Subscription, func(), er
 	if err := nc.LastError(); err != lastErr && refuses(err, c.cfg.Subject, c.cfg.QueueGroup) {
 		return fail(err)
 	}
-	p.useSub(sub)
+	r.sub.use(sub)
 	return sub, release, nil
 }
 
@@ -138,79 +139,93 @@ func refuses(err error, subject, queue string) bool {
 	return strings.Contains(msg, `using queue "`+queue+`"`)
 }
 
+// enqueue is the subscription's callback: it hands the message to the
+// pool, applying the overflow policy when the queue is full.
+func (r *coreRun) enqueue(raw *nats.Msg) {
+	c := r.c
+	m := &Msg{raw: raw, handler: c.name}
+	c.stats.received.Add(1)
+	if r.pool.TryPut(m) {
+		return
+	}
+	r.slow.overflow()
+	switch c.cfg.Overflow {
+	case Block:
+		r.sub.blocked.Store(1)
+		// Gives up only when the stop's grace period has run out.
+		if r.pool.Put(context.Background(), m) != nil {
+			c.stats.dropped.Add(1)
+		}
+		r.sub.blocked.Store(0)
+	case DropNewest:
+		c.stats.dropped.Add(1)
+	case DropOldest:
+		for {
+			if _, ok := r.pool.Evict(); ok {
+				c.stats.dropped.Add(1)
+			}
+			if r.pool.TryPut(m) {
+				return
+			}
+		}
+	case Reject:
+		c.stats.rejected.Add(1)
+		respondError(raw, &ServiceError{Code: 503, Description: "busy: handler queue is full"})
+	}
+}
+
 // stop drains the subscription, so that nothing new arrives and what
 // nats.go holds is handled, then the pool, all within the grace period;
 // it reports what was handled while stopping and what was abandoned.
-func (c *core) stop(p *pool, sub *nats.Subscription) {
-	start, before := time.Now(), p.handled()
+func (r *coreRun) stop(sub *nats.Subscription) {
+	c := r.c
+	start, before := time.Now(), c.stats.work.Handled()
 	deadline := start.Add(grace(c.cfg.Restart.ShutdownTimeout))
 	var abandoned uint64
 	if sub != nil {
-		p.refreshSub()
-		closed := sub.StatusChanged(nats.SubscriptionClosed)
-		if err := sub.Drain(); err == nil {
-			t := time.NewTimer(time.Until(deadline))
-			select {
-			case <-closed:
-			case <-t.C:
-			}
-			t.Stop()
-		}
-		if sub.IsValid() {
-			// Out of time: what nats.go still holds is discarded.
-			p.refreshSub()
-			if n, _, err := sub.Pending(); err == nil {
-				lost := uint64(max(n-int(p.inCallback.Load()), 0))
-				abandoned += lost
-				c.stats.dropped.Add(lost)
-			}
-			_ = sub.Unsubscribe()
-		}
-		p.retireSub(false)
+		abandoned = r.drain(sub, deadline)
 	}
-	finished, queued := p.stop(deadline, before)
-	c.events.Emit(Drained{EventTime: c.events.Stamp(), Handler: c.name, Subject: c.cfg.Subject,
-		Finished: finished, Abandoned: abandoned + queued, Took: time.Since(start)})
+	r.pool.Stop(deadline)
+	queued := r.abandoned.Load()
+	c.stats.dropped.Add(queued)
+	r.slow.stop()
+	c.drained(c.cfg.Subject, start, c.stats.work.Handled()-before, abandoned+queued, 0)
 }
 
-// grace is how much of a shutdown timeout a handler spends finishing work
-// before it cancels its handlers' ctx: the rest is left for them to
-// return.
-func grace(shutdown time.Duration) time.Duration {
-	return shutdown - min(shutdown/10, time.Second)
-}
-
-// handleInvoker adapts a Handler.
-func handleInvoker(h Handler) invoker {
-	return h.Handle
-}
-
-// requestInvoker adapts a RequestHandler: the reply, or the error as a
-// service error, goes back to the caller.
-func requestInvoker(h RequestHandler) invoker {
-	return func(ctx context.Context, m *Msg) error {
-		reply, err := h.HandleRequest(ctx, m)
-		if m.raw.Reply == "" {
-			return err
+// drain drains sub until deadline and retires it; it returns how many
+// messages nats.go still held for it then, which are lost.
+func (r *coreRun) drain(sub *nats.Subscription, deadline time.Time) (lost uint64) {
+	r.sub.refresh()
+	closed := sub.StatusChanged(nats.SubscriptionClosed)
+	if err := sub.Drain(); err == nil {
+		t := time.NewTimer(time.Until(deadline))
+		select {
+		case <-closed:
+		case <-t.C:
 		}
-		if err != nil {
-			respondError(m.raw, serviceError(ctx, err))
-			return err
-		}
-		return m.raw.RespondMsg(&nats.Msg{Subject: m.raw.Reply, Data: reply.Data, Header: reply.Header})
+		t.Stop()
 	}
+	if sub.IsValid() {
+		// Out of time: what nats.go still holds is discarded.
+		lost = r.sub.unread(sub)
+		r.c.stats.dropped.Add(lost)
+		_ = sub.Unsubscribe()
+	}
+	r.sub.retire(false)
+	return lost
 }
 
-func serviceError(ctx context.Context, err error) *ServiceError {
-	var se *ServiceError
-	switch {
-	case errors.As(err, &se):
-		return se
-	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
-		return &ServiceError{Code: 504, Description: "timeout: " + err.Error()}
-	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
-		return &ServiceError{Code: 503, Description: "handler stopping: " + err.Error()}
-	default:
-		return &ServiceError{Code: 500, Description: err.Error()}
-	}
+// Handle runs the handler's invoker.
+func (r *coreRun) Handle(ctx context.Context, m *Msg) error { return r.c.invoke(ctx, m) }
+
+// Settle does nothing: a core message is gone once handled.
+func (r *coreRun) Settle(context.Context, *Msg, error) {}
+
+// Return counts a queued message the stop left unhandled; core NATS has
+// no redelivery, so it is lost.
+func (r *coreRun) Return(*Msg) { r.abandoned.Add(1) }
+
+// ReportPanic emits a HandlerPanicked event.
+func (r *coreRun) ReportPanic(m *Msg, pe *supervisor.PanicError, suppressed uint64) {
+	r.c.reportPanic(m, pe, suppressed)
 }

@@ -1,85 +1,61 @@
 // Package consumer runs message handlers on bounded worker pools under a
-// supervision tree, and detects slow consumers by their full queues.
+// supervision tree: core NATS subscriptions, request/reply endpoints and
+// JetStream pull consumers.
 //
 // # Overview
 //
-// A handler is declared with a name, a Config and a Handler (or a
-// RequestHandler for request/reply endpoints), in the http.Handler style:
+// A [Group] holds the declared handlers. [Group.Handle] binds a name and a
+// [Config] to a [Handler] (or a [HandlerFunc]), in the http.Handler style;
+// [Group.HandleRequest] binds a [RequestHandler] that answers each
+// request with a [Reply] or a [ServiceError]. Each handler is a
+// subscription, or a pull consumer when [Config] names a stream, feeding a
+// bounded queue that a fixed number of workers drain:
 //
-//	sup.Handle("orders", consumer.Config{Subject: "orders.>", Workers: 8},
-//		consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
-//			return process(ctx, m.Data())
-//		}))
+//	subscription -> queue (QueueSize) -> Workers goroutines -> handler(ctx, *Msg)
 //
-// Each handler is a subscription feeding a bounded task queue that a fixed
-// number of workers drain:
-//
-//	subscription -> queue (QueueSize) -> Workers goroutines -> handler
-//
-// The queue being full is how a slow consumer is detected. What happens
-// then is the handler's Overflow policy: block (backpressure into the
-// subscription's pending buffer in nats.go, bounded by PendingMsgs and
-// PendingBytes), drop_newest, drop_oldest, or for request handlers reject,
-// which answers 503 at once so callers fail fast. Every drop is counted. An
-// episode of overload emits one SlowConsumerStarted event when the queue
-// first fills and one SlowConsumerEnded, with what it dropped, once the
-// queue has stayed below half for a second: never one per message.
-//
-// A panic in a handler is recovered for that message (a
-// *supervisor.PanicError with the stack), counted as a failure, and the
-// pool carries on; HandlerPanicked events are limited to one a second. A
-// per-message Timeout cancels the handler's ctx; a request that times out
-// is answered 504.
-//
-// Request handlers answer with a Reply, or with an error that is sent in
-// the Nats-Service-Error and Nats-Service-Error-Code headers, as nats.go's
-// micro package does, so any NATS client can tell success from failure.
-//
-// # JetStream handlers
-//
-// A handler whose Config sets JetStream.Stream consumes a durable pull
-// consumer instead, at least once. Pull requests ask for exactly the room
-// free in the pool, so no message waits in a prefetch buffer while its ack
-// wait runs and nothing is dropped. The handler's result settles each
-// message: nil acks, an error naks with the Backoff delay for its delivery
-// count, Terminal(err) terminates, and on the last delivery (MaxDeliver) a
-// failing message is copied to DeadLetter and terminated once a stream has
-// stored the copy. Messages held (running or queued) for a third of the
-// ack wait are kept alive with in-progress acks, sent by half the ack wait
-// at the latest. Lost pull requests, a deleted consumer or stream, a
-// leader change are reported (ConsumeError) and recovered from; at stop,
-// messages that did not start, and those whose handler returns
-// context.Canceled once the grace period has run out, are naked for
-// redelivery at once (never dead-lettered for it).
+// A full queue is how a slow consumer is detected: the handler's
+// [Overflow] policy decides what happens, and each episode is reported
+// once ([SlowConsumerStarted], [SlowConsumerEnded]). A JetStream handler
+// pulls only what its pool has room for and settles each message by the
+// handler's result: nil acks, an error naks with backoff, [Terminal]
+// terminates, and past MaxDeliver the message goes to the dead-letter
+// subject. See the README's "Handlers, queues and overflow policies" and
+// "JetStream handlers" sections for the full behaviour.
 //
 // # Lifecycle
 //
-// Supervisor is a suture.Service. Each handler is its own child with its
-// own restart policy: a handler that keeps failing (its subscription is
-// refused, say) is restarted with backoff and its siblings are untouched.
-// When the connection is replaced, handlers subscribe again on the new one
-// by themselves. At shutdown all handlers drain at once: each unsubscribes
-// (draining what nats.go holds), lets its workers finish what is queued
-// and in flight, and only when its grace period (the shutdown timeout less
-// a tenth, at most a second) runs out cancels the handlers' ctx. A Drained
-// event reports what was finished and what was abandoned; core NATS has no
-// redelivery, so abandoned messages are lost.
+// A Group is a suture.Service whose children are its handlers, each with
+// its own restart policy; declare them before [Group.Serve]. A handler
+// follows a replaced connection by itself. When Serve's ctx ends, every
+// handler drains at once within its shutdown timeout: it stops taking
+// messages, lets its workers finish what runs (and, for core handlers,
+// what is queued), hands unstarted JetStream messages back for redelivery
+// at once, and only when its grace period (the shutdown timeout less a
+// tenth, at most a second) runs out cancels the handlers' ctx. A
+// [Drained] event reports what was finished, abandoned and returned.
 //
 // # Configuration
 //
-// Config carries yaml tags; corral.Config.Handlers holds them by name, and
-// a field set there overrides the same field declared in code. Defaults:
-// 1 worker (messages in order), a queue of 256, block, no timeout, and
-// nats.go's pending limits.
+// [Config] (and [JetStream] within it) carries yaml tags; every field's
+// comment states its default, and [Config.Validate] reports every problem
+// at once. The root package binds configuration entries to handlers by
+// name; see the README's "Configuration" section.
 //
 // # Errors
 //
-// Handle and HandleRequest validate at once: an invalid subject or queue
-// group, a bad policy or a reused name is an error wrapping
-// ErrInvalidConfig or ErrDuplicateHandler, naming the field.
+// [Group.Handle] and [Group.HandleRequest] fail at once for a bad
+// declaration: errors wrap [ErrInvalidConfig], [ErrDuplicateHandler] or
+// [ErrNilHandler] and name the field. A handler's own error is counted
+// (and, for JetStream, settles the message); a panic is recovered per
+// message into a *[supervisor.PanicError], counted as a failure and
+// reported by [HandlerPanicked]. Failures to consume (a lost pull request,
+// a deleted consumer) are [ConsumeError] events, recovered from by
+// themselves; one the handler cannot recover from fails its Serve, and
+// the tree restarts it per its policy.
 //
 // # Concurrency
 //
-// With more than one worker, a handler runs concurrently with itself.
-// Status is safe to call at any time.
+// With more than one worker, a handler runs concurrently with itself. A
+// [Msg] belongs to the call it is passed to. [Group.Status] and the
+// Group's declarations are safe for concurrent use.
 package consumer

@@ -9,9 +9,11 @@ import (
 var (
 	// ErrInvalidConfig is wrapped by every configuration error.
 	ErrInvalidConfig = conf.ErrInvalid
-	// ErrDuplicateHandler: a handler of that name is already declared.
+	// ErrDuplicateHandler is returned when a handler of that name is
+	// already declared.
 	ErrDuplicateHandler = errors.New("consumer: duplicate handler name")
-	// ErrNilHandler: the handler function is nil.
+	// ErrNilHandler is returned when the handler, or the function it
+	// adapts, is nil.
 	ErrNilHandler = errors.New("consumer: nil handler")
 	// ErrNotJetStream is returned by the ack methods of a core message.
 	ErrNotJetStream = errors.New("consumer: not a JetStream message")
@@ -23,3 +25,28 @@ var (
 	// consumer's limits).
 	ErrPullStatus = errors.New("consumer: pull refused")
 )
+
+// Terminal wraps err so that the handler's JetStream message is terminated
+// (never redelivered) with err as the reason, instead of naked. It returns
+// nil for a nil err.
+func Terminal(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &TerminalError{Err: err}
+}
+
+// TerminalError is an error that terminates a JetStream message. Err is
+// the reason given to the server; a nil Err terminates without one.
+type TerminalError struct{ Err error }
+
+// Error returns "terminal: " and the reason.
+func (e *TerminalError) Error() string {
+	if e.Err == nil {
+		return "terminal"
+	}
+	return "terminal: " + e.Err.Error()
+}
+
+// Unwrap returns the reason.
+func (e *TerminalError) Unwrap() error { return e.Err }

@@ -9,8 +9,10 @@ import (
 	"github.com/corral-go/corral/supervisor"
 )
 
-// SlowConsumerStarted: the handler's queue filled up; its overflow policy
-// now applies. One event per episode, however many messages it affects.
+// SlowConsumerStarted is emitted when a handler's queue fills up, or a
+// JetStream handler has held all it can for longer than SlowAfter: its
+// overflow policy now applies. It is emitted once per episode, however
+// many messages the episode affects; [SlowConsumerEnded] closes it.
 type SlowConsumerStarted struct {
 	supervisor.EventTime
 	Handler   string
@@ -22,134 +24,13 @@ type SlowConsumerStarted struct {
 	Pending uint64
 }
 
-// SlowConsumerEnded: the queue has drained below half and stayed there;
-// Dropped and Rejected count what the episode cost.
-type SlowConsumerEnded struct {
-	supervisor.EventTime
-	Handler  string
-	Subject  string
-	Dropped  uint64
-	Rejected uint64
-	Duration time.Duration
-}
-
-// HandlerPanicked: a handler call panicked; the message counts as failed
-// and the pool carries on. At most one event a second per handler:
-// Suppressed counts the panics since the previous event.
-type HandlerPanicked struct {
-	supervisor.EventTime
-	Handler    string
-	Subject    string
-	Err        *supervisor.PanicError
-	Suppressed uint64
-}
-
-// Subscribed: the handler subscribed (core), or its consumer is ready and
-// it pulls (JetStream); again after a connection was replaced.
-type Subscribed struct {
-	supervisor.EventTime
-	Handler  string
-	Subject  string
-	Queue    string
-	Stream   string
-	Consumer string
-}
-
-// Drained: the handler stopped. Finished counts the messages handled while
-// stopping; Abandoned those that were queued or pending when its grace
-// period ran out (for core NATS they are lost); Returned the JetStream
-// messages that had not started, naked for redelivery at once.
-type Drained struct {
-	supervisor.EventTime
-	Handler   string
-	Subject   string
-	Finished  uint64
-	Abandoned uint64
-	Returned  uint64
-	Took      time.Duration
-}
-
-// ConsumeError: pulling from a JetStream consumer failed: missed
-// heartbeats, the consumer or stream gone, no responders. The handler
-// pulls again, declaring the consumer again when it is gone (or failing,
-// when it is bound to an existing one).
-type ConsumeError struct {
-	supervisor.EventTime
-	Handler  string
-	Stream   string
-	Consumer string
-	Err      error
-}
-
-// ConsumerRecreated: the handler's consumer had disappeared and was
-// declared again from its configuration.
-type ConsumerRecreated struct {
-	supervisor.EventTime
-	Handler  string
-	Stream   string
-	Consumer string
-}
-
-// DeadLettered: a message failed MaxDeliver times; a copy was stored on the
-// dead-letter subject and the message terminated.
-type DeadLettered struct {
-	supervisor.EventTime
-	Handler    string
-	Stream     string
-	Consumer   string
-	Subject    string
-	DeadLetter string
-	Sequence   uint64
-	Deliveries uint64
-	Err        error
-}
-
-// DeadLetterFailed: the dead-letter copy could not be stored, so the
-// message was naked instead of terminated; it stays in its stream.
-type DeadLetterFailed struct {
-	DeadLettered
-	PublishErr error
-}
-
-// MaxDeliveries: the server gave up redelivering a message (its
-// max-deliveries advisory).
-type MaxDeliveries struct {
-	supervisor.EventTime
-	Handler    string
-	Stream     string
-	Consumer   string
-	Sequence   uint64
-	Deliveries uint64
-}
-
+// Kind returns "consumer.slow_consumer_started".
 func (SlowConsumerStarted) Kind() string { return "consumer.slow_consumer_started" }
-func (SlowConsumerEnded) Kind() string   { return "consumer.slow_consumer_ended" }
-func (HandlerPanicked) Kind() string     { return "consumer.handler_panicked" }
-func (Subscribed) Kind() string          { return "consumer.subscribed" }
-func (Drained) Kind() string             { return "consumer.drained" }
-func (ConsumeError) Kind() string        { return "consumer.consume_error" }
-func (ConsumerRecreated) Kind() string   { return "consumer.consumer_recreated" }
-func (DeadLettered) Kind() string        { return "consumer.dead_lettered" }
-func (DeadLetterFailed) Kind() string    { return "consumer.dead_letter_failed" }
-func (MaxDeliveries) Kind() string       { return "consumer.max_deliveries" }
 
-func (ConsumeError) Level() supervisor.Level      { return supervisor.WarnLevel }
-func (ConsumerRecreated) Level() supervisor.Level { return supervisor.WarnLevel }
-func (DeadLettered) Level() supervisor.Level      { return supervisor.WarnLevel }
-func (DeadLetterFailed) Level() supervisor.Level  { return supervisor.ErrorLevel }
-func (MaxDeliveries) Level() supervisor.Level     { return supervisor.WarnLevel }
-
+// Level returns [supervisor.WarnLevel].
 func (SlowConsumerStarted) Level() supervisor.Level { return supervisor.WarnLevel }
-func (SlowConsumerEnded) Level() supervisor.Level   { return supervisor.WarnLevel }
-func (HandlerPanicked) Level() supervisor.Level     { return supervisor.ErrorLevel }
-func (Subscribed) Level() supervisor.Level          { return supervisor.DebugLevel }
-func (e Drained) Level() supervisor.Level {
-	if e.Abandoned > 0 {
-		return supervisor.WarnLevel
-	}
-	return supervisor.InfoLevel
-}
 
+// MarshalLogObject writes the event's fields for zap.
 func (e SlowConsumerStarted) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("handler", e.Handler)
 	enc.AddString("subject", e.Subject)
@@ -161,6 +42,25 @@ func (e SlowConsumerStarted) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
+// SlowConsumerEnded is emitted when a slow-consumer episode ends: the
+// handler has been at most half full for a second, or it stopped. Dropped
+// and Rejected count what the episode cost.
+type SlowConsumerEnded struct {
+	supervisor.EventTime
+	Handler  string
+	Subject  string
+	Dropped  uint64
+	Rejected uint64
+	Duration time.Duration
+}
+
+// Kind returns "consumer.slow_consumer_ended".
+func (SlowConsumerEnded) Kind() string { return "consumer.slow_consumer_ended" }
+
+// Level returns [supervisor.WarnLevel].
+func (SlowConsumerEnded) Level() supervisor.Level { return supervisor.WarnLevel }
+
+// MarshalLogObject writes the event's fields for zap.
 func (e SlowConsumerEnded) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("handler", e.Handler)
 	enc.AddString("subject", e.Subject)
@@ -170,6 +70,25 @@ func (e SlowConsumerEnded) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
+// HandlerPanicked is emitted when a handler call panicked, or settling a
+// JetStream message did: the message counts as failed and the pool
+// carries on. It is emitted at most once a second per handler; Suppressed
+// counts the panics since the previous event that were not reported.
+type HandlerPanicked struct {
+	supervisor.EventTime
+	Handler    string
+	Subject    string
+	Err        *supervisor.PanicError
+	Suppressed uint64
+}
+
+// Kind returns "consumer.handler_panicked".
+func (HandlerPanicked) Kind() string { return "consumer.handler_panicked" }
+
+// Level returns [supervisor.ErrorLevel].
+func (HandlerPanicked) Level() supervisor.Level { return supervisor.ErrorLevel }
+
+// MarshalLogObject writes the event's fields for zap.
 func (e HandlerPanicked) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("handler", e.Handler)
 	enc.AddString("subject", e.Subject)
@@ -178,6 +97,25 @@ func (e HandlerPanicked) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
+// Subscribed is emitted when a core handler has subscribed, or a
+// JetStream handler's consumer is ready and it pulls; again after the
+// connection was replaced.
+type Subscribed struct {
+	supervisor.EventTime
+	Handler  string
+	Subject  string
+	Queue    string
+	Stream   string
+	Consumer string
+}
+
+// Kind returns "consumer.subscribed".
+func (Subscribed) Kind() string { return "consumer.subscribed" }
+
+// Level returns [supervisor.DebugLevel].
+func (Subscribed) Level() supervisor.Level { return supervisor.DebugLevel }
+
+// MarshalLogObject writes the event's fields for zap.
 func (e Subscribed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("handler", e.Handler)
 	if e.Subject != "" {
@@ -190,13 +128,65 @@ func (e Subscribed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
-func addStream(enc zapcore.ObjectEncoder, stream, consumer string) {
-	if stream != "" {
-		enc.AddString("stream", stream)
-		enc.AddString("consumer", consumer)
-	}
+// Drained is emitted when a handler has stopped. Finished counts the
+// messages handled while stopping; Abandoned those that were queued or
+// pending when its grace period ran out (for core NATS they are lost);
+// Returned the JetStream messages that had not started, or were cut off by
+// the grace period, naked for redelivery at once.
+type Drained struct {
+	supervisor.EventTime
+	Handler   string
+	Subject   string
+	Finished  uint64
+	Abandoned uint64
+	Returned  uint64
+	Took      time.Duration
 }
 
+// Kind returns "consumer.drained".
+func (Drained) Kind() string { return "consumer.drained" }
+
+// Level returns [supervisor.WarnLevel] when messages were abandoned,
+// [supervisor.InfoLevel] otherwise.
+func (e Drained) Level() supervisor.Level {
+	if e.Abandoned > 0 {
+		return supervisor.WarnLevel
+	}
+	return supervisor.InfoLevel
+}
+
+// MarshalLogObject writes the event's fields for zap.
+func (e Drained) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("handler", e.Handler)
+	enc.AddString("subject", e.Subject)
+	enc.AddUint64("finished", e.Finished)
+	enc.AddUint64("abandoned", e.Abandoned)
+	if e.Returned > 0 {
+		enc.AddUint64("returned", e.Returned)
+	}
+	enc.AddDuration("took", e.Took)
+	return nil
+}
+
+// ConsumeError is emitted when pulling from a JetStream consumer failed:
+// missed heartbeats, the consumer or stream gone, no responders. The
+// handler pulls again, declaring the consumer again when it is gone (or
+// failing, when it is bound to an existing one).
+type ConsumeError struct {
+	supervisor.EventTime
+	Handler  string
+	Stream   string
+	Consumer string
+	Err      error
+}
+
+// Kind returns "consumer.consume_error".
+func (ConsumeError) Kind() string { return "consumer.consume_error" }
+
+// Level returns [supervisor.WarnLevel].
+func (ConsumeError) Level() supervisor.Level { return supervisor.WarnLevel }
+
+// MarshalLogObject writes the event's fields for zap.
 func (e ConsumeError) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("handler", e.Handler)
 	addStream(enc, e.Stream, e.Consumer)
@@ -204,12 +194,49 @@ func (e ConsumeError) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
+// ConsumerRecreated is emitted when a handler's consumer had disappeared
+// and was declared again from its configuration.
+type ConsumerRecreated struct {
+	supervisor.EventTime
+	Handler  string
+	Stream   string
+	Consumer string
+}
+
+// Kind returns "consumer.consumer_recreated".
+func (ConsumerRecreated) Kind() string { return "consumer.consumer_recreated" }
+
+// Level returns [supervisor.WarnLevel].
+func (ConsumerRecreated) Level() supervisor.Level { return supervisor.WarnLevel }
+
+// MarshalLogObject writes the event's fields for zap.
 func (e ConsumerRecreated) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("handler", e.Handler)
 	addStream(enc, e.Stream, e.Consumer)
 	return nil
 }
 
+// DeadLettered is emitted when a message failed MaxDeliver times: a copy
+// was stored on the dead-letter subject and the message terminated.
+type DeadLettered struct {
+	supervisor.EventTime
+	Handler    string
+	Stream     string
+	Consumer   string
+	Subject    string
+	DeadLetter string
+	Sequence   uint64
+	Deliveries uint64
+	Err        error
+}
+
+// Kind returns "consumer.dead_lettered".
+func (DeadLettered) Kind() string { return "consumer.dead_lettered" }
+
+// Level returns [supervisor.WarnLevel].
+func (DeadLettered) Level() supervisor.Level { return supervisor.WarnLevel }
+
+// MarshalLogObject writes the event's fields for zap.
 func (e DeadLettered) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("handler", e.Handler)
 	addStream(enc, e.Stream, e.Consumer)
@@ -221,6 +248,21 @@ func (e DeadLettered) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
+// DeadLetterFailed is emitted when a dead-letter copy could not be
+// stored: the message was naked instead of terminated, and stays in its
+// stream to be copied again at its next delivery.
+type DeadLetterFailed struct {
+	DeadLettered
+	PublishErr error
+}
+
+// Kind returns "consumer.dead_letter_failed".
+func (DeadLetterFailed) Kind() string { return "consumer.dead_letter_failed" }
+
+// Level returns [supervisor.ErrorLevel].
+func (DeadLetterFailed) Level() supervisor.Level { return supervisor.ErrorLevel }
+
+// MarshalLogObject writes the event's fields for zap.
 func (e DeadLetterFailed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	_ = e.DeadLettered.MarshalLogObject(enc)
 	if e.PublishErr != nil {
@@ -229,6 +271,25 @@ func (e DeadLetterFailed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
+// MaxDeliveries is emitted when the server gave up redelivering a message
+// of the handler's consumer (its max-deliveries advisory), for handlers
+// without a dead-letter subject.
+type MaxDeliveries struct {
+	supervisor.EventTime
+	Handler    string
+	Stream     string
+	Consumer   string
+	Sequence   uint64
+	Deliveries uint64
+}
+
+// Kind returns "consumer.max_deliveries".
+func (MaxDeliveries) Kind() string { return "consumer.max_deliveries" }
+
+// Level returns [supervisor.WarnLevel].
+func (MaxDeliveries) Level() supervisor.Level { return supervisor.WarnLevel }
+
+// MarshalLogObject writes the event's fields for zap.
 func (e MaxDeliveries) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("handler", e.Handler)
 	addStream(enc, e.Stream, e.Consumer)
@@ -237,14 +298,9 @@ func (e MaxDeliveries) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
-func (e Drained) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("handler", e.Handler)
-	enc.AddString("subject", e.Subject)
-	enc.AddUint64("finished", e.Finished)
-	enc.AddUint64("abandoned", e.Abandoned)
-	if e.Returned > 0 {
-		enc.AddUint64("returned", e.Returned)
+func addStream(enc zapcore.ObjectEncoder, stream, consumer string) {
+	if stream != "" {
+		enc.AddString("stream", stream)
+		enc.AddString("consumer", consumer)
 	}
-	enc.AddDuration("took", e.Took)
-	return nil
 }

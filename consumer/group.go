@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"sync"
-	"sync/atomic"
 
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/event"
@@ -27,7 +26,7 @@ type Group struct {
 	byName   map[string]service
 }
 
-// service is a handler of either kind, as the supervisor runs it.
+// service is a handler of either kind, as the tree runs it.
 type service interface {
 	String() string
 	Serve(ctx context.Context) error
@@ -40,17 +39,17 @@ func NewGroup(src connection.Source, events supervisor.Events) *Group {
 	return &Group{src: src, events: event.New(events), tree: supervisor.NewGroup("consumers", events), byName: map[string]service{}}
 }
 
-// String names the service in the tree.
-func (s *Group) String() string { return "consumers" }
+// String names the group in the tree: "consumers".
+func (g *Group) String() string { return "consumers" }
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // Handle declares a handler named name that runs h on the messages of
 // cfg.Subject, or of cfg.Stream for a JetStream handler. It fails with
-// ErrInvalidConfig for a bad configuration, ErrDuplicateHandler for a name
-// in use, ErrNilHandler for a nil h, and supervisor.ErrRunning once Serve
-// runs.
-func (s *Group) Handle(name string, cfg Config, h Handler) error {
+// [ErrInvalidConfig] for a bad configuration, [ErrDuplicateHandler] for a
+// name in use, [ErrNilHandler] for a nil h, and [supervisor.ErrRunning]
+// once Serve runs.
+func (g *Group) Handle(name string, cfg Config, h Handler) error {
 	if f, ok := h.(HandlerFunc); h == nil || ok && f == nil {
 		return fmt.Errorf("consumer: handler %q: %w", name, ErrNilHandler)
 	}
@@ -58,12 +57,12 @@ func (s *Group) Handle(name string, cfg Config, h Handler) error {
 		return fmt.Errorf("consumer: handler %q: %w: overflow: reject answers requests; this handler does not (use HandleRequest)",
 			name, ErrInvalidConfig)
 	}
-	return s.add(name, cfg, h, handleInvoker(h))
+	return g.add(name, cfg, h, handleInvoker(h))
 }
 
 // HandleRequest declares a request/reply endpoint named name: h's reply,
 // or its error as a service error, is sent back to each caller.
-func (s *Group) HandleRequest(name string, cfg Config, h RequestHandler) error {
+func (g *Group) HandleRequest(name string, cfg Config, h RequestHandler) error {
 	if f, ok := h.(RequestFunc); h == nil || ok && f == nil {
 		return fmt.Errorf("consumer: handler %q: %w", name, ErrNilHandler)
 	}
@@ -71,10 +70,10 @@ func (s *Group) HandleRequest(name string, cfg Config, h RequestHandler) error {
 		return fmt.Errorf("consumer: handler %q: %w: stream: a request handler answers core requests; JetStream handlers use Handle",
 			name, ErrInvalidConfig)
 	}
-	return s.add(name, cfg, nil, requestInvoker(h))
+	return g.add(name, cfg, nil, requestInvoker(h))
 }
 
-func (s *Group) add(name string, cfg Config, h Handler, invoke invoker) error {
+func (g *Group) add(name string, cfg Config, h Handler, invoke invoker) error {
 	if !validName.MatchString(name) {
 		return fmt.Errorf("consumer: handler name %q: %w: letters, digits, '-' and '_' only", name, ErrInvalidConfig)
 	}
@@ -85,31 +84,31 @@ func (s *Group) add(name string, cfg Config, h Handler, invoke invoker) error {
 	if cfg.IsJetStream() && cfg.Consumer == "" {
 		cfg.Consumer = name
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, dup := s.byName[name]; dup {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, dup := g.byName[name]; dup {
 		return fmt.Errorf("consumer: handler %q: %w", name, ErrDuplicateHandler)
 	}
 	var c service
 	if cfg.IsJetStream() {
 		c = &jsHandler{h: h}
 	} else {
-		c = &core{invoke: invoke}
+		c = &coreHandler{invoke: invoke}
 	}
 	b := c.base()
-	b.name, b.cfg, b.src, b.events, b.stats = name, cfg, s.src, s.events, &counters{}
-	if err := s.tree.Add(c.String(), c, cfg.Restart); err != nil { // supervisor.ErrRunning once serving
+	b.name, b.cfg, b.src, b.events, b.stats = name, cfg, g.src, g.events, &counters{}
+	if err := g.tree.Add(c.String(), c, cfg.Restart); err != nil { // supervisor.ErrRunning once serving
 		return fmt.Errorf("consumer: handler %q: %w", name, err)
 	}
-	s.handlers = append(s.handlers, c)
-	s.byName[name] = c
+	g.handlers = append(g.handlers, c)
+	g.byName[name] = c
 	return nil
 }
 
 // Serve runs the handlers until ctx ends, then drains them all at once,
 // each within its shutdown timeout.
-func (s *Group) Serve(ctx context.Context) error {
-	return s.tree.Serve(ctx)
+func (g *Group) Serve(ctx context.Context) error {
+	return g.tree.Serve(ctx)
 }
 
 // Status is a snapshot of one handler.
@@ -127,19 +126,21 @@ type Status struct {
 	// messages published from now on reach it.
 	Ready bool
 	// Child is the handler's state in the tree.
-	Child        supervisor.ChildStatus
-	Counters     Counters
-	Latency      Latency
+	Child    supervisor.ChildStatus
+	Counters Counters
+	Latency  Latency
+	// SlowConsumer is true during a slow-consumer episode, from
+	// SlowConsumerStarted to SlowConsumerEnded.
 	SlowConsumer bool
 }
 
 // Status returns a snapshot of every handler, in the order declared.
-func (s *Group) Status() []Status {
-	s.mu.Lock()
-	handlers := append([]service(nil), s.handlers...)
-	s.mu.Unlock()
+func (g *Group) Status() []Status {
+	g.mu.Lock()
+	handlers := append([]service(nil), g.handlers...)
+	g.mu.Unlock()
 	children := map[string]supervisor.ChildStatus{}
-	for _, cs := range s.tree.Status() {
+	for _, cs := range g.tree.Status() {
 		children[cs.Name] = cs
 	}
 	out := make([]Status, len(handlers))
@@ -149,10 +150,10 @@ func (s *Group) Status() []Status {
 			Name: c.name, Subject: c.cfg.Subject, QueueGroup: c.cfg.QueueGroup,
 			Workers: c.cfg.Workers, QueueSize: c.cfg.QueueSize, Overflow: c.cfg.Overflow,
 			Stream: c.cfg.Stream, Consumer: c.cfg.Consumer,
-			Child: children[c.String()], Latency: c.stats.latency.snapshot(), Ready: c.ready.Load(),
+			Child: children[c.String()], Latency: Latency(c.stats.work.Latency()), Ready: c.ready.Load(),
 		}
-		if p := c.current.Load(); p != nil {
-			st.Counters, st.SlowConsumer = p.snapshot(), p.episodeActive.Load()
+		if v := c.current.Load(); v != nil {
+			st.Counters, st.SlowConsumer = v.snapshot(c.stats), v.slow.active.Load()
 		}
 		out[i] = st
 	}
@@ -160,6 +161,4 @@ func (s *Group) Status() []Status {
 }
 
 // Unstopped names handlers that did not stop in time at the last shutdown.
-func (s *Group) Unstopped() []string { return s.tree.Unstopped() }
-
-type atomicPool = atomic.Pointer[pool]
+func (g *Group) Unstopped() []string { return g.tree.Unstopped() }

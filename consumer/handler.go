@@ -2,9 +2,12 @@ package consumer
 
 import (
 	"context"
-	"fmt"
+	"sync/atomic"
+	"time"
 
-	"github.com/nats-io/nats.go"
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/event"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // Handler handles messages. It returns nil when the message was handled;
@@ -16,69 +19,55 @@ type Handler interface {
 	Handle(ctx context.Context, m *Msg) error
 }
 
-// HandlerFunc adapts a function to Handler.
+// HandlerFunc adapts a function to [Handler].
 type HandlerFunc func(ctx context.Context, m *Msg) error
 
 // Handle calls f.
 func (f HandlerFunc) Handle(ctx context.Context, m *Msg) error { return f(ctx, m) }
 
-// Reply is the answer to a request.
-type Reply struct {
-	Data   []byte
-	Header nats.Header
+// invoker runs the handler for one core message: a plain handler, or a
+// request handler and its reply.
+type invoker func(ctx context.Context, m *Msg) error
+
+// handleInvoker adapts a Handler.
+func handleInvoker(h Handler) invoker {
+	return h.Handle
 }
 
-// RequestHandler answers requests. A returned error is sent back to the
-// caller with the Nats-Service-Error and Nats-Service-Error-Code headers
-// that nats.go's micro package uses: a *ServiceError keeps its code, any
-// other error is code 500 with its message as the description.
-type RequestHandler interface {
-	HandleRequest(ctx context.Context, m *Msg) (Reply, error)
+// handlerBase is what every kind of handler has: its declaration, its
+// counters (which live as long as the declaration), what Status reads of
+// its current run, and whether it receives messages.
+type handlerBase struct {
+	name   string
+	cfg    Config
+	src    connection.Source
+	events *event.Emitter
+	stats  *counters
+
+	current atomic.Pointer[runView]
+	ready   atomic.Bool
 }
 
-// RequestFunc adapts a function to RequestHandler.
-type RequestFunc func(ctx context.Context, m *Msg) (Reply, error)
+func (b *handlerBase) base() *handlerBase { return b }
 
-// HandleRequest calls f.
-func (f RequestFunc) HandleRequest(ctx context.Context, m *Msg) (Reply, error) { return f(ctx, m) }
+// String names the handler in the tree.
+func (b *handlerBase) String() string { return "handler/" + b.name }
 
-// Service error headers, as nats.go's micro package writes and reads them.
-const (
-	ErrorHeader     = "Nats-Service-Error"
-	ErrorCodeHeader = "Nats-Service-Error-Code"
-)
-
-// ServiceError is an error answered to a request with its code, in the
-// micro convention: 400 for a bad request, 503 when busy, 504 on timeout,
-// 500 otherwise.
-type ServiceError struct {
-	Code        int
-	Description string
+// reportPanic emits a HandlerPanicked event for a panic the pool
+// recovered; the pool rate-limits them.
+func (b *handlerBase) reportPanic(m *Msg, pe *supervisor.PanicError, suppressed uint64) {
+	b.events.Emit(HandlerPanicked{EventTime: b.events.Stamp(), Handler: b.name, Subject: m.Subject(), Err: pe, Suppressed: suppressed})
 }
 
-func (e *ServiceError) Error() string {
-	return fmt.Sprintf("service error %d: %s", e.Code, e.Description)
+// drained emits the Drained event of a stop that began at start.
+func (b *handlerBase) drained(subject string, start time.Time, finished, abandoned, returned uint64) {
+	b.events.Emit(Drained{EventTime: b.events.Stamp(), Handler: b.name, Subject: subject,
+		Finished: finished, Abandoned: abandoned, Returned: returned, Took: time.Since(start)})
 }
 
-// Errorf returns a *ServiceError with code and a formatted description.
-func Errorf(code int, format string, args ...any) *ServiceError {
-	return &ServiceError{Code: code, Description: fmt.Sprintf(format, args...)}
-}
-
-// ResponseError reads the service error of a reply: nil when the reply
-// carries no Nats-Service-Error header.
-func ResponseError(reply *nats.Msg) *ServiceError {
-	if reply == nil || reply.Header == nil {
-		return nil
-	}
-	desc := reply.Header.Get(ErrorHeader)
-	code := reply.Header.Get(ErrorCodeHeader)
-	if desc == "" && code == "" {
-		return nil
-	}
-	e := &ServiceError{Description: desc, Code: 500}
-	if _, err := fmt.Sscanf(code, "%d", &e.Code); err != nil {
-		e.Code = 500
-	}
-	return e
+// grace is how much of a shutdown timeout a handler spends finishing work
+// before it cancels its handlers' ctx: the rest is left for them to
+// return.
+func grace(shutdown time.Duration) time.Duration {
+	return shutdown - min(shutdown/10, time.Second)
 }

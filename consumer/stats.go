@@ -1,9 +1,10 @@
 package consumer
 
 import (
-	"math/bits"
 	"sync/atomic"
 	"time"
+
+	"github.com/corral-go/corral/internal/pool"
 )
 
 // Counters are a handler's message counts since it was declared.
@@ -72,79 +73,47 @@ type counters struct {
 	received, dropped, rejected atomic.Uint64
 	// natsDropped is what nats.go dropped for subscriptions no longer in
 	// use; the current one's count is read from it.
-	natsDropped                 atomic.Uint64
-	_                           [64]byte
-	processed, failed, panicked atomic.Uint64
-	inFlight                    atomic.Int64
+	natsDropped atomic.Uint64
+	_           [64]byte
 	// JetStream settlement, written by the workers.
 	acked, naked, terminated, deadLettered, deadLetterFailed atomic.Uint64
 	redelivered, ackFailed, inProgress                       atomic.Uint64
 	peakHeld                                                 atomic.Int64
-	_                                                        [64]byte
-	latency                                                  histogram
+	// work counts the handler calls of every run's pool: processed,
+	// failed, panicked, in flight, and their latency.
+	work pool.Stats
 }
 
-const subBits = 3 // 8 buckets per power of two
-
-// histogram is a lock-free log-linear histogram of durations.
-type histogram struct {
-	buckets [64 << subBits]atomic.Uint64
-	count   atomic.Uint64
-	sum     atomic.Uint64
-	max     atomic.Uint64
+// runView is what Status reads of a handler's current run, beside the
+// handler's counters.
+type runView struct {
+	pool     *pool.Pool[*Msg]
+	slow     *episodes
+	upstream upstream
 }
 
-func bucketOf(v uint64) int {
-	if v < 1<<subBits {
-		return int(v)
+// snapshot returns c with the run's live queue and upstream figures.
+func (v *runView) snapshot(c *counters) Counters {
+	pendingDropped := v.upstream.pendingDropped()
+	return Counters{
+		Received:         c.received.Load(),
+		Processed:        c.work.Processed(),
+		Failed:           c.work.Failed(),
+		Panicked:         c.work.Panicked(),
+		Dropped:          c.dropped.Load() + pendingDropped,
+		PendingDropped:   pendingDropped,
+		Rejected:         c.rejected.Load(),
+		InFlight:         c.work.InFlight(),
+		QueueDepth:       v.pool.Len(),
+		Pending:          v.upstream.pending(),
+		Acked:            c.acked.Load(),
+		Naked:            c.naked.Load(),
+		Terminated:       c.terminated.Load(),
+		DeadLettered:     c.deadLettered.Load(),
+		DeadLetterFailed: c.deadLetterFailed.Load(),
+		Redelivered:      c.redelivered.Load(),
+		AckFailed:        c.ackFailed.Load(),
+		InProgress:       c.inProgress.Load(),
+		PeakHeld:         c.peakHeld.Load(),
 	}
-	exp := bits.Len64(v) - 1 - subBits
-	return (exp+1)<<subBits + int(v>>uint(exp))&(1<<subBits-1)
-}
-
-// lowerBound is the smallest value in bucket i; values in it are below
-// lowerBound(i+1).
-func lowerBound(i int) uint64 {
-	if i < 1<<subBits {
-		return uint64(i)
-	}
-	exp := i>>subBits - 1
-	return (1<<subBits | uint64(i&(1<<subBits-1))) << uint(exp)
-}
-
-func (h *histogram) record(d time.Duration) {
-	v := uint64(max(d, 0))
-	h.buckets[bucketOf(v)].Add(1)
-	h.count.Add(1)
-	h.sum.Add(v)
-	for {
-		m := h.max.Load()
-		if v <= m || h.max.CompareAndSwap(m, v) {
-			return
-		}
-	}
-}
-
-func (h *histogram) snapshot() Latency {
-	n := h.count.Load()
-	if n == 0 {
-		return Latency{}
-	}
-	l := Latency{Count: n, Mean: time.Duration(h.sum.Load() / n), Max: time.Duration(h.max.Load())}
-	l.P50 = h.quantile(n, 0.50, l.Max)
-	l.P99 = h.quantile(n, 0.99, l.Max)
-	return l
-}
-
-func (h *histogram) quantile(n uint64, q float64, maxD time.Duration) time.Duration {
-	rank := uint64(q * float64(n))
-	var seen uint64
-	for i := range h.buckets {
-		seen += h.buckets[i].Load()
-		if seen > rank {
-			mid := (lowerBound(i) + lowerBound(i+1)) / 2
-			return min(time.Duration(mid), maxD)
-		}
-	}
-	return maxD
 }

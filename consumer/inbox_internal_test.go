@@ -3,9 +3,7 @@ package consumer
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,93 +25,12 @@ func connectInternal(t *testing.T, url string) *nats.Conn {
 	return nc
 }
 
-// heldMsg is a JetStream message held by r, acked on reply, that the
-// server last heard of long ago.
-func heldMsg(r *jsRun, nc *nats.Conn, reply string) *Msg {
-	m := &Msg{raw: &nats.Msg{Reply: reply}, nc: nc, meta: &jetstream.MsgMetadata{}}
-	m.alive.Store(time.Now().Add(-time.Hour).UnixNano())
-	r.heldSet[m] = struct{}{}
-	return m
-}
-
-func TestKeeperIsNotHeldUpByADoubleAck(t *testing.T) {
-	t.Parallel()
-	srv := natstest.RunServer(t)
-	nc := connectInternal(t, srv.URL())
-	// The server side of the acks: the confirmation of slow's ack waits
-	// for the test.
-	server := connectInternal(t, srv.URL())
-	var toFast atomic.Int32
-	asked := make(chan *nats.Msg, 1)
-	if _, err := server.Subscribe("ack.slow", func(m *nats.Msg) { asked <- m }); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := server.Subscribe("ack.fast", func(*nats.Msg) { toFast.Add(1) }); err != nil {
-		t.Fatal(err)
-	}
-	if err := server.Flush(); err != nil {
-		t.Fatal(err)
-	}
-
-	r := &jsRun{j: &jsHandler{handlerBase: handlerBase{stats: &counters{}}}, heldSet: map[*Msg]struct{}{}}
-	r.setLimits(300*time.Millisecond, 1)
-	slow := heldMsg(r, nc, "ack.slow")
-	heldMsg(r, nc, "ack.fast")
-
-	ackErr := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		ackErr <- slow.DoubleAck(ctx)
-	}()
-	var req *nats.Msg
-	select {
-	case req = <-asked:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the ack never reached the server")
-	}
-	stop, done := make(chan struct{}), make(chan struct{})
-	go r.keep(stop, done)
-	defer func() {
-		close(stop)
-		<-done
-	}()
-	confirmed := false
-	defer func() {
-		if !confirmed {
-			_ = req.Respond(nil)
-			<-ackErr
-		}
-	}()
-
-	// While slow's confirmation is outstanding, fast is kept alive again
-	// and again.
-	natstest.Eventually(t, 20*time.Second, func() bool { return toFast.Load() >= 3 }, func() string {
-		return "the keeper was stuck behind a DoubleAck waiting for its confirmation"
-	})
-	if err := slow.InProgress(); !errors.Is(err, ErrSettled) {
-		t.Fatalf("in-progress ack after a DoubleAck: got %v, want ErrSettled", err)
-	}
-	if err := req.Respond(nil); err != nil {
-		t.Fatal(err)
-	}
-	confirmed = true
-	if err := <-ackErr; err != nil {
-		t.Fatalf("DoubleAck: %v", err)
-	}
-}
-
 // newTestRun is a run of a JetStream handler with its pool, not started.
 func newTestRun(t *testing.T) *jsRun {
 	t.Helper()
 	cfg := Config{Workers: 1, QueueSize: 4, JetStream: JetStream{Stream: "S"}}.withDefaults()
 	j := &jsHandler{handlerBase: handlerBase{name: "h", cfg: cfg, events: event.New(supervisor.Events{}), stats: &counters{}}}
-	r := &jsRun{j: j, capacity: cfg.Workers + cfg.QueueSize, freed: make(chan struct{}, 1),
-		status: make(chan error, 1), heldSet: map[*Msg]struct{}{}}
-	r.setLimits(cfg.AckWait, cfg.MaxDeliver)
-	cfg.QueueSize = r.capacity // as Serve sizes it
-	r.pool = newPool(j.name, cfg, j.events, j.stats, r.invoke)
-	return r
+	return j.newRun()
 }
 
 func TestDrainDoesNotWaitForAClosedConnection(t *testing.T) {
@@ -193,7 +110,7 @@ func TestRetiredInboxLeavesTheNewOnesCreditsAlone(t *testing.T) {
 	if got := fresh.credits.Load(); got != 3 {
 		t.Fatalf("the new inbox's credits: got %d, want the 3 its own requests asked for", got)
 	}
-	if got := r.held.Load(); got != 1 {
+	if got := r.held.count(); got != 1 {
 		t.Fatalf("held: got %d, want the late message", got)
 	}
 	select {

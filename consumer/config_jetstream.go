@@ -1,0 +1,124 @@
+package consumer
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/internal/subject"
+	"github.com/corral-go/corral/stream"
+)
+
+// JetStream configures a JetStream handler: at-least-once processing of a
+// durable pull consumer. nil from the handler acks the message, an error
+// naks it with the Backoff delay for its delivery count, a terminal error
+// (Terminal) terminates it, and past MaxDeliver it goes to DeadLetter.
+type JetStream struct {
+	// Stream is the stream to consume.
+	Stream string `yaml:"stream"`
+	// Consumer is the durable consumer's name. Default: the handler name.
+	Consumer string `yaml:"consumer"`
+	// Bind uses the existing consumer as it is, and fails (per the restart
+	// policy) when it does not exist. Default false: the consumer is
+	// created, or updated to match this configuration, at start.
+	Bind bool `yaml:"bind"`
+	// FilterSubjects select the stream's messages, besides Subject.
+	FilterSubjects []string `yaml:"filter_subjects"`
+	// DeliverPolicy is where a new consumer starts: all (default), new,
+	// last or last_per_subject.
+	DeliverPolicy string `yaml:"deliver_policy"`
+	// AckWait is how long the server waits for an ack before redelivering.
+	// Handlers that run longer are kept alive with in-progress acks.
+	// Default 30s.
+	AckWait time.Duration `yaml:"ack_wait"`
+	// MaxDeliver bounds deliveries of a message; past it the message goes
+	// to DeadLetter (if set) and is terminated. -1: unlimited. Default 5.
+	MaxDeliver int `yaml:"max_deliver"`
+	// Backoff is the nak delay by delivery count: the first failure waits
+	// Backoff[0], the second Backoff[1], and so on, the last repeating.
+	// Default [1s, 5s, 30s].
+	Backoff []time.Duration `yaml:"backoff"`
+	// MaxAckPending bounds unacknowledged messages across every instance
+	// of the consumer. Default the server's (1000).
+	MaxAckPending int `yaml:"max_ack_pending"`
+	// InactiveThreshold deletes the consumer after this long without a
+	// client. Default never.
+	InactiveThreshold time.Duration `yaml:"inactive_threshold"`
+	// DeadLetter is the subject a message is published to, with its
+	// headers and the reason, once MaxDeliver is reached; it is terminated
+	// only after that publish is acknowledged by a stream.
+	DeadLetter string `yaml:"dead_letter"`
+	// DoubleAck waits for the server to confirm each ack. Default false.
+	DoubleAck bool `yaml:"double_ack"`
+	// SlowAfter is how long the pool may stay full before the handler is
+	// reported as a slow consumer. Default half the consumer's ack wait
+	// (AckWait, or a bound consumer's own).
+	SlowAfter time.Duration `yaml:"slow_after"`
+	// CreateStream declares the stream (created, or updated to match)
+	// before the consumer; leave it empty to use an existing stream.
+	CreateStream *stream.Config `yaml:"create_stream"`
+}
+
+// jetStreamFieldsSet reports whether any JetStream field is set, so that
+// one set without Stream is reported rather than ignored.
+func (c Config) jetStreamFieldsSet() bool {
+	j := c.JetStream
+	return j.Consumer != "" || j.Bind || len(j.FilterSubjects) > 0 || j.DeliverPolicy != "" || j.AckWait != 0 ||
+		j.MaxDeliver != 0 || len(j.Backoff) > 0 || j.MaxAckPending != 0 || j.InactiveThreshold != 0 ||
+		j.DeadLetter != "" || j.DoubleAck || j.SlowAfter != 0 || j.CreateStream != nil
+}
+
+func (j JetStream) validate(p conf.Problems, partial bool) {
+	if j.Stream == "" && !partial {
+		p.Addf("stream", "required with the JetStream settings")
+	}
+	if j.Stream != "" && !validStreamName(j.Stream) {
+		p.Addf("stream", "%q: names have no whitespace, '.', '*', '>', '/' or '\\'", j.Stream)
+	}
+	if j.Consumer != "" && !validStreamName(j.Consumer) {
+		p.Addf("consumer", "%q: names have no whitespace, '.', '*', '>', '/' or '\\'", j.Consumer)
+	}
+	for i, f := range j.FilterSubjects {
+		if err := subject.Validate(f, true); err != nil {
+			p.Addf(fmt.Sprintf("filter_subjects[%d]", i), "%v", err)
+		}
+	}
+	switch j.DeliverPolicy {
+	case "", "all", "new", "last", "last_per_subject":
+	default:
+		p.Addf("deliver_policy", "%q is not one of all, new, last, last_per_subject", j.DeliverPolicy)
+	}
+	if j.AckWait < 0 || (j.AckWait > 0 && j.AckWait < 100*time.Millisecond) {
+		p.Addf("ack_wait", "must be at least 100ms, got %v", j.AckWait)
+	}
+	if j.MaxDeliver < -1 {
+		p.Addf("max_deliver", "must be -1 (unlimited) or positive, got %d", j.MaxDeliver)
+	}
+	for i, d := range j.Backoff {
+		if d < 0 {
+			p.Addf(fmt.Sprintf("backoff[%d]", i), "must not be negative, got %v", d)
+		}
+	}
+	if j.MaxAckPending < -1 {
+		p.Addf("max_ack_pending", "must be -1 (unlimited) or positive, got %d", j.MaxAckPending)
+	}
+	if j.InactiveThreshold < 0 || j.SlowAfter < 0 {
+		p.Addf("", "inactive_threshold and slow_after must not be negative")
+	}
+	if j.DeadLetter != "" {
+		if err := subject.Validate(j.DeadLetter, false); err != nil {
+			p.Addf("dead_letter", "%v", err)
+		}
+	}
+	if j.CreateStream != nil {
+		if j.Bind {
+			p.Addf("create_stream", "a bound consumer's stream is not declared; drop bind or create_stream")
+		}
+		p.Merge("create_stream", j.CreateStream.Validate())
+	}
+}
+
+func validStreamName(n string) bool {
+	return n != "" && !strings.ContainsAny(n, " \t\r\n.*>/\\")
+}

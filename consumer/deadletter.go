@@ -1,0 +1,91 @@
+package consumer
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/internal/jsapi"
+)
+
+// Headers added to a dead-lettered message, beside its own.
+const (
+	// DeadLetterStreamHeader names the stream the message was consumed
+	// from.
+	DeadLetterStreamHeader = "Corral-Dead-Letter-Stream"
+	// DeadLetterConsumerHeader names the consumer it was delivered by.
+	DeadLetterConsumerHeader = "Corral-Dead-Letter-Consumer"
+	// DeadLetterSubjectHeader is the subject it was published to.
+	DeadLetterSubjectHeader = "Corral-Dead-Letter-Subject"
+	// DeadLetterSequenceHeader is its sequence in its stream.
+	DeadLetterSequenceHeader = "Corral-Dead-Letter-Sequence"
+	// DeadLetterDeliveriesHeader is how many times it was delivered.
+	DeadLetterDeliveriesHeader = "Corral-Dead-Letter-Deliveries"
+	// DeadLetterErrorHeader is the handler's last error.
+	DeadLetterErrorHeader = "Corral-Dead-Letter-Error"
+)
+
+// deadLetter publishes m to the dead-letter subject and terminates it once
+// a stream has acknowledged the copy. If the publish fails, m is naked:
+// it is delivered again (max deliveries are counted here, not by the
+// server, when a dead-letter subject is set) and the copy is tried again.
+func (r *jsRun) deadLetter(ctx context.Context, m *Msg, cause error) {
+	j := r.j
+	ev := DeadLettered{EventTime: j.events.Stamp(), Handler: j.name, Stream: j.cfg.Stream, Consumer: j.cfg.Consumer,
+		Subject: m.Subject(), DeadLetter: j.cfg.DeadLetter, Sequence: m.meta.Sequence.Stream,
+		Deliveries: m.meta.NumDelivered, Err: cause}
+	out := nats.NewMsg(j.cfg.DeadLetter)
+	out.Data = m.Data()
+	for k, v := range m.Header() {
+		// Headers that would act on the dead-letter stream are dropped.
+		if !actsOnStream(k) {
+			out.Header[k] = append([]string(nil), v...)
+		}
+	}
+	out.Header.Set(DeadLetterStreamHeader, j.cfg.Stream)
+	out.Header.Set(DeadLetterConsumerHeader, j.cfg.Consumer)
+	out.Header.Set(DeadLetterSubjectHeader, m.Subject())
+	out.Header.Set(DeadLetterSequenceHeader, strconv.FormatUint(m.meta.Sequence.Stream, 10))
+	out.Header.Set(DeadLetterDeliveriesHeader, strconv.FormatUint(m.meta.NumDelivered, 10))
+	reason := errText(cause)
+	out.Header.Set(DeadLetterErrorHeader, reason)
+	// A retried dead-letter publish is not stored twice; the stream, the
+	// consumer and the message's time tell apart copies of different
+	// messages with the same sequence.
+	out.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("dead-letter.%s.%s.%d.%d",
+		j.cfg.Stream, j.cfg.Consumer, m.meta.Sequence.Stream, m.meta.Timestamp.UnixNano()))
+
+	var err error
+	if js := r.js.Load(); js == nil {
+		err = jsapi.ErrConnGone
+	} else {
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jsapi.Timeout)
+		_, err = (*js).PublishMsg(pctx, out)
+		cancel()
+	}
+	if err != nil {
+		_ = m.Nak(j.backoff(m))
+		j.stats.deadLetterFailed.Add(1)
+		j.events.Emit(DeadLetterFailed{DeadLettered: ev, PublishErr: err})
+		return
+	}
+	if m.Term("dead-lettered to "+j.cfg.DeadLetter+": "+reason) == nil {
+		j.stats.deadLettered.Add(1)
+	}
+	j.events.Emit(ev)
+}
+
+// actsOnStream reports headers that tell a stream what to do with a
+// message (expectations, rollups, TTLs, schedules, batches, its Msg-Id).
+func actsOnStream(header string) bool {
+	for _, prefix := range []string{"Nats-Expected-", "Nats-Rollup", "Nats-TTL", "Nats-Schedule", "Nats-Batch-", "Nats-Msg-Id"} {
+		if strings.HasPrefix(header, prefix) {
+			return true
+		}
+	}
+	return false
+}

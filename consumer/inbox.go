@@ -1,0 +1,216 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/internal/jsapi"
+)
+
+// Statuses of pull requests that are not failures.
+var (
+	errRequestDone = errors.New("pull request done")
+	errRequestLost = errors.New("pull requests lost")
+)
+
+// inbox is the subscription pull requests are answered on. When requests
+// are presumed lost, a new inbox replaces it: the server checks interest
+// before it delivers, so requests it still has for the old one deliver
+// nothing once the old one is unsubscribed.
+//
+// Each inbox keeps its own credits (messages its requests asked for and
+// the server has not delivered): what still reaches a replaced one, or the
+// end of a request it had, owes nothing to the requests of the new one.
+type inbox struct {
+	subject string
+	sub     *nats.Subscription
+	ended   <-chan struct{} // closed after the subscription's last callback
+	credits atomic.Int64
+	heard   atomic.Int64 // unix nanoseconds of the last message, heartbeat or request
+	retired atomic.Bool  // replaced: its statuses are about requests no longer counted
+}
+
+// openInbox subscribes a fresh inbox, with no credits, as an input of the
+// pool.
+func (r *jsRun) openInbox(nc *nats.Conn) (*inbox, error) {
+	in := &inbox{subject: nc.NewInbox()}
+	sub, err := nc.Subscribe(in.subject, func(msg *nats.Msg) { r.receive(nc, in, msg) })
+	if err != nil {
+		return nil, err
+	}
+	in.ended = r.pool.Feed(sub)
+	// Requests bound what arrives; the inbox buffers it all.
+	_ = sub.SetPendingLimits(-1, -1)
+	in.sub = sub
+	return in, nil
+}
+
+// live drops the inboxes whose subscription has ended, so that a run that
+// replaces inboxes for days does not keep them all.
+func live(inboxes []*inbox) []*inbox {
+	return slices.DeleteFunc(inboxes, func(in *inbox) bool {
+		select {
+		case <-in.ended:
+			return true
+		default:
+			return false
+		}
+	})
+}
+
+// drainInboxes unsubscribes so that the server sends no more, while what
+// it sent already still reaches the pool; bounded by the stop's grace.
+// It waits for each subscription's last callback, which comes at once when
+// the connection is closed: a closed subscription's status never changes
+// then, and its Unsubscribe fails.
+func (r *jsRun) drainInboxes(nc *nats.Conn, inboxes []*inbox) {
+	deadline := time.Now().Add(jsapi.Timeout)
+	if by := r.stopBy.Load(); by != 0 {
+		deadline = time.Unix(0, by)
+	}
+	for _, in := range inboxes {
+		if !nc.IsConnected() || in.sub.Drain() != nil {
+			_ = in.sub.Unsubscribe() // nothing can arrive; do not wait
+		}
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	for i, in := range inboxes {
+		select {
+		case <-in.ended:
+		case <-t.C:
+			for _, in := range inboxes[i:] {
+				_ = in.sub.Unsubscribe()
+			}
+			return
+		}
+	}
+}
+
+// dropCredits takes n from the inbox's credits, never below zero.
+func (in *inbox) dropCredits(n int64) {
+	for {
+		c := in.credits.Load()
+		if in.credits.CompareAndSwap(c, max(c-n, 0)) {
+			return
+		}
+	}
+}
+
+// receive is in's callback: messages go to the pool, statuses to the
+// puller. It never blocks.
+func (r *jsRun) receive(nc *nats.Conn, in *inbox, msg *nats.Msg) {
+	in.heard.Store(time.Now().UnixNano())
+	status := msg.Header.Get("Status")
+	if len(msg.Data) > 0 || status == "" {
+		r.accept(nc, in, msg)
+		return
+	}
+	// A request ended: its undelivered part is no longer owed.
+	if n, err := strconv.Atoi(msg.Header.Get("Nats-Pending-Messages")); err == nil && n > 0 {
+		in.dropCredits(int64(n))
+	}
+	if status == "100" { // idle heartbeat or flow control
+		if msg.Reply != "" {
+			_ = msg.Respond(nil)
+		}
+		return
+	}
+	err := pullStatus(status, msg.Header.Get("Description"))
+	if in.retired.Load() && (errors.Is(err, errRequestDone) || errors.Is(err, errRequestLost)) {
+		// The end or loss of a request the puller no longer counts on:
+		// the current inbox hears of its own.
+		return
+	}
+	// Keep the newest status: an older one it replaces is stale.
+	for {
+		select {
+		case r.status <- err:
+			return
+		default:
+		}
+		select {
+		case <-r.status:
+		default:
+		}
+	}
+}
+
+// accept takes a message the server delivered on in: held and queued, or
+// handed back at once when the run holds all it can.
+func (r *jsRun) accept(nc *nats.Conn, in *inbox, msg *nats.Msg) {
+	j := r.j
+	meta, err := metadata(msg)
+	if err != nil {
+		in.dropCredits(1)
+		j.stats.dropped.Add(1) // not from JetStream: nothing to ack
+		return
+	}
+	m := &Msg{raw: msg, nc: nc, handler: j.name, meta: meta}
+	m.alive.Store(time.Now().UnixNano())
+	j.numPending.Store(meta.NumPending)
+	j.stats.received.Add(1)
+	if meta.NumDelivered > 1 {
+		j.stats.redelivered.Add(1)
+	}
+	// Held before its credit is taken, and the puller reads credits
+	// before held: it never sees room the message already fills.
+	held := r.held.hold()
+	in.dropCredits(1)
+	if !held {
+		// More than the run has room for (a request presumed lost
+		// delivered after all): back to the server at once.
+		if m.Nak(0) == nil {
+			j.stats.naked.Add(1)
+		}
+		r.returned.Add(1)
+		return
+	}
+	r.held.add(m)
+	// The queue holds all the run may hold: this never waits.
+	if r.pool.Put(context.Background(), m) != nil {
+		r.Return(m)
+	}
+}
+
+// pullStatus is the meaning of a pull request's status, with its
+// description. The matching mirrors nats.go's (checkMsg in
+// jetstream/message.go), except that a request that merely ended (no
+// messages, expired, batch or byte limit reached) is errRequestDone and
+// a leadership change is errRequestLost.
+func pullStatus(status, description string) error {
+	desc := strings.ToLower(description)
+	switch status {
+	case "404", "408":
+		return errRequestDone
+	case "409":
+		switch {
+		case strings.Contains(desc, "consumer deleted"):
+			return jetstream.ErrConsumerDeleted
+		case strings.Contains(desc, "leadership change"):
+			// The requests went with the old leader, pending or not.
+			return fmt.Errorf("%w: %w", errRequestLost, jetstream.ErrConsumerLeadershipChanged)
+		case strings.Contains(desc, "server shutdown"):
+			return jetstream.ErrServerShutdown
+		case strings.Contains(desc, "exceeded max") || strings.Contains(desc, "push based"):
+			return fmt.Errorf("%w: %s", ErrPullStatus, description)
+		default:
+			return errRequestDone // e.g. max bytes or batch completed: the request is over
+		}
+	case "503":
+		return nats.ErrNoResponders
+	case "400":
+		return fmt.Errorf("%w: %s", jetstream.ErrBadRequest, description)
+	default:
+		return fmt.Errorf("%w: status %s %s", ErrPullStatus, status, description)
+	}
+}

@@ -1,0 +1,118 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/corral-go/corral/internal/jsapi"
+	"github.com/corral-go/corral/supervisor"
+)
+
+// Settle settles a message the handler is done with, by its result, then
+// frees its room. Settling runs the handler's error's methods (Error, Is,
+// As): when one panics, the pool recovers and reports the panic, and the
+// message is naked here on the way out.
+func (r *jsRun) Settle(ctx context.Context, m *Msg, err error) {
+	defer r.held.release(m)
+	settled := false
+	defer func() {
+		if !settled {
+			if m.Nak(r.j.backoff(m)) == nil {
+				r.j.stats.naked.Add(1)
+			}
+		}
+	}()
+	r.settle(ctx, m, err)
+	settled = true
+}
+
+// Return hands back a message that did not start, for redelivery at once.
+func (r *jsRun) Return(m *Msg) {
+	if m.Nak(0) == nil {
+		r.j.stats.naked.Add(1)
+	}
+	r.returned.Add(1)
+	r.held.release(m)
+}
+
+// ReportPanic emits a HandlerPanicked event.
+func (r *jsRun) ReportPanic(m *Msg, pe *supervisor.PanicError, suppressed uint64) {
+	r.j.reportPanic(m, pe, suppressed)
+}
+
+// settle acks, naks, terminates or dead-letters m according to err, unless
+// the handler settled it already.
+func (r *jsRun) settle(ctx context.Context, m *Msg, err error) {
+	j := r.j
+	if m.isSettled() {
+		return
+	}
+	var term *TerminalError
+	switch {
+	case errors.Is(err, errConnClosed):
+		j.stats.ackFailed.Add(1) // redelivered after its ack wait
+	case r.pool.CutOff(err):
+		// Cut off by the stop's deadline, not failed: handed back for
+		// redelivery at once, never delayed or dead-lettered.
+		if m.Nak(0) == nil {
+			j.stats.naked.Add(1)
+		}
+		r.returned.Add(1)
+	case err == nil:
+		r.ack(ctx, m)
+	case errors.As(err, &term):
+		if m.Term(errText(term.Err)) == nil {
+			j.stats.terminated.Add(1)
+		}
+	case j.cfg.DeadLetter != "" && r.maxDeliver.Load() > 0 && m.meta.NumDelivered >= uint64(r.maxDeliver.Load()):
+		r.deadLetter(ctx, m, err)
+	default:
+		if m.Nak(j.backoff(m)) == nil {
+			j.stats.naked.Add(1)
+		}
+	}
+}
+
+// ack acknowledges a handled message, waiting for the server's
+// confirmation with DoubleAck.
+func (r *jsRun) ack(ctx context.Context, m *Msg) {
+	j := r.j
+	var err error
+	if j.cfg.DoubleAck {
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jsapi.Timeout)
+		err = m.DoubleAck(actx)
+		cancel()
+	} else {
+		err = m.Ack()
+	}
+	if err != nil {
+		j.stats.ackFailed.Add(1)
+	} else {
+		j.stats.acked.Add(1)
+	}
+}
+
+// backoff is the nak delay for m's delivery count.
+func (j *jsHandler) backoff(m *Msg) time.Duration {
+	n := 1
+	if m.meta != nil {
+		n = int(m.meta.NumDelivered)
+	}
+	return j.cfg.Backoff[min(max(n-1, 0), len(j.cfg.Backoff)-1)]
+}
+
+// errText is err's message: empty for nil, and a note in place of the
+// message when Error panics (a typed nil whose method dereferences it).
+func errText(err error) (text string) {
+	if err == nil {
+		return ""
+	}
+	defer func() {
+		if recover() != nil {
+			text = fmt.Sprintf("%T (its Error method panicked)", err)
+		}
+	}()
+	return err.Error()
+}

@@ -1,0 +1,102 @@
+package consumer
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/nats-io/nats.go"
+)
+
+// upstream is where a handler's messages wait before they reach its pool:
+// nats.go's pending buffer for a core subscription, the stream for a
+// JetStream consumer.
+type upstream interface {
+	// refresh reads the figures again while they can be read.
+	refresh()
+	// pending is what waits upstream now.
+	pending() int
+	// pendingDropped is what nats.go dropped for a full pending buffer.
+	pendingDropped() uint64
+}
+
+// subCounts is the upstream of a core handler: what nats.go holds and has
+// dropped for the current subscription, read while nats.go still answers
+// (it stops once the subscription is closed), and what it dropped for the
+// subscriptions before it.
+type subCounts struct {
+	stats *counters
+	mu    sync.Mutex // serializes reads and retirement of sub
+	sub   atomic.Pointer[nats.Subscription]
+	// The current subscription's counts as last read.
+	lastDropped atomic.Int64
+	lastPending atomic.Int64
+	// blocked is 1 while a Block callback waits for room: nats.go counts
+	// its message pending until the callback returns.
+	blocked atomic.Int32
+}
+
+func (s *subCounts) refresh() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sub := s.sub.Load(); sub != nil {
+		if d, err := sub.Dropped(); err == nil {
+			s.lastDropped.Store(int64(d))
+		}
+		if n, _, err := sub.Pending(); err == nil {
+			s.lastPending.Store(int64(n))
+		}
+	}
+}
+
+// pending is what nats.go holds for the current subscription, not yet
+// handed to the queue.
+func (s *subCounts) pending() int {
+	s.refresh()
+	// nats.go counts a message as pending until its callback returns.
+	return max(int(s.lastPending.Load())-int(s.blocked.Load()), 0)
+}
+
+func (s *subCounts) pendingDropped() uint64 {
+	s.refresh()
+	return s.stats.natsDropped.Load() + uint64(s.lastDropped.Load())
+}
+
+// use makes sub the current subscription.
+func (s *subCounts) use(sub *nats.Subscription) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sub.Store(sub)
+	s.lastDropped.Store(0)
+	s.lastPending.Store(0)
+}
+
+// retire stops reading the current subscription, keeping what nats.go
+// dropped for it; what it still held is lost when lost is set (its
+// connection closed), and counted dropped.
+func (s *subCounts) retire(lost bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sub := s.sub.Swap(nil)
+	if sub == nil {
+		return
+	}
+	if d, err := sub.Dropped(); err == nil {
+		s.lastDropped.Store(int64(d))
+	}
+	s.stats.natsDropped.Add(uint64(s.lastDropped.Swap(0)))
+	pending := max(s.lastPending.Swap(0)-int64(s.blocked.Load()), 0)
+	if lost {
+		s.stats.dropped.Add(uint64(pending))
+	}
+}
+
+// unread is what nats.go still holds for sub, which is not current any
+// more or about to be unsubscribed: its messages will not be handled.
+func (s *subCounts) unread(sub *nats.Subscription) uint64 {
+	s.refresh()
+	n, _, err := sub.Pending()
+	if err != nil {
+		return 0
+	}
+	return uint64(max(n-int(s.blocked.Load()), 0))
+}

@@ -1,0 +1,113 @@
+package pool
+
+import (
+	"math/bits"
+	"sync/atomic"
+	"time"
+)
+
+// Stats counts what a pool's workers did: items handled, their outcomes
+// and how long Handle took. Its zero value is ready to use; it is safe for
+// concurrent use, and may outlive the pool that counts in it.
+type Stats struct {
+	processed, failed, panicked atomic.Uint64
+	inFlight                    atomic.Int64
+	latency                     histogram
+}
+
+// Processed is the number of items whose Handle returned nil.
+func (s *Stats) Processed() uint64 { return s.processed.Load() }
+
+// Failed is the number of items whose Handle returned an error or
+// panicked.
+func (s *Stats) Failed() uint64 { return s.failed.Load() }
+
+// Handled is the number of items handled and settled: Processed + Failed.
+func (s *Stats) Handled() uint64 { return s.processed.Load() + s.failed.Load() }
+
+// Panicked is the number of panics recovered from Handle and Settle.
+func (s *Stats) Panicked() uint64 { return s.panicked.Load() }
+
+// InFlight is the number of items being handled or settled now.
+func (s *Stats) InFlight() int64 { return s.inFlight.Load() }
+
+// Latency summarizes how long Handle took, over the calls sampled.
+func (s *Stats) Latency() Latency { return s.latency.snapshot() }
+
+// Latency summarizes how long Handle calls took. Calls are sampled: every
+// call of a handler slower than 20µs, one in eight of faster ones.
+// Percentiles are read from a histogram with eight buckets per power of
+// two, so they are within 6%.
+type Latency struct {
+	// Count is the number of calls sampled.
+	Count uint64
+	Mean  time.Duration
+	P50   time.Duration
+	P99   time.Duration
+	Max   time.Duration
+}
+
+const subBits = 3 // 8 buckets per power of two
+
+// histogram is a lock-free log-linear histogram of durations.
+type histogram struct {
+	buckets [64 << subBits]atomic.Uint64
+	count   atomic.Uint64
+	sum     atomic.Uint64
+	max     atomic.Uint64
+}
+
+func bucketOf(v uint64) int {
+	if v < 1<<subBits {
+		return int(v)
+	}
+	exp := bits.Len64(v) - 1 - subBits
+	return (exp+1)<<subBits + int(v>>uint(exp))&(1<<subBits-1)
+}
+
+// lowerBound is the smallest value in bucket i; values in it are below
+// lowerBound(i+1).
+func lowerBound(i int) uint64 {
+	if i < 1<<subBits {
+		return uint64(i)
+	}
+	exp := i>>subBits - 1
+	return (1<<subBits | uint64(i&(1<<subBits-1))) << uint(exp)
+}
+
+func (h *histogram) record(d time.Duration) {
+	v := uint64(max(d, 0))
+	h.buckets[bucketOf(v)].Add(1)
+	h.count.Add(1)
+	h.sum.Add(v)
+	for {
+		m := h.max.Load()
+		if v <= m || h.max.CompareAndSwap(m, v) {
+			return
+		}
+	}
+}
+
+func (h *histogram) snapshot() Latency {
+	n := h.count.Load()
+	if n == 0 {
+		return Latency{}
+	}
+	l := Latency{Count: n, Mean: time.Duration(h.sum.Load() / n), Max: time.Duration(h.max.Load())}
+	l.P50 = h.quantile(n, 0.50, l.Max)
+	l.P99 = h.quantile(n, 0.99, l.Max)
+	return l
+}
+
+func (h *histogram) quantile(n uint64, q float64, maxD time.Duration) time.Duration {
+	rank := uint64(q * float64(n))
+	var seen uint64
+	for i := range h.buckets {
+		seen += h.buckets[i].Load()
+		if seen > rank {
+			mid := (lowerBound(i) + lowerBound(i+1)) / 2
+			return min(time.Duration(mid), maxD)
+		}
+	}
+	return maxD
+}

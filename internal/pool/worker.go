@@ -1,0 +1,108 @@
+package pool
+
+import (
+	"context"
+	"runtime/debug"
+	"time"
+
+	"github.com/corral-go/corral/supervisor"
+)
+
+// panicReportInterval rate-limits ReportPanic.
+const panicReportInterval = time.Second
+
+// Reading the clock costs more than a trivial handler on some machines,
+// so handlers faster than sampleAbove are timed one item in sampleEvery
+// (the first, the ninth, ...); slower ones always.
+const (
+	sampleEvery = 8
+	sampleAbove = 20 * time.Microsecond
+)
+
+// sampler is a worker's latency sampling state.
+type sampler struct {
+	n    uint
+	slow bool
+}
+
+func (p *Pool[T]) worker() {
+	defer p.running.Done()
+	var s sampler
+	for item := range p.queue {
+		if p.aborted.Load() {
+			p.work.Return(item)
+			continue
+		}
+		p.run(&s, item)
+	}
+}
+
+// run handles and settles one item: timeout, panic recovery, counts and
+// latency. It is counted once settled, so that a reply or an ack has gone
+// out when the counts say the item was handled.
+func (p *Pool[T]) run(s *sampler, item T) {
+	p.stats.inFlight.Add(1)
+	ctx, cancel := p.base, context.CancelFunc(nil)
+	if p.timeout > 0 {
+		ctx, cancel = context.WithTimeout(p.base, p.timeout)
+	}
+	s.n++
+	var err error
+	if s.slow || s.n%sampleEvery == 1 {
+		start := time.Now()
+		err = p.handle(ctx, item)
+		d := time.Since(start)
+		s.slow = d > sampleAbove
+		p.stats.latency.record(d)
+	} else {
+		err = p.handle(ctx, item)
+	}
+	p.settle(ctx, item, err)
+	if cancel != nil {
+		cancel()
+	}
+	p.stats.inFlight.Add(-1)
+	if err == nil {
+		p.stats.processed.Add(1)
+	} else {
+		p.stats.failed.Add(1)
+	}
+}
+
+func (p *Pool[T]) handle(ctx context.Context, item T) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = p.recovered(item, v)
+		}
+	}()
+	return p.work.Handle(ctx, item)
+}
+
+func (p *Pool[T]) settle(ctx context.Context, item T, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			p.recovered(item, v)
+		}
+	}()
+	p.work.Settle(ctx, item, err)
+}
+
+// recovered counts and reports the panic v, recovered from item's Handle
+// or Settle. It runs in the deferred function, so the stack is the
+// panic's.
+func (p *Pool[T]) recovered(item T, v any) *supervisor.PanicError {
+	pe := &supervisor.PanicError{Value: v, Stack: debug.Stack()}
+	p.stats.panicked.Add(1)
+	p.panicMu.Lock()
+	now := time.Now()
+	if now.Sub(p.reportedAt) < panicReportInterval {
+		p.unreported++
+		p.panicMu.Unlock()
+		return pe
+	}
+	suppressed := p.unreported
+	p.reportedAt, p.unreported = now, 0
+	p.panicMu.Unlock()
+	p.work.ReportPanic(item, pe, suppressed)
+	return pe
+}
