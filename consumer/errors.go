@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/internal/pull"
 )
 
 var (
@@ -23,7 +24,7 @@ var (
 	// ErrPullStatus wraps a pull request's status the handler cannot
 	// recover from (the consumer is push based, a request exceeds the
 	// consumer's limits).
-	ErrPullStatus = errors.New("consumer: pull refused")
+	ErrPullStatus = pull.ErrStatus
 )
 
 // Terminal wraps err so that the handler's JetStream message is terminated

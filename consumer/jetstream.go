@@ -11,6 +11,7 @@ import (
 
 	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/internal/pool"
+	"github.com/corral-go/corral/internal/pull"
 )
 
 // jsHandler runs one JetStream handler: pull requests sized to the room
@@ -30,10 +31,10 @@ type jsRun struct {
 	j    *jsHandler
 	pool *pool.Pool[*Msg]
 	slow *episodes
-	// held is what the run holds, from any inbox: requests keep it and the
-	// current inbox's credits within its capacity (workers + queue).
+	// puller asks for the room free in the run's capacity (workers +
+	// queue); held is what the run holds, for the keeper.
+	puller   *pull.Puller
 	held     *heldMsgs
-	status   chan error // statuses of pull requests, newest kept
 	js       atomic.Pointer[jetstream.JetStream]
 	returned atomic.Uint64 // messages handed back for redelivery at once
 	// ackWait and maxDeliver are the consumer's: configured, or read from a
@@ -58,15 +59,17 @@ var errConnClosed = errors.New("its connection closed before it started")
 
 func (j *jsHandler) newRun() *jsRun {
 	capacity := j.cfg.Workers + j.cfg.QueueSize
-	r := &jsRun{j: j, held: newHeldMsgs(capacity, &j.stats.peakHeld), status: make(chan error, 1)}
+	r := &jsRun{j: j, held: newHeldMsgs()}
 	r.setLimits(j.cfg.AckWait, j.cfg.MaxDeliver)
 	r.deadLetterClient = j.cfg.DeadLetter != "" && j.cfg.MaxDeliver > 0 && !j.cfg.Bind
 	// The queue holds all the run may hold: putting a held message never
 	// waits.
 	r.pool = pool.New[*Msg](pool.Config{Workers: j.cfg.Workers, QueueSize: capacity, Timeout: j.cfg.Timeout,
 		Stats: &j.stats.work}, r)
+	r.puller = pull.New(pull.Config{Stream: j.cfg.Stream, Consumer: j.cfg.Consumer, Capacity: capacity,
+		Source: j.src, Feed: r.pool.Feed, Peak: &j.stats.peakHeld}, r)
 	up := streamPending{n: &j.numPending}
-	r.slow = newEpisodes(&j.handlerBase, j.cfg.Stream, capacity, r.held.count, up)
+	r.slow = newEpisodes(&j.handlerBase, j.cfg.Stream, capacity, r.puller.Held, up)
 	j.current.Store(&runView{pool: r.pool, slow: r.slow, upstream: up})
 	return r
 }

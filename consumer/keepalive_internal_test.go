@@ -41,7 +41,7 @@ func TestKeeperIsNotHeldUpByADoubleAck(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r := &jsRun{j: &jsHandler{handlerBase: handlerBase{stats: &counters{}}}, held: newHeldMsgs(0, &atomic.Int64{})}
+	r := &jsRun{j: &jsHandler{handlerBase: handlerBase{stats: &counters{}}}, held: newHeldMsgs()}
 	r.setLimits(300*time.Millisecond, 1)
 	slow := heldMsg(r, nc, "ack.slow")
 	heldMsg(r, nc, "ack.fast")

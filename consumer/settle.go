@@ -15,7 +15,7 @@ import (
 // As): when one panics, the pool recovers and reports the panic, and the
 // message is naked here on the way out.
 func (r *jsRun) Settle(ctx context.Context, m *Msg, err error) {
-	defer r.held.release(m)
+	defer r.release(m)
 	settled := false
 	defer func() {
 		if !settled {
@@ -34,7 +34,13 @@ func (r *jsRun) Return(m *Msg) {
 		r.j.stats.naked.Add(1)
 	}
 	r.returned.Add(1)
-	r.held.release(m)
+	r.release(m)
+}
+
+// release frees the room of a message the run is done with.
+func (r *jsRun) release(m *Msg) {
+	r.held.remove(m)
+	r.puller.Release()
 }
 
 // ReportPanic emits a HandlerPanicked event.

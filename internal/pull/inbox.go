@@ -1,7 +1,6 @@
-package consumer
+package pull
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -15,6 +14,10 @@ import (
 
 	"github.com/corral-go/corral/internal/jsapi"
 )
+
+// ErrStatus wraps a pull request's status the puller cannot recover from:
+// the consumer is push based, or a request exceeds the consumer's limits.
+var ErrStatus = errors.New("pull refused")
 
 // Statuses of pull requests that are not failures.
 var (
@@ -40,22 +43,22 @@ type inbox struct {
 }
 
 // openInbox subscribes a fresh inbox, with no credits, as an input of the
-// pool.
-func (r *jsRun) openInbox(nc *nats.Conn) (*inbox, error) {
+// owner's pool.
+func (p *Puller) openInbox(nc *nats.Conn) (*inbox, error) {
 	in := &inbox{subject: nc.NewInbox()}
-	sub, err := nc.Subscribe(in.subject, func(msg *nats.Msg) { r.receive(nc, in, msg) })
+	sub, err := nc.Subscribe(in.subject, func(msg *nats.Msg) { p.receive(nc, in, msg) })
 	if err != nil {
 		return nil, err
 	}
-	in.ended = r.pool.Feed(sub)
+	in.ended = p.cfg.Feed(sub)
 	// Requests bound what arrives; the inbox buffers it all.
 	_ = sub.SetPendingLimits(-1, -1)
 	in.sub = sub
 	return in, nil
 }
 
-// live drops the inboxes whose subscription has ended, so that a run that
-// replaces inboxes for days does not keep them all.
+// live drops the inboxes whose subscription has ended, so that a session
+// that replaces inboxes for days does not keep them all.
 func live(inboxes []*inbox) []*inbox {
 	return slices.DeleteFunc(inboxes, func(in *inbox) bool {
 		select {
@@ -68,14 +71,14 @@ func live(inboxes []*inbox) []*inbox {
 }
 
 // drainInboxes unsubscribes so that the server sends no more, while what
-// it sent already still reaches the pool; bounded by the stop's grace.
-// It waits for each subscription's last callback, which comes at once when
-// the connection is closed: a closed subscription's status never changes
+// it sent already still reaches the owner, until by. It waits
+// for each subscription's last callback, which comes at once when the
+// connection is closed: a closed subscription's status never changes
 // then, and its Unsubscribe fails.
-func (r *jsRun) drainInboxes(nc *nats.Conn, inboxes []*inbox) {
+func (p *Puller) drainInboxes(nc *nats.Conn, inboxes []*inbox, by time.Time) {
 	deadline := time.Now().Add(jsapi.Timeout)
-	if by := r.stopBy.Load(); by != 0 {
-		deadline = time.Unix(0, by)
+	if !by.IsZero() {
+		deadline = by
 	}
 	for _, in := range inboxes {
 		if !nc.IsConnected() || in.sub.Drain() != nil {
@@ -106,13 +109,24 @@ func (in *inbox) dropCredits(n int64) {
 	}
 }
 
-// receive is in's callback: messages go to the pool, statuses to the
-// puller. It never blocks.
-func (r *jsRun) receive(nc *nats.Conn, in *inbox, msg *nats.Msg) {
+// receive is in's callback: messages go to the owner, statuses to the
+// session. It never blocks.
+func (p *Puller) receive(nc *nats.Conn, in *inbox, msg *nats.Msg) {
 	in.heard.Store(time.Now().UnixNano())
 	status := msg.Header.Get("Status")
 	if len(msg.Data) > 0 || status == "" {
-		r.accept(nc, in, msg)
+		// Held before its credit is taken, and the session reads credits
+		// before held: it never sees room the message already fills.
+		held := p.held.hold()
+		in.dropCredits(1)
+		switch {
+		case !held:
+			// More than the owner has room for (a request presumed lost
+			// delivered after all): back to the server at once.
+			p.owner.Refuse(nc, msg)
+		case !p.owner.Accept(nc, msg):
+			p.held.release()
+		}
 		return
 	}
 	// A request ended: its undelivered part is no longer owed.
@@ -127,58 +141,21 @@ func (r *jsRun) receive(nc *nats.Conn, in *inbox, msg *nats.Msg) {
 	}
 	err := pullStatus(status, msg.Header.Get("Description"))
 	if in.retired.Load() && (errors.Is(err, errRequestDone) || errors.Is(err, errRequestLost)) {
-		// The end or loss of a request the puller no longer counts on:
+		// The end or loss of a request the session no longer counts on:
 		// the current inbox hears of its own.
 		return
 	}
 	// Keep the newest status: an older one it replaces is stale.
 	for {
 		select {
-		case r.status <- err:
+		case p.status <- err:
 			return
 		default:
 		}
 		select {
-		case <-r.status:
+		case <-p.status:
 		default:
 		}
-	}
-}
-
-// accept takes a message the server delivered on in: held and queued, or
-// handed back at once when the run holds all it can.
-func (r *jsRun) accept(nc *nats.Conn, in *inbox, msg *nats.Msg) {
-	j := r.j
-	meta, err := metadata(msg)
-	if err != nil {
-		in.dropCredits(1)
-		j.stats.dropped.Add(1) // not from JetStream: nothing to ack
-		return
-	}
-	m := &Msg{raw: msg, nc: nc, handler: j.name, meta: meta}
-	m.alive.Store(time.Now().UnixNano())
-	j.numPending.Store(meta.NumPending)
-	j.stats.received.Add(1)
-	if meta.NumDelivered > 1 {
-		j.stats.redelivered.Add(1)
-	}
-	// Held before its credit is taken, and the puller reads credits
-	// before held: it never sees room the message already fills.
-	held := r.held.hold()
-	in.dropCredits(1)
-	if !held {
-		// More than the run has room for (a request presumed lost
-		// delivered after all): back to the server at once.
-		if m.Nak(0) == nil {
-			j.stats.naked.Add(1)
-		}
-		r.returned.Add(1)
-		return
-	}
-	r.held.add(m)
-	// The queue holds all the run may hold: this never waits.
-	if r.pool.Put(context.Background(), m) != nil {
-		r.Return(m)
 	}
 }
 
@@ -202,7 +179,7 @@ func pullStatus(status, description string) error {
 		case strings.Contains(desc, "server shutdown"):
 			return jetstream.ErrServerShutdown
 		case strings.Contains(desc, "exceeded max") || strings.Contains(desc, "push based"):
-			return fmt.Errorf("%w: %s", ErrPullStatus, description)
+			return fmt.Errorf("%w: %s", ErrStatus, description)
 		default:
 			return errRequestDone // e.g. max bytes or batch completed: the request is over
 		}
@@ -211,6 +188,6 @@ func pullStatus(status, description string) error {
 	case "400":
 		return fmt.Errorf("%w: %s", jetstream.ErrBadRequest, description)
 	default:
-		return fmt.Errorf("%w: status %s %s", ErrPullStatus, status, description)
+		return fmt.Errorf("%w: status %s %s", ErrStatus, status, description)
 	}
 }

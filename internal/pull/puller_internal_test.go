@@ -1,36 +1,41 @@
-package consumer
+package pull
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/corral-go/corral/internal/event"
+	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
-	"github.com/corral-go/corral/supervisor"
 )
 
-func connectInternal(t *testing.T, url string) *nats.Conn {
-	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
-}
+// owner takes whatever arrives.
+type owner struct{ accepted atomic.Int64 }
 
-// newTestRun is a run of a JetStream handler with its pool, not started.
-func newTestRun(t *testing.T) *jsRun {
+func (o *owner) Accept(*nats.Conn, *nats.Msg) bool                    { o.accepted.Add(1); return true }
+func (o *owner) Refuse(*nats.Conn, *nats.Msg)                         {}
+func (o *owner) Redeclare(context.Context, jetstream.JetStream) error { return nil }
+func (o *owner) Failed(error)                                         {}
+func (o *owner) Full(time.Duration) time.Duration                     { return time.Hour }
+
+// newTestPuller is a puller of consumer h of stream S with room for five,
+// whose inboxes feed nothing.
+func newTestPuller(t *testing.T, nc *nats.Conn) *Puller {
 	t.Helper()
-	cfg := Config{Workers: 1, QueueSize: 4, JetStream: JetStream{Stream: "S"}}.withDefaults()
-	j := &jsHandler{handlerBase: handlerBase{name: "h", cfg: cfg, events: event.New(supervisor.Events{}), stats: &counters{}}}
-	return j.newRun()
+	feed := func(sub *nats.Subscription) <-chan struct{} {
+		ended := make(chan struct{})
+		var once sync.Once
+		sub.SetClosedHandler(func(string) { once.Do(func() { close(ended) }) })
+		return ended
+	}
+	return New(Config{Stream: "S", Consumer: "h", Capacity: 5, Source: connection.NewFixed(nc), Feed: feed}, &owner{})
 }
 
 func TestDrainDoesNotWaitForAClosedConnection(t *testing.T) {
@@ -40,19 +45,18 @@ func TestDrainDoesNotWaitForAClosedConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newTestRun(t)
-	in, err := r.openInbox(nc)
+	p := newTestPuller(t, nc)
+	in, err := p.openInbox(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	nc.Close() // replaced: nothing more can arrive
-	// A stop whose grace would outlast the test: only the inbox's end
-	// lets the drain return.
-	r.stopBy.Store(time.Now().Add(time.Hour).UnixNano())
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
-		r.drainInboxes(nc, []*inbox{in})
+		// A stop whose grace would outlast the test: only the inbox's end
+		// lets the drain return.
+		p.drainInboxes(nc, []*inbox{in}, time.Now().Add(time.Hour))
 	}()
 	select {
 	case <-drained:
@@ -81,8 +85,8 @@ func TestRetiredInboxLeavesTheNewOnesCreditsAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r := newTestRun(t)
-	old, err := r.openInbox(nc)
+	p := newTestPuller(t, nc)
+	old, err := p.openInbox(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +97,7 @@ func TestRetiredInboxLeavesTheNewOnesCreditsAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	old.credits.Store(3)
-	fresh, err := r.openInbox(nc)
+	fresh, err := p.openInbox(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,11 +114,11 @@ func TestRetiredInboxLeavesTheNewOnesCreditsAlone(t *testing.T) {
 	if got := fresh.credits.Load(); got != 3 {
 		t.Fatalf("the new inbox's credits: got %d, want the 3 its own requests asked for", got)
 	}
-	if got := r.held.count(); got != 1 {
+	if got := p.Held(); got != 1 {
 		t.Fatalf("held: got %d, want the late message", got)
 	}
 	select {
-	case err := <-r.status:
+	case err := <-p.status:
 		t.Fatalf("the end of an old request reached the puller: %v", err)
 	default:
 	}
@@ -124,10 +128,10 @@ func TestRetiredInboxesAreDroppedOnceEnded(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
 	nc := connectInternal(t, srv.URL())
-	r := newTestRun(t)
+	p := newTestPuller(t, nc)
 	var inboxes []*inbox
 	for range 3 {
-		in, err := r.openInbox(nc)
+		in, err := p.openInbox(nc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,4 +153,14 @@ func TestRetiredInboxesAreDroppedOnceEnded(t *testing.T) {
 	if got := live(inboxes); len(got) != 1 || got[0] != subscribed {
 		t.Fatalf("live inboxes: got %d, want the one still subscribed", len(got))
 	}
+}
+
+func connectInternal(t *testing.T, url string) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
 }
