@@ -1,0 +1,187 @@
+package tasks
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/internal/subject"
+	"github.com/corral-go/corral/stream"
+	"github.com/corral-go/corral/supervisor"
+)
+
+// Config declares a task queue and this process's worker for it. The zero
+// value of every field is its default; in corral.Config, queues are keyed
+// by name under tasks.
+type Config struct {
+	// Subject is where tasks are enqueued. Default "corral.tasks.<queue>".
+	Subject string `yaml:"subject"`
+	// Stream holds enqueued tasks until a worker takes them; it is
+	// declared with work-queue retention. Default "TASKS_<queue>".
+	Stream string `yaml:"stream"`
+	// Replicas and Storage apply to the queue's streams and its lease
+	// bucket. Defaults 1 and file.
+	Replicas int    `yaml:"replicas"`
+	Storage  string `yaml:"storage"`
+	// MaxConcurrency is how many tasks this worker runs at once: it takes
+	// no more from the queue. Workers of one queue may each set their own.
+	// Default 16.
+	MaxConcurrency int `yaml:"max_concurrency"`
+	// Heartbeat is how often the worker renews its lease: the only
+	// keep-alive traffic, whatever the number of tasks it runs. Default 3s.
+	Heartbeat time.Duration `yaml:"heartbeat"`
+	// LeaseTTL is how long a lease outlives its last renewal. A worker
+	// that stops renewing (killed, cut off) has its tasks handed to others
+	// this long after, and one that cannot renew stops its tasks before
+	// then. At least three heartbeats. Default 10s.
+	LeaseTTL time.Duration `yaml:"lease_ttl"`
+	// ClaimWait is how long a task taken from the queue may stay unclaimed
+	// (the worker crashed in between) before it is offered again: the
+	// queue consumer's ack wait. Default 30s.
+	ClaimWait time.Duration `yaml:"claim_wait"`
+	// Timeout bounds one run of a task: its ctx is cancelled and the task
+	// counts as failed. Default none.
+	Timeout time.Duration `yaml:"timeout"`
+	// MaxFailures is how many runs of a task may fail (the handler returns
+	// an error) before the task is dropped, to DeadLetter if set. -1: no
+	// limit. Default 5.
+	MaxFailures int `yaml:"max_failures"`
+	// Backoff is the wait before a failed task is offered again, by its
+	// failure count, the last repeating. Default [1s, 5s, 30s].
+	Backoff []time.Duration `yaml:"backoff"`
+	// DeadLetter is the subject a task is published to, with its headers
+	// and the last error, once it failed MaxFailures times.
+	DeadLetter string `yaml:"dead_letter"`
+	// KeepCompleted is how long a completed task is remembered, so that a
+	// late duplicate of it is dropped instead of run again. At least twice
+	// ClaimWait. Default 2m.
+	KeepCompleted time.Duration `yaml:"keep_completed"`
+	// SweepEvery is how often the elected recoverer looks for tasks held by
+	// workers that have no lease, beside reacting to every expired lease
+	// at once. Default 1m.
+	SweepEvery time.Duration `yaml:"sweep_every"`
+	// Restart is the worker's restart policy; zero fields inherit the
+	// tree's.
+	Restart supervisor.Policy `yaml:"restart"`
+
+	// Events says where the worker's events go.
+	Events supervisor.Events `yaml:"-"`
+}
+
+const (
+	defaultConcurrency = 16
+	defaultHeartbeat   = 3 * time.Second
+	defaultLeaseTTL    = 10 * time.Second
+	defaultClaimWait   = 30 * time.Second
+	defaultFailures    = 5
+	defaultKeep        = 2 * time.Minute
+	defaultSweep       = time.Minute
+)
+
+// withDefaults fills the zero fields of the configuration of queue.
+func (c Config) withDefaults(queue string) Config {
+	if c.Subject == "" {
+		c.Subject = "corral.tasks." + queue
+	}
+	if c.Stream == "" {
+		c.Stream = "TASKS_" + queue
+	}
+	if c.MaxConcurrency == 0 {
+		c.MaxConcurrency = defaultConcurrency
+	}
+	if c.Heartbeat == 0 {
+		c.Heartbeat = defaultHeartbeat
+	}
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = max(defaultLeaseTTL, 3*c.Heartbeat)
+	}
+	if c.ClaimWait == 0 {
+		c.ClaimWait = defaultClaimWait
+	}
+	if c.MaxFailures == 0 {
+		c.MaxFailures = defaultFailures
+	}
+	if len(c.Backoff) == 0 {
+		c.Backoff = []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}
+	}
+	if c.KeepCompleted == 0 {
+		c.KeepCompleted = max(defaultKeep, 2*c.ClaimWait)
+	}
+	if c.SweepEvery == 0 {
+		c.SweepEvery = defaultSweep
+	}
+	c.Restart = c.Restart.Inherit(supervisor.Defaults())
+	return c
+}
+
+// Validate reports every invalid field at once, wrapping ErrInvalidConfig.
+func (c Config) Validate() error {
+	p := conf.NewProblems("")
+	if c.Subject != "" {
+		if err := subject.Validate(c.Subject, false); err != nil {
+			p.Addf("subject", "%v", err)
+		}
+	}
+	if c.Stream != "" {
+		if err := subject.ValidBucket(c.Stream); err != nil {
+			p.Addf("stream", "%v", err)
+		}
+	}
+	p.Replicas(c.Replicas)
+	p.Storage(c.Storage)
+	if c.MaxConcurrency < 0 {
+		p.Addf("max_concurrency", "must not be negative, got %d", c.MaxConcurrency)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"heartbeat", c.Heartbeat}, {"lease_ttl", c.LeaseTTL}, {"claim_wait", c.ClaimWait},
+		{"timeout", c.Timeout}, {"keep_completed", c.KeepCompleted}, {"sweep_every", c.SweepEvery},
+	} {
+		if d.v < 0 {
+			p.Addf(d.name, "must not be negative, got %v", d.v)
+		}
+	}
+	d := c.withDefaults("q")
+	if d.Heartbeat < 100*time.Millisecond {
+		p.Addf("heartbeat", "must be at least 100ms, got %v", d.Heartbeat)
+	}
+	if d.LeaseTTL < 3*d.Heartbeat || d.LeaseTTL < time.Second {
+		p.Addf("lease_ttl", "%v must be at least 1s and three heartbeats (%v): one lost renewal must not lose the lease",
+			d.LeaseTTL, 3*d.Heartbeat)
+	}
+	if d.ClaimWait < time.Second {
+		p.Addf("claim_wait", "must be at least 1s, got %v", d.ClaimWait)
+	}
+	if d.KeepCompleted < 2*d.ClaimWait {
+		p.Addf("keep_completed", "%v must be at least twice claim_wait (%v): a completed task's late duplicate is dropped only while it is remembered",
+			d.KeepCompleted, d.ClaimWait)
+	}
+	if c.MaxFailures < -1 {
+		p.Addf("max_failures", "must be -1 (no limit) or positive, got %d", c.MaxFailures)
+	}
+	for i, b := range c.Backoff {
+		if b < 0 {
+			p.Addf(fmt.Sprintf("backoff[%d]", i), "must not be negative, got %v", b)
+		}
+	}
+	if c.DeadLetter != "" {
+		if err := subject.Validate(c.DeadLetter, false); err != nil {
+			p.Addf("dead_letter", "%v", err)
+		}
+	}
+	p.Merge("restart", c.Restart.Validate())
+	return p.Err()
+}
+
+// QueueStream returns the name and declaration of queue's stream, where
+// tasks wait for a worker: work-queue retention, and a duplicate window
+// as long as KeepCompleted, so that a task enqueued again with the same
+// Msg-Id (a retried publish) is stored once. Workers declare it; a
+// publisher that enqueues before any worker runs declares the same.
+func (c Config) QueueStream(queue string) (string, stream.Config) {
+	c = c.withDefaults(queue)
+	return c.Stream, stream.Config{Subjects: []string{c.Subject}, Retention: "workqueue", Storage: c.Storage,
+		Replicas: c.Replicas, Duplicates: c.KeepCompleted}
+}

@@ -1,0 +1,45 @@
+package tasks
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// delivery is one copy of a task as the queue consumer delivered it, and,
+// once the worker claimed it, the record it holds the task by.
+type delivery struct {
+	raw  *nats.Msg
+	nc   *nats.Conn // acks go back on the connection it came from
+	meta *jetstream.MsgMetadata
+
+	claimed bool
+	rec     record
+}
+
+var (
+	ackBody = []byte("+ACK")
+	nakBody = []byte("-NAK")
+)
+
+// ack removes the copy from the queue: the task is held, or done, or a
+// duplicate of one that is.
+func (d *delivery) ack() error { return d.nc.Publish(d.raw.Reply, ackBody) }
+
+// nak asks for the copy again after delay (0: at once), without claiming
+// it.
+func (d *delivery) nak(delay time.Duration) error {
+	if delay <= 0 {
+		return d.nc.Publish(d.raw.Reply, nakBody)
+	}
+	return d.nc.Publish(d.raw.Reply, []byte(`-NAK {"delay": `+strconv.FormatInt(delay.Nanoseconds(), 10)+`}`))
+}
+
+// doubleAck removes the copy and waits for the server to confirm it.
+func (d *delivery) doubleAck(ctx context.Context) error {
+	_, err := d.nc.RequestWithContext(ctx, d.raw.Reply, ackBody)
+	return err
+}

@@ -1,0 +1,23 @@
+package tasks
+
+import (
+	"errors"
+
+	"github.com/corral-go/corral/internal/conf"
+)
+
+var (
+	// ErrInvalidConfig is wrapped by every configuration error.
+	ErrInvalidConfig = conf.ErrInvalid
+	// ErrFenced is returned when a worker's write about a task is refused
+	// because the task is no longer its own: its lease was lost and the
+	// task put back in the queue, where another worker takes it. The
+	// write (a completion, a hand-back) has no effect.
+	ErrFenced = errors.New("tasks: the task is no longer this worker's")
+	// ErrLeaseLost is the error a worker's Serve returns when it could not
+	// renew its lease in time: it stopped its tasks and wrote nothing more
+	// about them; served again, it takes tasks under a new lease.
+	ErrLeaseLost = errors.New("tasks: lease lost")
+	// ErrNilHandler is returned for a nil handler.
+	ErrNilHandler = errors.New("tasks: nil handler")
+)

@@ -1,0 +1,232 @@
+package tasks
+
+import (
+	"time"
+
+	"go.uber.org/zap/zapcore"
+
+	"github.com/corral-go/corral/internal/logfield"
+	"github.com/corral-go/corral/supervisor"
+)
+
+// LeaseAcquired is emitted when a worker holds a new lease and starts
+// taking tasks under it.
+type LeaseAcquired struct {
+	supervisor.EventTime
+	Queue    string
+	Worker   string
+	Capacity int
+}
+
+// LeaseLost is emitted when a worker could not renew its lease in time:
+// it cancelled its Held tasks and writes nothing more about them; the
+// recoverer puts them back in the queue once the lease expires.
+type LeaseLost struct {
+	supervisor.EventTime
+	Queue  string
+	Worker string
+	Held   int
+	Err    error
+}
+
+// WorkerDead is emitted by the recoverer when a worker's lease expired
+// or was released with tasks still held.
+type WorkerDead struct {
+	supervisor.EventTime
+	Queue  string
+	Worker string
+}
+
+// TasksRecovered is emitted by the recoverer when it has put the tasks of
+// a dead worker back in the queue.
+type TasksRecovered struct {
+	supervisor.EventTime
+	Queue  string
+	Worker string
+	Tasks  int
+	Took   time.Duration
+}
+
+// RecovererElected is emitted when this process becomes the one that
+// recovers the tasks of dead workers of the queue.
+type RecovererElected struct {
+	supervisor.EventTime
+	Queue  string
+	Worker string
+}
+
+// CompletionRejected is emitted when a write about a task was refused
+// because the task is no longer the worker's (see ErrFenced): its run's
+// result is dropped, and the task runs again elsewhere.
+type CompletionRejected struct {
+	supervisor.EventTime
+	Queue  string
+	Task   string
+	Worker string
+	Err    error
+}
+
+// DeadLettered is emitted when a task failed MaxFailures times and was
+// published to DeadLetter (when set) and dropped from the queue.
+type DeadLettered struct {
+	supervisor.EventTime
+	Queue      string
+	Task       string
+	DeadLetter string
+	Failures   int
+	Err        error
+}
+
+// TaskPanicked is emitted when a task's run panicked; the run counts as
+// failed. At most one event a second per worker: Suppressed counts the
+// panics since the previous event.
+type TaskPanicked struct {
+	supervisor.EventTime
+	Queue      string
+	Task       string
+	Err        *supervisor.PanicError
+	Suppressed uint64
+}
+
+// QueueError is emitted when the worker could not talk to the queue as it
+// should (a claim, a put-back or a scan failed); it tries again.
+type QueueError struct {
+	supervisor.EventTime
+	Queue string
+	Op    string
+	Err   error
+}
+
+// Kind returns "tasks.lease_acquired".
+func (LeaseAcquired) Kind() string { return "tasks.lease_acquired" }
+
+// Kind returns "tasks.lease_lost".
+func (LeaseLost) Kind() string { return "tasks.lease_lost" }
+
+// Kind returns "tasks.worker_dead".
+func (WorkerDead) Kind() string { return "tasks.worker_dead" }
+
+// Kind returns "tasks.tasks_recovered".
+func (TasksRecovered) Kind() string { return "tasks.tasks_recovered" }
+
+// Kind returns "tasks.recoverer_elected".
+func (RecovererElected) Kind() string { return "tasks.recoverer_elected" }
+
+// Kind returns "tasks.completion_rejected".
+func (CompletionRejected) Kind() string { return "tasks.completion_rejected" }
+
+// Kind returns "tasks.dead_lettered".
+func (DeadLettered) Kind() string { return "tasks.dead_lettered" }
+
+// Kind returns "tasks.task_panicked".
+func (TaskPanicked) Kind() string { return "tasks.task_panicked" }
+
+// Kind returns "tasks.queue_error".
+func (QueueError) Kind() string { return "tasks.queue_error" }
+
+// Level returns InfoLevel.
+func (LeaseAcquired) Level() supervisor.Level { return supervisor.InfoLevel }
+
+// Level returns ErrorLevel.
+func (LeaseLost) Level() supervisor.Level { return supervisor.ErrorLevel }
+
+// Level returns WarnLevel.
+func (WorkerDead) Level() supervisor.Level { return supervisor.WarnLevel }
+
+// Level returns WarnLevel.
+func (TasksRecovered) Level() supervisor.Level { return supervisor.WarnLevel }
+
+// Level returns InfoLevel.
+func (RecovererElected) Level() supervisor.Level { return supervisor.InfoLevel }
+
+// Level returns ErrorLevel.
+func (CompletionRejected) Level() supervisor.Level { return supervisor.ErrorLevel }
+
+// Level returns WarnLevel.
+func (DeadLettered) Level() supervisor.Level { return supervisor.WarnLevel }
+
+// Level returns ErrorLevel.
+func (TaskPanicked) Level() supervisor.Level { return supervisor.ErrorLevel }
+
+// Level returns WarnLevel.
+func (QueueError) Level() supervisor.Level { return supervisor.WarnLevel }
+
+// MarshalLogObject writes the event's fields for zap.
+func (e LeaseAcquired) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("queue", e.Queue)
+	enc.AddString("worker", e.Worker)
+	enc.AddInt("capacity", e.Capacity)
+	return nil
+}
+
+// MarshalLogObject writes the event's fields for zap.
+func (e LeaseLost) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("queue", e.Queue)
+	enc.AddString("worker", e.Worker)
+	enc.AddInt("held", e.Held)
+	logfield.Error(enc, e.Err)
+	return nil
+}
+
+// MarshalLogObject writes the event's fields for zap.
+func (e WorkerDead) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("queue", e.Queue)
+	enc.AddString("worker", e.Worker)
+	return nil
+}
+
+// MarshalLogObject writes the event's fields for zap.
+func (e TasksRecovered) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("queue", e.Queue)
+	enc.AddString("worker", e.Worker)
+	enc.AddInt("tasks", e.Tasks)
+	enc.AddDuration("took", e.Took)
+	return nil
+}
+
+// MarshalLogObject writes the event's fields for zap.
+func (e RecovererElected) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("queue", e.Queue)
+	enc.AddString("worker", e.Worker)
+	return nil
+}
+
+// MarshalLogObject writes the event's fields for zap.
+func (e CompletionRejected) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("queue", e.Queue)
+	enc.AddString("task", e.Task)
+	enc.AddString("worker", e.Worker)
+	logfield.Error(enc, e.Err)
+	return nil
+}
+
+// MarshalLogObject writes the event's fields for zap.
+func (e DeadLettered) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("queue", e.Queue)
+	enc.AddString("task", e.Task)
+	if e.DeadLetter != "" {
+		enc.AddString("dead_letter", e.DeadLetter)
+	}
+	enc.AddInt("failures", e.Failures)
+	logfield.Error(enc, e.Err)
+	return nil
+}
+
+// MarshalLogObject writes the event's fields for zap.
+func (e TaskPanicked) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("queue", e.Queue)
+	enc.AddString("task", e.Task)
+	logfield.Error(enc, e.Err)
+	if e.Suppressed > 0 {
+		enc.AddUint64("suppressed", e.Suppressed)
+	}
+	return nil
+}
+
+// MarshalLogObject writes the event's fields for zap.
+func (e QueueError) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("queue", e.Queue)
+	enc.AddString("op", e.Op)
+	logfield.Error(enc, e.Err)
+	return nil
+}

@@ -1,0 +1,85 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Handler runs tasks. Run returns nil when the task is complete; an error
+// fails this run, and the task goes back to the queue after its Backoff
+// delay (up to MaxFailures failures); HandBack hands it back without
+// failing. ctx is cancelled when the task's Timeout runs out, when the
+// worker stops and its grace period has run out, and at once when the
+// worker loses its lease: the task is then another worker's, and what Run
+// returns is not written.
+type Handler interface {
+	Run(ctx context.Context, t *Task) error
+}
+
+// HandlerFunc adapts a function to [Handler].
+type HandlerFunc func(ctx context.Context, t *Task) error
+
+// Run calls f.
+func (f HandlerFunc) Run(ctx context.Context, t *Task) error { return f(ctx, t) }
+
+// Task is one run of a task by the worker that holds it. A Task belongs
+// to the Run call it is passed to.
+type Task struct {
+	rec   record
+	queue string
+}
+
+// ID is the task's identity, the same in every run: its Corral-Task-Id,
+// or one made from the Nats-Msg-Id it was enqueued with.
+func (t *Task) ID() string { return t.rec.id }
+
+// Data is the task's payload.
+func (t *Task) Data() []byte { return t.rec.data }
+
+// Header is the headers the task was enqueued with, without Corral's.
+func (t *Task) Header() nats.Header { return t.rec.header }
+
+// Queue names the task's queue.
+func (t *Task) Queue() string { return t.queue }
+
+// Attempt counts the times the task went back to the queue before this
+// run: handed back, failed, or recovered from a worker that died.
+func (t *Task) Attempt() int { return t.rec.attempt }
+
+// Failures counts the earlier runs of the task that failed.
+func (t *Task) Failures() int { return t.rec.failures }
+
+// Worker is the identity of the lease this run holds the task under.
+func (t *Task) Worker() string { return t.rec.worker }
+
+// Token is the run's fencing token: it grows with every claim of the
+// task, by any worker. Pass it to what the task writes to, which should
+// refuse a token smaller than the largest it has seen: a run that lost
+// its lease, still writing, is then refused downstream too.
+func (t *Task) Token() uint64 { return t.rec.seq }
+
+// HandBack returns an error that hands the task back to the queue, to be
+// taken after delay (0: at once) by another worker if one can take it.
+// It does not count as a failure. Return it from Run.
+func HandBack(delay time.Duration) error { return &HandBackError{Delay: delay} }
+
+// HandBackError is what HandBack returns.
+type HandBackError struct {
+	Delay time.Duration
+}
+
+// Error says that the task was handed back, and when it may run again.
+func (e *HandBackError) Error() string { return fmt.Sprintf("task handed back for %v", e.Delay) }
+
+// handBack reports whether err asks for a hand-back, and its delay.
+func handBack(err error) (time.Duration, bool) {
+	var hb *HandBackError
+	if errors.As(err, &hb) {
+		return max(hb.Delay, 0), true
+	}
+	return 0, false
+}

@@ -1,0 +1,146 @@
+package tasks_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/supervisor"
+	"github.com/corral-go/corral/tasks"
+)
+
+// ledger records what the workers of a test did with each task.
+type ledger struct {
+	mu        sync.Mutex
+	started   map[string]int
+	completed map[string]int
+	changed   chan struct{}
+}
+
+func newLedger() *ledger {
+	return &ledger{started: map[string]int{}, completed: map[string]int{}, changed: make(chan struct{})}
+}
+
+func (l *ledger) start(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.started[id]++
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+func (l *ledger) complete(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.completed[id]++
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+// counts returns how many tasks were completed, and how many more than
+// once.
+func (l *ledger) counts() (completed, twice int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, n := range l.completed {
+		completed++
+		if n > 1 {
+			twice++
+		}
+	}
+	return completed, twice
+}
+
+// waitCompleted waits until n distinct tasks are completed.
+func (l *ledger) waitCompleted(t *testing.T, n int, timeout time.Duration) {
+	t.Helper()
+	natstest.Eventually(t, timeout, func() bool { c, _ := l.counts(); return c >= n }, func() string {
+		c, twice := l.counts()
+		return fmt.Sprintf("%d of %d tasks completed (%d more than once)", c, n, twice)
+	})
+}
+
+func connect(t *testing.T, url string, opts ...nats.Option) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// enqueue publishes n tasks to queue, with ids task-0..task-<n-1>.
+func enqueue(t *testing.T, nc *nats.Conn, cfg tasks.Config, queue string, n int) {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	name, sc := cfg.QueueStream(queue)
+	if _, err := sc.Declare(ctx, js, name); err != nil {
+		t.Fatal(err)
+	}
+	subject := cfg.Subject
+	if subject == "" {
+		subject = "corral.tasks." + queue
+	}
+	for i := range n {
+		if _, err := js.PublishAsync(subject, []byte(fmt.Sprint(i)), jetstream.WithMsgID(fmt.Sprintf("task-%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-ctx.Done():
+		t.Fatal("enqueue: not all acknowledged")
+	}
+}
+
+// worker is a tasks.Worker served in a tree of its own, on a connection
+// of its own.
+type worker struct {
+	w    *tasks.Worker
+	nc   *nats.Conn
+	stop func() error
+}
+
+func startWorker(t *testing.T, url, queue string, cfg tasks.Config, h tasks.Handler, rec *natstest.Recorder) *worker {
+	t.Helper()
+	nc := connect(t, url, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if rec != nil {
+		cfg.Events = supervisor.Events{Hook: rec.Hook}
+	}
+	w, err := tasks.New(queue, cfg, connection.NewFixed(nc), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := supervisor.NewTree("test", cfg.Events)
+	if err := tree.Add(w.String(), w, supervisor.Policy{RestartDelay: 10 * time.Millisecond, Backoff: time.Second,
+		ShutdownTimeout: 5 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- tree.Serve(ctx) }()
+	var once sync.Once
+	var serveErr error
+	stop := func() error {
+		once.Do(func() {
+			cancel()
+			serveErr = <-done
+		})
+		return serveErr
+	}
+	t.Cleanup(func() { _ = stop() })
+	return &worker{w: w, nc: nc, stop: stop}
+}

@@ -1,0 +1,176 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/corral-go/corral/internal/event"
+	"github.com/corral-go/corral/internal/jsapi"
+	"github.com/corral-go/corral/kv"
+)
+
+// recoverer puts the tasks of dead workers back in the queue. Every
+// worker of a queue runs one; only the one that holds the queue's
+// recoverer lock acts, so recovery runs in one place at a time. It reacts
+// to each lease that expires or is released, at once, and sweeps every
+// record every SweepEvery for what a reaction missed: a lease that expired
+// while no recoverer ran (its marker lives only as long as the bucket's
+// TTL). Putting a task back is idempotent, so a recovery that crashes
+// halfway is simply done again.
+type recoverer struct {
+	queue  string
+	worker string // this process's worker, for events
+	leases *kv.Bucket[string]
+	lock   *kv.Lock
+	ledger func() *ledger // on the current connection
+	every  time.Duration
+	events *event.Emitter
+
+	recovered *atomic.Uint64 // the worker's count
+
+	mu      sync.Mutex // one recovery at a time
+	elected atomic.Bool
+}
+
+// retryWait is the pause before the recoverer tries again after a
+// failure to reach the server.
+const retryWait = time.Second
+
+// run competes for the recoverer lock until ctx ends, and recovers while
+// it holds it.
+func (r *recoverer) run(ctx context.Context) {
+	for ctx.Err() == nil {
+		lease, err := r.lock.Acquire(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.events.Emit(QueueError{EventTime: r.events.Stamp(), Queue: r.queue, Op: "elect recoverer", Err: err})
+				sleep(ctx, retryWait)
+			}
+			continue
+		}
+		r.elected.Store(true)
+		r.events.Emit(RecovererElected{EventTime: r.events.Stamp(), Queue: r.queue, Worker: r.worker})
+		r.serve(ctx, lease)
+		r.elected.Store(false)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jsapi.Timeout)
+		_ = lease.Release(rctx)
+		cancel()
+	}
+}
+
+// serve recovers until ctx ends or the lock is lost.
+func (r *recoverer) serve(ctx context.Context, lease *kv.Lease) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() {
+		select {
+		case <-lease.Lost():
+			cancel()
+		case <-ctx.Done():
+		}
+	})
+	w, err := r.leases.Watch("recoverer", kv.WatchConfig{Keys: []string{leaseKeysPattern}, UpdatesOnly: true},
+		func(ctx context.Context, e kv.Entry[string]) error {
+			if e.Op == kv.Put {
+				return nil
+			}
+			return r.recoverWorker(ctx, strings.TrimPrefix(e.Key, "w."), e.Op == kv.Expired)
+		})
+	if err == nil {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if err := w.Serve(ctx); ctx.Err() == nil {
+					r.events.Emit(QueueError{EventTime: r.events.Stamp(), Queue: r.queue, Op: "watch leases", Err: err})
+					sleep(ctx, retryWait)
+				}
+			}
+		})
+	}
+	t := time.NewTimer(0) // a new recoverer sweeps at once
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := r.sweep(ctx); err != nil && ctx.Err() == nil {
+			r.events.Emit(QueueError{EventTime: r.events.Stamp(), Queue: r.queue, Op: "sweep", Err: err})
+			t.Reset(retryWait)
+			continue
+		}
+		t.Reset(r.every)
+	}
+}
+
+// sweep recovers the tasks of every worker that holds some and has no
+// lease.
+func (r *recoverer) sweep(ctx context.Context) error {
+	owners := map[string]bool{}
+	err := r.ledger().scan(ctx, r.ledger().names.heldAll(), true, func(rec record) error {
+		if rec.state == stateHeld {
+			owners[rec.worker] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for w := range owners {
+		if err := r.recoverWorker(ctx, w, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recoverWorker puts every task worker holds back in the queue, unless it
+// holds a lease. dead says its lease expired (rather than being released
+// by a worker that stopped cleanly).
+func (r *recoverer) recoverWorker(ctx context.Context, worker string, dead bool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, err := r.leases.Get(ctx, leaseKey(worker)); err == nil || !errors.Is(err, kv.ErrKeyNotFound) {
+		return err // alive, or unknown: the next sweep looks again
+	}
+	start, n := time.Now(), 0
+	err := r.ledger().scan(ctx, r.ledger().names.heldByWorker(worker), false, func(rec record) error {
+		if rec.state != stateHeld {
+			return nil
+		}
+		next := rec.task
+		next.attempt++
+		next.notBefore, next.avoid = time.Time{}, ""
+		switch err := r.ledger().putBack(ctx, rec, next); {
+		case err == nil:
+			n++
+		case !errors.Is(err, ErrFenced): // else finished or put back meanwhile
+			return err
+		}
+		return nil
+	})
+	if dead || n > 0 {
+		r.events.Emit(WorkerDead{EventTime: r.events.Stamp(), Queue: r.queue, Worker: worker})
+	}
+	if n > 0 {
+		r.recovered.Add(uint64(n))
+		r.events.Emit(TasksRecovered{EventTime: r.events.Stamp(), Queue: r.queue, Worker: worker, Tasks: n, Took: time.Since(start)})
+	}
+	return err
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

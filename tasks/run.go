@@ -1,0 +1,187 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/internal/jsapi"
+	"github.com/corral-go/corral/supervisor"
+)
+
+const (
+	// retryDelay is how soon a copy the worker could not decide about (the
+	// claim's outcome unknown, its holder putting it back) is offered again.
+	retryDelay = time.Second
+	// avoidDelay is how long a copy handed back by this worker waits
+	// before it is offered again, so that another worker takes it.
+	avoidDelay = 500 * time.Millisecond
+	// avoidDeliveries is how often a copy is passed over by the worker it
+	// avoids before that worker takes it anyway: no other has.
+	avoidDeliveries = 3
+)
+
+// errPassed marks a copy the worker did not claim: it was naked or acked
+// already, and nothing is left to settle.
+var errPassed = errors.New("copy passed over")
+
+// Handle claims the task d carries and runs it. A copy that is not this
+// worker's to run (delayed, avoiding it, held by another, finished) is
+// passed back or dropped, and Handle returns errPassed.
+func (r *run) Handle(ctx context.Context, d *delivery) error {
+	t := parseTask(d.raw.Header, d.raw.Data, d.meta.Sequence.Stream)
+	if wait := time.Until(t.notBefore); wait > 0 {
+		_ = d.nak(wait)
+		return errPassed
+	}
+	if t.avoid == r.id && d.meta.NumDelivered <= avoidDeliveries {
+		_ = d.nak(avoidDelay)
+		return errPassed
+	}
+	if !r.entitled() {
+		_ = d.nak(0)
+		return errPassed
+	}
+	seq, err := r.ledger().claim(ctx, t, r.id)
+	if err != nil {
+		r.decide(ctx, d, t, err)
+		return errPassed
+	}
+	d.claimed = true
+	d.rec = record{task: t, worker: r.id, state: stateHeld, seq: seq}
+	// The record holds the task from here: the queue's copy can go. Were
+	// this ack lost, the copy comes back after ClaimWait and is dropped as
+	// a duplicate.
+	_ = d.ack()
+	r.w.stats.started.Add(1)
+	return r.w.handler.Run(ctx, &Task{rec: d.rec, queue: r.w.queue})
+}
+
+// decide handles a copy whose claim failed: a duplicate of a task held or
+// finished is dropped; one that its holder is putting back, or whose claim
+// had no clear outcome, is offered again shortly.
+func (r *run) decide(ctx context.Context, d *delivery, t task, err error) {
+	var held *heldError
+	if !errors.As(err, &held) {
+		r.w.queueError("claim", err)
+		_ = d.nak(retryDelay)
+		return
+	}
+	rec, rerr := r.ledger().read(ctx, held.seq)
+	switch {
+	case rerr != nil:
+		// Replaced or put back meanwhile: look again.
+		_ = d.nak(retryDelay)
+	case rec.state != stateHeld, rec.attempt >= t.attempt:
+		// Finished, or held since this copy was made: a duplicate.
+		r.w.stats.duplicates.Add(1)
+		_ = d.ack()
+	default:
+		// Its holder put it back (this copy's attempt is newer) and has not
+		// removed its record yet.
+		_ = d.nak(retryDelay)
+	}
+}
+
+// Settle writes the outcome of a run: the task done, handed back, failed
+// (back in the queue after its backoff, or dead-lettered), or cut off by
+// a stop (back in the queue). A run whose worker lost its lease writes
+// nothing: the task is another's.
+func (r *run) Settle(ctx context.Context, d *delivery, err error) {
+	defer r.puller.Release()
+	if errors.Is(err, errPassed) || !d.claimed {
+		return
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jsapi.Timeout)
+	defer cancel()
+	if !r.entitled() {
+		// LeaseLost reports it, once for all the tasks the run held.
+		r.w.stats.rejected.Add(1)
+		return
+	}
+	rec := d.rec
+	next := rec.task
+	next.attempt++
+	var werr error
+	switch delay, back := handBack(err); {
+	case err == nil:
+		werr = r.ledger().finish(wctx, rec, stateDone, nil)
+		r.w.count(werr, &r.w.stats.completed)
+	case back:
+		next.notBefore, next.avoid = time.Now().Add(delay), r.id
+		werr = r.ledger().putBack(wctx, rec, next)
+		r.w.count(werr, &r.w.stats.handedBack)
+	case r.pool.CutOff(err):
+		werr = r.ledger().putBack(wctx, rec, next)
+		r.w.count(werr, &r.w.stats.handedBack)
+	default:
+		werr = r.fail(wctx, rec, next, err)
+	}
+	if errors.Is(werr, ErrFenced) {
+		r.rejected(rec, werr)
+	} else if werr != nil {
+		r.w.queueError("settle", werr)
+	}
+}
+
+// fail records a failed run: the task goes back to the queue after the
+// backoff for its failures, or past MaxFailures to the dead-letter subject
+// and out of the queue.
+func (r *run) fail(ctx context.Context, rec record, next task, cause error) error {
+	r.w.stats.failed.Add(1)
+	next.failures++
+	cfg := r.w.cfg
+	if cfg.MaxFailures < 0 || next.failures < cfg.MaxFailures {
+		next.notBefore = time.Now().Add(cfg.Backoff[min(next.failures, len(cfg.Backoff))-1])
+		next.avoid = r.id
+		return r.ledger().putBack(ctx, rec, next)
+	}
+	if cfg.DeadLetter != "" {
+		m := next.message(cfg.DeadLetter)
+		m.Header.Set(lastErrorHeader, errText(cause))
+		m.Header.Set(jetstream.MsgIDHeader, "dead-letter."+rec.id+"."+fmt.Sprint(rec.attempt))
+		if _, err := r.ledger().js.PublishMsg(ctx, m); err != nil {
+			// Not stored: the task stays, and is tried again later.
+			next.failures--
+			next.notBefore = time.Now().Add(cfg.Backoff[len(cfg.Backoff)-1])
+			return errors.Join(fmt.Errorf("dead-letter task %s: %w", rec.id, err), r.ledger().putBack(ctx, rec, next))
+		}
+	}
+	if err := r.ledger().finish(ctx, rec, stateFailed, cause); err != nil {
+		return err
+	}
+	r.w.events.Emit(DeadLettered{EventTime: r.w.events.Stamp(), Queue: r.w.queue, Task: rec.id,
+		DeadLetter: cfg.DeadLetter, Failures: next.failures, Err: cause})
+	return nil
+}
+
+// Return offers a copy the worker did not start back to the queue at once.
+func (r *run) Return(d *delivery) {
+	_ = d.nak(0)
+	r.puller.Release()
+}
+
+// ReportPanic reports a panic in a task's run, which counts as a failure.
+func (r *run) ReportPanic(d *delivery, err *supervisor.PanicError, suppressed uint64) {
+	r.w.events.Emit(TaskPanicked{EventTime: r.w.events.Stamp(), Queue: r.w.queue, Task: d.rec.id, Err: err, Suppressed: suppressed})
+}
+
+// rejected reports a write about rec refused because the task is no
+// longer this worker's.
+func (r *run) rejected(rec record, err error) {
+	r.w.stats.rejected.Add(1)
+	r.w.events.Emit(CompletionRejected{EventTime: r.w.events.Stamp(), Queue: r.w.queue, Task: rec.id, Worker: rec.worker, Err: err})
+}
+
+// errText is err's message, or a note when Error panics.
+func errText(err error) (text string) {
+	defer func() {
+		if recover() != nil {
+			text = fmt.Sprintf("%T (its Error method panicked)", err)
+		}
+	}()
+	return err.Error()
+}

@@ -1,0 +1,195 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"github.com/corral-go/corral/internal/jsapi"
+	"github.com/corral-go/corral/internal/pool"
+	"github.com/corral-go/corral/internal/pull"
+	"github.com/corral-go/corral/kv"
+)
+
+// newRun takes a lease under a fresh identity and builds what runs under
+// it.
+func (w *Worker) newRun(ctx context.Context) (*run, error) {
+	r := &run{w: w, id: nuid.Next()}
+	leases, err := kv.Open(w.names.leaseBucket, kv.Config{Bind: true, Events: w.cfg.Events}, w.src, kv.String{})
+	if err != nil {
+		return nil, err
+	}
+	lockCfg := kv.LockConfig{Bucket: w.names.leaseBucket, TTL: w.cfg.LeaseTTL, RenewEvery: w.cfg.Heartbeat, Events: w.cfg.Events}
+	lockCfg.Key = leaseKey(r.id)
+	own, err := kv.NewLock(lockCfg, w.src)
+	if err != nil {
+		return nil, err
+	}
+	lockCfg.Key = recovererKey
+	elect, err := kv.NewLock(lockCfg, w.src)
+	if err != nil {
+		return nil, err
+	}
+	lease, ok, err := own.TryAcquire(ctx)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("take a lease: %w", err)
+	case !ok:
+		return nil, fmt.Errorf("take a lease: %s is held already", leaseKey(r.id))
+	}
+	r.lease = lease
+	capacity := w.cfg.MaxConcurrency
+	r.pool = pool.New[*delivery](pool.Config{Workers: capacity, QueueSize: capacity, Timeout: w.cfg.Timeout}, r)
+	r.puller = pull.New(pull.Config{Stream: w.cfg.Stream, Consumer: queueConsumerName, Capacity: capacity,
+		Source: w.src, Feed: r.pool.Feed}, r)
+	r.recoverer = &recoverer{queue: w.queue, worker: r.id, leases: leases, lock: elect, every: w.cfg.SweepEvery,
+		events: w.events, ledger: r.ledger, recovered: &w.stats.recovered}
+	r.connected = make(chan struct{})
+	w.events.Emit(LeaseAcquired{EventTime: w.events.Stamp(), Queue: w.queue, Worker: r.id, Capacity: capacity})
+	return r, nil
+}
+
+// ledger is the protocol's writes on the current connection.
+func (r *run) ledger() *ledger { return r.led.Load() }
+
+// entitled reports whether the worker may still write about its tasks:
+// its lease has not been lost.
+func (r *run) entitled() bool {
+	if r.fenced.Load() {
+		return false
+	}
+	select {
+	case <-r.lease.Lost():
+		return false
+	default:
+		return true
+	}
+}
+
+// serve pulls and runs tasks, one connection after another, until ctx
+// ends or the lease is lost; then it stops.
+func (r *run) serve(ctx context.Context) error {
+	w := r.w
+	r.serving.Store(true)
+	defer r.serving.Store(false)
+	r.pool.Start()
+	pctx, stopPulling := context.WithCancel(ctx)
+	defer stopPulling()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select { // the recoverer writes through the run's ledger
+		case <-r.connected:
+			r.recoverer.run(pctx)
+		case <-pctx.Done():
+		}
+	})
+	wg.Go(func() {
+		select {
+		case <-r.lease.Lost():
+			r.fence()
+			stopPulling()
+		case <-pctx.Done():
+		}
+	})
+	err := r.pullAll(pctx)
+	if ctx.Err() != nil || r.fenced.Load() {
+		err = nil
+	}
+	r.stop()
+	stopPulling()
+	wg.Wait()
+	if r.fenced.Load() {
+		w.events.Emit(LeaseLost{EventTime: w.events.Stamp(), Queue: w.queue, Worker: r.id, Held: r.puller.Held()})
+		return ErrLeaseLost
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jsapi.Timeout)
+	defer cancel()
+	if rerr := r.lease.Release(rctx); rerr != nil && err == nil && ctx.Err() == nil {
+		err = rerr
+	}
+	return err
+}
+
+// pullAll pulls on the current connection, and on its replacement when it
+// is replaced, until ctx ends or the queue cannot be pulled from.
+func (r *run) pullAll(ctx context.Context) error {
+	for {
+		nc, gone, err := r.w.src.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("connection: %w", err)
+		}
+		if err := r.useConn(ctx, nc); err != nil {
+			return err
+		}
+		session, err := r.puller.Open(nc)
+		if err == nil {
+			js := r.ledger().js
+			err = session.Run(ctx, js, gone)
+			if ctx.Err() != nil {
+				r.beginStop()
+			}
+			session.Drain(r.drainBy())
+		}
+		if !errors.Is(err, jsapi.ErrConnGone) || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// useConn points the run's writes at nc.
+func (r *run) useConn(ctx context.Context, nc *nats.Conn) error {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	lctx, cancel := context.WithTimeout(ctx, jsapi.Timeout)
+	defer cancel()
+	held, err := js.Stream(lctx, r.w.names.heldStream)
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", r.w.names.heldStream, err)
+	}
+	first := r.led.Swap(&ledger{js: js, held: held, names: r.w.names, queue: r.w.cfg.Subject, keep: r.w.cfg.KeepCompleted}) == nil
+	if first {
+		close(r.connected)
+	}
+	return nil
+}
+
+// fence stops every task at once: the lease can no longer be counted on,
+// and the tasks are about to be another's.
+func (r *run) fence() {
+	r.fenced.Store(true)
+	r.stopBy.CompareAndSwap(0, time.Now().UnixNano())
+	r.pool.Abort()
+}
+
+// beginStop starts a stop's grace period: no task starts any more, and
+// what runs may finish until it ends.
+func (r *run) beginStop() {
+	grace := r.w.cfg.Restart.ShutdownTimeout
+	grace -= min(grace/10, time.Second)
+	r.stopBy.CompareAndSwap(0, time.Now().Add(grace).UnixNano())
+	r.pool.Abort()
+}
+
+// drainBy is when draining the inboxes must end.
+func (r *run) drainBy() time.Time {
+	if by := r.stopBy.Load(); by != 0 {
+		return time.Unix(0, by)
+	}
+	return time.Time{}
+}
+
+// stop ends the pool: queued copies go back to the queue, running tasks
+// finish until the grace ends (at once when fenced), then their ctx is
+// cancelled, and what was cut off is put back (unless fenced).
+func (r *run) stop() {
+	r.beginStop()
+	r.pool.Stop(time.Unix(0, r.stopBy.Load()))
+}

@@ -1,0 +1,75 @@
+package tasks
+
+import "time"
+
+// LeaseState is where a worker's lease is.
+type LeaseState string
+
+const (
+	// LeaseStateHeld means the worker holds a lease and takes tasks under it.
+	LeaseStateHeld LeaseState = "held"
+	// LeaseStateLost means the worker could not renew its lease in time:
+	// it stopped its tasks and takes a new lease when it is served again.
+	LeaseStateLost LeaseState = "lost"
+	// LeaseStateNone means the worker is not serving.
+	LeaseStateNone LeaseState = "none"
+)
+
+// Status is a snapshot of a worker.
+type Status struct {
+	Queue string
+	// Worker is the identity of the worker's current lease; empty before
+	// the first.
+	Worker string
+	Lease  LeaseState
+	// Renewed is when the lease was last renewed: the last heartbeat the
+	// server stored.
+	Renewed time.Time
+	// Capacity is MaxConcurrency; Held counts the tasks held now, running
+	// or taken and about to run.
+	Capacity int
+	Held     int
+	// Recoverer is true while this worker recovers the tasks of dead ones.
+	Recoverer bool
+	Counters  Counters
+}
+
+// Counters are a worker's counts since it was made.
+type Counters struct {
+	// Started counts the tasks claimed and run; Completed those whose run
+	// returned nil and was recorded.
+	Started, Completed uint64
+	// Failed counts runs that returned an error or panicked; HandedBack
+	// the tasks put back in the queue by a hand-back or a stop.
+	Failed, HandedBack uint64
+	// Duplicates counts copies of tasks held or finished elsewhere,
+	// dropped.
+	Duplicates uint64
+	// Rejected counts outcomes not recorded because the task was no longer
+	// the worker's: its lease was lost.
+	Rejected uint64
+	// Recovered counts the tasks of dead workers this worker put back in
+	// the queue as the recoverer.
+	Recovered uint64
+}
+
+// Status returns a snapshot of the worker.
+func (w *Worker) Status() Status {
+	st := Status{Queue: w.queue, Lease: LeaseStateNone, Capacity: w.cfg.MaxConcurrency, Counters: Counters{
+		Started: w.stats.started.Load(), Completed: w.stats.completed.Load(), Failed: w.stats.failed.Load(),
+		HandedBack: w.stats.handedBack.Load(), Duplicates: w.stats.duplicates.Load(),
+		Rejected: w.stats.rejected.Load(), Recovered: w.stats.recovered.Load()}}
+	r := w.current.Load()
+	if r == nil {
+		return st
+	}
+	st.Worker, st.Held, st.Renewed = r.id, r.puller.Held(), r.lease.Renewed()
+	st.Recoverer = r.recoverer.elected.Load()
+	switch {
+	case !r.entitled():
+		st.Lease = LeaseStateLost
+	case r.serving.Load():
+		st.Lease = LeaseStateHeld
+	}
+	return st
+}

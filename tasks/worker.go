@@ -1,0 +1,186 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/event"
+	"github.com/corral-go/corral/internal/jsapi"
+	"github.com/corral-go/corral/internal/pool"
+	"github.com/corral-go/corral/internal/pull"
+	"github.com/corral-go/corral/internal/subject"
+	"github.com/corral-go/corral/kv"
+)
+
+// Worker is this process's worker for one task queue: it takes tasks from
+// the queue, as many as MaxConcurrency allows, claims each once, runs it
+// on its handler, and keeps every one of them alive with a single lease
+// renewed every Heartbeat. It also stands for election as the queue's
+// recoverer. It is a suture.Service: each Serve is one lease; served
+// again (after ErrLeaseLost, say), it takes tasks under a new one.
+type Worker struct {
+	queue   string
+	cfg     Config
+	src     connection.Source
+	handler Handler
+	events  *event.Emitter
+	names   names
+	stats   counters
+
+	current atomic.Pointer[run] // the Serve under way, for Status
+}
+
+// New returns a worker for queue that runs h on its tasks, taking its
+// connection from src. It fails with ErrInvalidConfig for an invalid
+// queue name or cfg, and ErrNilHandler for a nil h.
+func New(queue string, cfg Config, src connection.Source, h Handler) (*Worker, error) {
+	if f, ok := h.(HandlerFunc); h == nil || ok && f == nil {
+		return nil, fmt.Errorf("tasks: queue %q: %w", queue, ErrNilHandler)
+	}
+	if err := subject.ValidBucket(queue); err != nil {
+		return nil, fmt.Errorf("tasks: %w: queue %w", ErrInvalidConfig, err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("tasks: queue %q: %w", queue, err)
+	}
+	cfg = cfg.withDefaults(queue)
+	return &Worker{queue: queue, cfg: cfg, src: src, handler: h, events: event.New(cfg.Events), names: newNames(queue, cfg)}, nil
+}
+
+// String names the worker in the tree.
+func (w *Worker) String() string { return "tasks/" + w.queue }
+
+// Config returns the worker's configuration, with its defaults.
+func (w *Worker) Config() Config { return w.cfg }
+
+// run is one Serve of a worker: one lease and what it holds under it.
+type run struct {
+	w         *Worker
+	id        string // the lease's worker identity, fresh for every run
+	lease     *kv.Lease
+	pool      *pool.Pool[*delivery]
+	puller    *pull.Puller
+	recoverer *recoverer
+	led       atomic.Pointer[ledger] // on the current connection
+	connected chan struct{}          // closed once led is set
+	fenced    atomic.Bool
+	serving   atomic.Bool
+	stopBy    atomic.Int64 // unix nanoseconds: when a stop's grace ends
+}
+
+// Serve takes and runs tasks until ctx ends, following replaced
+// connections; then it stops taking tasks, lets the running ones finish
+// within the shutdown timeout, puts back in the queue those that did not,
+// and releases its lease. When the lease cannot be renewed in time, it
+// cancels every task it runs, writes nothing more about them (the
+// recoverer puts them back once the lease has expired), and returns an
+// error wrapping ErrLeaseLost.
+func (w *Worker) Serve(ctx context.Context) error {
+	nc, _, err := w.src.Conn(ctx)
+	if err != nil {
+		return w.ended(ctx, fmt.Errorf("connection: %w", err))
+	}
+	if err := w.declare(ctx, nc); err != nil {
+		return w.ended(ctx, err)
+	}
+	r, err := w.newRun(ctx)
+	if err != nil {
+		return w.ended(ctx, err)
+	}
+	w.current.Store(r)
+	return w.ended(ctx, r.serve(ctx))
+}
+
+// ended is what Serve returns: ctx's error once ctx ended, else err.
+func (w *Worker) ended(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("tasks: queue %s: %w", w.queue, err)
+}
+
+// declare declares the queue's streams, its consumer and its lease bucket.
+func (w *Worker) declare(ctx context.Context, nc *nats.Conn) error {
+	ctx, cancel := context.WithTimeout(ctx, jsapi.Timeout)
+	defer cancel()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	c := w.cfg
+	name, queue := c.QueueStream(w.queue)
+	if _, err := queue.Declare(ctx, js, name); err != nil {
+		return err
+	}
+	storage, replicas := jsapi.Storage(c.Storage), max(c.Replicas, 1)
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: w.names.heldStream,
+		Subjects: []string{w.names.heldAll()}, MaxMsgsPerSubject: 1, AllowMsgTTL: true,
+		Storage: storage, Replicas: replicas}); err != nil {
+		return fmt.Errorf("declare stream %s: %w", w.names.heldStream, err)
+	}
+	if _, err := js.CreateOrUpdateConsumer(ctx, c.Stream, jetstream.ConsumerConfig{Durable: queueConsumerName,
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: c.ClaimWait, MaxDeliver: -1,
+		// Each worker takes only what it has room for: a limit across all
+		// of them would cap their sum, not each.
+		MaxAckPending: -1}); err != nil {
+		return fmt.Errorf("declare consumer %s of stream %s: %w", queueConsumerName, c.Stream, err)
+	}
+	return w.declareLeases(ctx, js)
+}
+
+// declareLeases declares the queue's lease bucket, or checks that the one
+// there has this worker's lease TTL: every worker of a queue has the same,
+// and none changes it under the others.
+func (w *Worker) declareLeases(ctx context.Context, js jetstream.JetStream) error {
+	c, name := w.cfg, w.names.leaseBucket
+	for range 3 {
+		b, err := js.KeyValue(ctx, name)
+		if errors.Is(err, jetstream.ErrBucketNotFound) {
+			_, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: name, History: 1, TTL: c.LeaseTTL,
+				LimitMarkerTTL: c.LeaseTTL, Storage: jsapi.Storage(c.Storage), Replicas: max(c.Replicas, 1)})
+			if errors.Is(err, jetstream.ErrBucketExists) {
+				continue // another worker made it meanwhile: check its TTL
+			}
+			if err != nil {
+				return fmt.Errorf("declare bucket %s: %w", name, err)
+			}
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("bucket %s: %w", name, err)
+		}
+		st, err := b.Status(ctx)
+		if err != nil {
+			return fmt.Errorf("bucket %s: %w", name, err)
+		}
+		if st.TTL() != c.LeaseTTL {
+			return fmt.Errorf("%w: lease_ttl %v differs from %v, the queue's (bucket %s): every worker of a queue has the same",
+				ErrInvalidConfig, c.LeaseTTL, st.TTL(), name)
+		}
+		return nil
+	}
+	return fmt.Errorf("declare bucket %s: created and deleted again meanwhile", name)
+}
+
+// counters are a worker's counts since it was made.
+type counters struct {
+	started, completed, failed, handedBack, duplicates, rejected, recovered atomic.Uint64
+}
+
+// count adds one to c when err is nil.
+func (w *Worker) count(err error, c *atomic.Uint64) {
+	if err == nil {
+		c.Add(1)
+	}
+}
+
+// queueError reports a failure to talk to the queue.
+func (w *Worker) queueError(op string, err error) {
+	w.events.Emit(QueueError{EventTime: w.events.Stamp(), Queue: w.queue, Op: op, Err: err})
+}
