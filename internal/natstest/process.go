@@ -2,7 +2,6 @@ package natstest
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"net"
 	"os"
@@ -15,8 +14,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 const serverModule = "github.com/nats-io/nats-server/v2"
@@ -79,14 +76,12 @@ func buildServer() (string, error) {
 // Process is a nats-server running as a child process, with JetStream, on
 // a loopback port that stays the same across restarts.
 type Process struct {
-	t      testing.TB
-	bin    string
-	dir    string
-	mu     sync.Mutex
-	port   int
-	cmd    *exec.Cmd
-	exited chan struct{}
-	logs   *bytes.Buffer
+	t     testing.TB
+	bin   string
+	dir   string
+	mu    sync.Mutex
+	port  int
+	child *Child // the running server, nil between runs
 }
 
 // StartProcess starts a child-process server and kills it when the test
@@ -103,7 +98,7 @@ func StartProcess(t testing.TB) *Process {
 func (p *Process) Start() {
 	p.t.Helper()
 	p.mu.Lock()
-	if p.cmd != nil {
+	if p.child != nil {
 		p.mu.Unlock()
 		p.t.Fatalf("natstest: process already running")
 	}
@@ -124,19 +119,9 @@ func (p *Process) Start() {
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		p.t.Fatalf("natstest: %v", err)
 	}
-	logs := &bytes.Buffer{}
-	cmd := exec.Command(p.bin, "-c", cfgPath)
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		p.t.Fatalf("natstest: start nats-server: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(exited)
-	}()
+	child := StartChild(p.t, exec.Command(p.bin, "-c", cfgPath))
 	p.mu.Lock()
-	p.cmd, p.exited, p.logs = cmd, exited, logs
+	p.child = child
 	p.mu.Unlock()
 
 	deadline := time.Now().Add(15 * time.Second)
@@ -148,13 +133,13 @@ func (p *Process) Start() {
 			break
 		}
 		select {
-		case <-exited:
-			p.t.Fatalf("natstest: nats-server exited at start: %s", logs)
+		case <-child.exited:
+			p.t.Fatalf("natstest: nats-server exited at start: %s", child.Output())
 		default:
 		}
 		if time.Now().After(deadline) {
 			p.Kill()
-			p.t.Fatalf("natstest: nats-server not ready after 15s: %s", logs)
+			p.t.Fatalf("natstest: nats-server not ready after 15s: %s", child.Output())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -207,115 +192,56 @@ func (p *Process) URL() string {
 	return "nats://127.0.0.1:" + strconv.Itoa(p.port)
 }
 
-// Kill sends SIGKILL and waits for the process to exit. A no-op when it is
+// Kill sends SIGKILL and waits for the server to exit. A no-op when it is
 // not running.
-func (p *Process) Kill() { p.signalAndWait(syscall.SIGKILL) }
+func (p *Process) Kill() { p.stopped(func(c *Child) { c.Kill() }) }
 
 // Terminate asks the server to shut down gracefully (SIGTERM) and waits.
-func (p *Process) Terminate() { p.signalAndWait(syscall.SIGTERM) }
+func (p *Process) Terminate() { p.stopped(func(c *Child) { c.Terminate() }) }
 
 // LameDuck puts the server in lame-duck mode (SIGUSR2): it stops accepting
 // clients and closes the existing ones over its lame-duck duration, then
 // exits. Wait returns when it has.
-func (p *Process) LameDuck() { p.signal(syscall.SIGUSR2) }
+func (p *Process) LameDuck() {
+	if c := p.running(); c != nil {
+		c.Signal(syscall.SIGUSR2)
+	}
+}
 
-// Pause stops the process (SIGSTOP) and returns once every thread of it
-// has stopped: its sockets stay open but nothing is read or answered.
-// kill(2) only queues SIGSTOP, so without the wait a thread could still
-// answer a request sent right after Pause.
+// Pause stops the server (SIGSTOP): see Child.Pause.
 func (p *Process) Pause() {
-	p.t.Helper()
-	p.mu.Lock()
-	cmd := p.cmd
-	p.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		p.t.Fatalf("natstest: SIGSTOP: %v", err)
-	}
-	// WSTOPPED reports the group stop once it is complete; WNOWAIT leaves
-	// the state for the goroutine that waits for the exit.
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WSTOPPED|unix.WNOWAIT, nil)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			p.t.Fatalf("natstest: wait for SIGSTOP to take effect: %v", err)
-		}
-		return
+	if c := p.running(); c != nil {
+		c.Pause()
 	}
 }
 
-// Resume continues a paused process (SIGCONT) and returns once it runs.
+// Resume continues a paused server (SIGCONT) and returns once it runs.
 func (p *Process) Resume() {
-	p.t.Helper()
-	p.signal(syscall.SIGCONT)
-	p.waitState(func(s byte) bool { return s != 'T' && s != 't' }, "running")
-}
-
-// waitState polls the process state in /proc until ok accepts it. Signals
-// are delivered asynchronously; without this a test could act before the
-// process is stopped.
-func (p *Process) waitState(ok func(byte) bool, want string) {
-	p.t.Helper()
-	p.mu.Lock()
-	cmd := p.cmd
-	p.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	path := fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return // exited
-		}
-		// The state follows the parenthesised command name.
-		if i := bytes.LastIndexByte(data, ')'); i >= 0 && i+2 < len(data) && ok(data[i+2]) {
-			return
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("natstest: process not %s after 10s", want)
-		}
-		time.Sleep(time.Millisecond)
+	if c := p.running(); c != nil {
+		c.Resume()
 	}
 }
 
-// Wait waits until the process has exited.
-func (p *Process) Wait() {
-	p.mu.Lock()
-	exited := p.exited
-	p.mu.Unlock()
-	if exited != nil {
-		<-exited
-	}
-	p.mu.Lock()
-	p.cmd = nil
-	p.mu.Unlock()
-}
+// Wait waits until the server has exited.
+func (p *Process) Wait() { p.stopped(func(c *Child) { c.Wait() }) }
 
-func (p *Process) signal(sig syscall.Signal) {
+func (p *Process) running() *Child {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.cmd != nil {
-		_ = p.cmd.Process.Signal(sig)
-	}
+	return p.child
 }
 
-func (p *Process) signalAndWait(sig syscall.Signal) {
-	p.mu.Lock()
-	cmd := p.cmd
-	p.mu.Unlock()
-	if cmd == nil {
+// stopped runs stop on the running server, if any, which is then no
+// longer running.
+func (p *Process) stopped(stop func(*Child)) {
+	c := p.running()
+	if c == nil {
 		return
 	}
-	if sig != syscall.SIGKILL {
-		_ = cmd.Process.Signal(syscall.SIGCONT) // a paused process cannot act on SIGTERM
+	stop(c)
+	p.mu.Lock()
+	if p.child == c {
+		p.child = nil
 	}
-	_ = cmd.Process.Signal(sig)
-	p.Wait()
+	p.mu.Unlock()
 }
