@@ -90,7 +90,11 @@ type ledger struct {
 	names names
 	queue string        // the subject tasks are enqueued on
 	keep  time.Duration // how long a tombstone is kept
+	dies  func(step string) bool
 }
+
+// errDied is what a step returns after a test made the process die there.
+var errDied = errors.New("the process died (a test's crash)")
 
 // errUnsure means a claim's outcome is not known (no answer, or on a
 // replicated stream a competing claim still in flight); the claimer asks
@@ -178,6 +182,9 @@ func (l *ledger) putBack(ctx context.Context, rec record, next task) error {
 	m.Header.Set(jetstream.MsgIDHeader, rec.id+"."+strconv.Itoa(next.attempt))
 	if _, err := l.js.PublishMsg(ctx, m); err != nil {
 		return fmt.Errorf("put task %s back: %w", rec.id, err)
+	}
+	if l.dies(stepPutBack) {
+		return fmt.Errorf("put task %s back: %w", rec.id, errDied)
 	}
 	if err := l.held.DeleteMsg(ctx, rec.seq); err != nil {
 		if gone(err) {

@@ -144,3 +144,52 @@ func startWorker(t *testing.T, url, queue string, cfg tasks.Config, h tasks.Hand
 	t.Cleanup(func() { _ = stop() })
 	return &worker{w: w, nc: nc, stop: stop}
 }
+
+// assertCompletedOnce checks the queue's held stream: n tasks completed,
+// each recorded once, by a worker allowed says may have, and none still
+// held.
+func assertCompletedOnce(t *testing.T, url string, n int, allowed func(worker string) bool) {
+	t.Helper()
+	nc := connect(t, url)
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, "TASKS_q_HELD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{HeadersOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := map[string][]string{}
+	var held []string
+	for pending := cons.CachedInfo().NumPending; pending > 0; {
+		m, err := cons.Next(jetstream.FetchMaxWait(10 * time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta, _ := m.Metadata()
+		pending = meta.NumPending
+		task, worker := m.Headers().Get("Corral-Task-Id"), m.Headers().Get("Corral-Task-Worker")
+		switch m.Headers().Get("Corral-Task-State") {
+		case "done":
+			done[task] = append(done[task], worker)
+		case "held":
+			held = append(held, task)
+		}
+	}
+	if len(done) != n || len(held) != 0 {
+		t.Fatalf("%d tasks recorded completed, %d still held (%v); want %d completed, none held", len(done), len(held), held, n)
+	}
+	for task, workers := range done {
+		if len(workers) != 1 {
+			t.Errorf("task %s completed %d times, by %v", task, len(workers), workers)
+		}
+		for _, w := range workers {
+			if !allowed(w) {
+				t.Errorf("task %s's completion by %s was recorded, which must not be", task, w)
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package tasks_test
 
 import (
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -8,4 +9,9 @@ import (
 	"github.com/corral-go/corral/internal/natstest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, natstest.IgnoreServerLeaks()...) }
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(runChildWorker())
+	}
+	goleak.VerifyTestMain(m, natstest.IgnoreServerLeaks()...)
+}

@@ -50,14 +50,26 @@ func (r *run) Handle(ctx context.Context, d *delivery) error {
 		r.decide(ctx, d, t, err)
 		return errPassed
 	}
-	d.claimed = true
 	d.rec = record{task: t, worker: r.id, state: stateHeld, seq: seq}
+	if r.w.dies(stepClaimed) {
+		return errPassed
+	}
+	d.claimed = true
 	// The record holds the task from here: the queue's copy can go. Were
 	// this ack lost, the copy comes back after ClaimWait and is dropped as
 	// a duplicate.
 	_ = d.ack()
+	if r.w.dies(stepAcked) {
+		d.claimed = false
+		return errPassed
+	}
 	r.w.stats.started.Add(1)
-	return r.w.handler.Run(ctx, &Task{rec: d.rec, queue: r.w.queue})
+	err = r.w.handler.Run(ctx, &Task{rec: d.rec, queue: r.w.queue})
+	if r.w.dies(stepRan) {
+		d.claimed = false
+		return errPassed
+	}
+	return err
 }
 
 // decide handles a copy whose claim failed: a duplicate of a task held or

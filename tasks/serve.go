@@ -61,6 +61,9 @@ func (r *run) ledger() *ledger { return r.led.Load() }
 // entitled reports whether the worker may still write about its tasks:
 // its lease has not been lost.
 func (r *run) entitled() bool {
+	if r.w.unfenced {
+		return true
+	}
 	if r.fenced.Load() {
 		return false
 	}
@@ -154,7 +157,8 @@ func (r *run) useConn(ctx context.Context, nc *nats.Conn) error {
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", r.w.names.heldStream, err)
 	}
-	first := r.led.Swap(&ledger{js: js, held: held, names: r.w.names, queue: r.w.cfg.Subject, keep: r.w.cfg.KeepCompleted}) == nil
+	first := r.led.Swap(&ledger{js: js, held: held, names: r.w.names, queue: r.w.cfg.Subject,
+		keep: r.w.cfg.KeepCompleted, dies: r.w.dies}) == nil
 	if first {
 		close(r.connected)
 	}

@@ -34,7 +34,26 @@ type Worker struct {
 	stats   counters
 
 	current atomic.Pointer[run] // the Serve under way, for Status
+
+	// crash, set by tests, is asked at each step of the protocol whether
+	// the process dies there: it then cuts the worker's connection, and
+	// the worker writes nothing more.
+	crash func(step string) bool
+	// unfenced, set by tests, makes the worker write as if its lease
+	// held: what a worker paused between its check and its write does.
+	unfenced bool
 }
+
+// Steps of the protocol at which tests make a worker die.
+const (
+	stepClaimed = "claimed"  // the record is written, the queue's copy not acked
+	stepAcked   = "acked"    // the copy is acked, the task not run
+	stepRan     = "ran"      // the task ran, its outcome not written
+	stepPutBack = "put back" // the task is enqueued again, its record not removed
+)
+
+// dies reports whether the process dies at step (in tests only).
+func (w *Worker) dies(step string) bool { return w.crash != nil && w.crash(step) }
 
 // New returns a worker for queue that runs h on its tasks, taking its
 // connection from src. It fails with ErrInvalidConfig for an invalid

@@ -1,0 +1,279 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/supervisor"
+)
+
+// fast is a queue configuration whose leases, claims and sweeps take
+// seconds, so that recovery shows within a test.
+var fast = Config{MaxConcurrency: 4, Heartbeat: 300 * time.Millisecond, LeaseTTL: time.Second,
+	ClaimWait: time.Second, KeepCompleted: time.Minute, SweepEvery: time.Second}
+
+// testWorker serves a worker in a tree of its own, on a connection of its
+// own, until the test ends or stop is called.
+type testWorker struct {
+	w    *Worker
+	nc   *nats.Conn
+	stop func()
+}
+
+func serveWorker(t *testing.T, url string, cfg Config, h Handler, crash func(nc *nats.Conn) func(step string) bool) *testWorker {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	w, err := New("q", cfg, connection.NewFixed(nc), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if crash != nil {
+		w.crash = crash(nc)
+	}
+	tree := supervisor.NewTree("test", supervisor.Events{})
+	if err := tree.Add(w.String(), w, supervisor.Policy{RestartDelay: 10 * time.Millisecond, Backoff: 100 * time.Millisecond,
+		ShutdownTimeout: 3 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = tree.Serve(ctx)
+	}()
+	var once sync.Once
+	stop := func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
+	return &testWorker{w: w, nc: nc, stop: stop}
+}
+
+// dieAt returns a crash hook that, the first time step comes, cuts the
+// worker's connection (as its process dying would) and says so.
+func dieAt(step string, died chan<- struct{}) func(*nats.Conn) func(string) bool {
+	return func(nc *nats.Conn) func(string) bool {
+		var once atomic.Bool
+		return func(s string) bool {
+			if s != step || !once.CompareAndSwap(false, true) {
+				return false
+			}
+			nc.Close()
+			close(died)
+			return true
+		}
+	}
+}
+
+// outcomes reads the held stream: for each task, the workers whose
+// completion of it was recorded, and the tasks still held.
+func outcomes(t *testing.T, url string) (done map[string][]string, held []string) {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, fmt.Sprintf(heldStreamTmpl, "TASKS_q"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &ledger{held: s, names: newNames("q", fast.withDefaults("q"))}
+	done = map[string][]string{}
+	err = l.scan(ctx, l.names.heldAll(), true, func(rec record) error {
+		switch rec.state {
+		case stateDone:
+			done[rec.id] = append(done[rec.id], rec.worker)
+		case stateHeld:
+			held = append(held, rec.id)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return done, held
+}
+
+func publishTask(t *testing.T, url, id string) {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	name, sc := fast.QueueStream("q")
+	if _, err := sc.Declare(ctx, js, name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, "corral.tasks.q", []byte(id), jetstream.WithMsgID(id)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A worker that dies at any step of claiming, running, handing back or
+// completing a task loses nothing: another worker completes the task, and
+// its completion is the one recorded.
+func TestCrashAtEveryStepLosesNoTask(t *testing.T) {
+	for _, tt := range []struct {
+		step     string
+		handBack bool // the dying worker hands the task back
+	}{
+		{step: stepClaimed},
+		{step: stepAcked},
+		{step: stepRan},
+		{step: stepPutBack, handBack: true},
+	} {
+		t.Run(tt.step, func(t *testing.T) {
+			t.Parallel()
+			srv := natstest.RunServer(t)
+			died := make(chan struct{})
+			handler := func(who string, handBackFirst bool) Handler {
+				return HandlerFunc(func(ctx context.Context, task *Task) error {
+					if handBackFirst && task.Attempt() == 0 {
+						return HandBack(0)
+					}
+					return nil
+				})
+			}
+			a := serveWorker(t, srv.URL(), fast, handler("a", tt.handBack), dieAt(tt.step, died))
+			publishTask(t, srv.URL(), "t1")
+			select {
+			case <-died:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("worker a never reached step %q", tt.step)
+			}
+			b := serveWorker(t, srv.URL(), fast, handler("b", false), nil)
+			natstest.Eventually(t, 30*time.Second, func() bool { return b.w.Status().Counters.Completed == 1 }, func() string {
+				return fmt.Sprintf("b: %+v", b.w.Status())
+			})
+			a.stop()
+			b.stop()
+			done, held := outcomes(t, srv.URL())
+			if len(done["t1"]) != 1 || len(held) != 0 {
+				t.Fatalf("recorded completions of t1: %v, still held: %v; want one completion and nothing held", done["t1"], held)
+			}
+		})
+	}
+}
+
+// A recoverer that dies while it puts a dead worker's task back leaves it
+// for the next recoverer, which finishes the job: the task runs once more
+// and its completion is recorded once.
+func TestRecovererCrashLosesNoTask(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	completes := HandlerFunc(func(context.Context, *Task) error { return nil })
+	// The first worker takes the task and dies before running it.
+	diedFirst := make(chan struct{})
+	serveWorker(t, srv.URL(), fast, completes, dieAt(stepAcked, diedFirst))
+	publishTask(t, srv.URL(), "t1")
+	select {
+	case <-diedFirst:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first worker never took the task")
+	}
+	// The second becomes the recoverer and dies putting the task back.
+	diedRecovering := make(chan struct{})
+	a := serveWorker(t, srv.URL(), fast, completes, dieAt(stepPutBack, diedRecovering))
+	select {
+	case <-diedRecovering:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the second worker never recovered the task: %+v", a.w.Status())
+	}
+	b := serveWorker(t, srv.URL(), fast, completes, nil)
+	natstest.Eventually(t, 30*time.Second, func() bool { return b.w.Status().Counters.Completed == 1 }, func() string {
+		return fmt.Sprintf("b: %+v", b.w.Status())
+	})
+	b.stop()
+	done, held := outcomes(t, srv.URL())
+	if len(done["t1"]) != 1 || len(held) != 0 {
+		t.Fatalf("recorded completions of t1: %v, still held: %v; want one completion and nothing held", done["t1"], held)
+	}
+}
+
+// A worker that writes its completion after its task was put back (it
+// paused between checking its lease and writing) is refused by the
+// server: the completion recorded is the other worker's, and the late one
+// is reported.
+func TestLateCompletionIsRejectedByTheServer(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	rec := natstest.NewRecorder()
+	cfg := fast
+	cfg.Events = supervisor.Events{Hook: rec.Hook}
+	started, release := make(chan string, 1), make(chan struct{})
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	a, err := New("q", cfg, connection.NewFixed(nc), HandlerFunc(func(ctx context.Context, task *Task) error {
+		started <- task.Worker()
+		<-release
+		return nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.unfenced = true
+	tree := supervisor.NewTree("test", cfg.Events)
+	if err := tree.Add(a.String(), a, supervisor.Policy{RestartDelay: 10 * time.Millisecond, ShutdownTimeout: 3 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = tree.Serve(ctx) }()
+	defer func() { cancel(); <-done }()
+	defer close(release)
+
+	publishTask(t, srv.URL(), "t1")
+	var holder string
+	select {
+	case holder = <-started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("worker a never started the task")
+	}
+	// a's lease goes (as when it expires), and another worker takes the
+	// task and completes it.
+	js, _ := jetstream.New(nc)
+	kvs, err := js.KeyValue(ctx, "corral_tasks_q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kvs.Delete(ctx, leaseKey(holder)); err != nil {
+		t.Fatal(err)
+	}
+	b := serveWorker(t, srv.URL(), fast, HandlerFunc(func(context.Context, *Task) error { return nil }), nil)
+	natstest.Eventually(t, 30*time.Second, func() bool { return b.w.Status().Counters.Completed == 1 }, func() string {
+		return fmt.Sprintf("b: %+v", b.w.Status())
+	})
+	release <- struct{}{}
+	ev, _ := natstest.WaitFor[CompletionRejected](t, rec, 0, 30*time.Second, nil)
+	if ev.Task != "t1" || ev.Worker != holder || !errors.Is(ev.Err, ErrFenced) {
+		t.Fatalf("got %+v, want t1's completion by %s refused as fenced", ev, holder)
+	}
+	b.stop()
+	doneBy, held := outcomes(t, srv.URL())
+	if len(doneBy["t1"]) != 1 || doneBy["t1"][0] == holder || len(held) != 0 {
+		t.Fatalf("recorded completions of t1: %v (a was %s), still held: %v", doneBy["t1"], holder, held)
+	}
+}
