@@ -150,7 +150,9 @@ func TestKilledWorkersTasksAreRecovered(t *testing.T) {
 	child := startChildWorker(t, srv.URL(), time.Hour)
 	enqueue(t, nc, childConfig, "q", n)
 	natstest.Eventually(t, 30*time.Second, func() bool { return r.startedBy(func(string) bool { return true }) == n },
-		func() string { return fmt.Sprintf("the worker process started %d of %d tasks", r.startedBy(func(string) bool { return true }), n) })
+		func() string {
+			return fmt.Sprintf("the worker process started %d of %d tasks", r.startedBy(func(string) bool { return true }), n)
+		})
 	dead := r.workers()
 	survivor := startWorker(t, srv.URL(), "q", childConfig, reportingHandler(nc), nil)
 	child.Kill()
