@@ -40,9 +40,13 @@ type Level int8
 
 // The levels of events, least serious first.
 const (
+	// DebugLevel is for what only matters when looking into a problem.
 	DebugLevel Level = iota - 1
+	// InfoLevel is for the ordinary life of the tree.
 	InfoLevel
+	// WarnLevel is for what is recovered from but worth a look.
 	WarnLevel
+	// ErrorLevel is for failures.
 	ErrorLevel
 )
 

@@ -161,6 +161,23 @@ func (t *Tree) Serve(ctx context.Context) error {
 		return fmt.Errorf("supervisor: tree %s terminated: %w", t.name, err)
 	}
 
+	unstopped := t.stopChildren(root, tokens, children)
+	cancel()
+	<-done
+
+	t.mu.Lock()
+	t.unstopped = unstopped
+	t.mu.Unlock()
+	if len(unstopped) > 0 {
+		return fmt.Errorf("%w: %s: %w", ErrShutdownIncomplete, strings.Join(unstopped, ", "), ctx.Err())
+	}
+	return ctx.Err()
+}
+
+// stopChildren stops the children in reverse order of Add (all at once
+// in a group), each within its shutdown timeout, and names those that did
+// not stop in time.
+func (t *Tree) stopChildren(root *suture.Supervisor, tokens []suture.ServiceToken, children []*child) []string {
 	stopped := make([]bool, len(children))
 	stop := func(i int) {
 		err := root.RemoveAndWait(tokens[i], children[i].policy.ShutdownTimeout+time.Second)
@@ -183,16 +200,7 @@ func (t *Tree) Serve(ctx context.Context) error {
 			unstopped = append(unstopped, c.name)
 		}
 	}
-	cancel()
-	<-done
-
-	t.mu.Lock()
-	t.unstopped = unstopped
-	t.mu.Unlock()
-	if len(unstopped) > 0 {
-		return fmt.Errorf("%w: %s: %w", ErrShutdownIncomplete, strings.Join(unstopped, ", "), ctx.Err())
-	}
-	return ctx.Err()
+	return unstopped
 }
 
 // Status returns a snapshot of every child, in the order they were added.

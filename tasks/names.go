@@ -27,16 +27,27 @@ const (
 	queueConsumerName = "workers"
 )
 
-// Headers a task carries. Corral-Task-Attempt counts the times the task
-// was put back in the queue (handed back, retried or recovered): a copy
-// of a task whose attempt is above its held record's is what its holder
-// put back, not a duplicate.
+// Headers a task carries in the queue.
 const (
-	TaskIDHeader     = "Corral-Task-Id"
-	AttemptHeader    = "Corral-Task-Attempt"
-	FailuresHeader   = "Corral-Task-Failures"
-	NotBeforeHeader  = "Corral-Task-Not-Before"
-	AvoidHeader      = "Corral-Task-Avoid"
+	// TaskIDHeader is the task's identity, the same on every copy of it.
+	// A task enqueued without it is known by its Nats-Msg-Id.
+	TaskIDHeader = "Corral-Task-Id"
+	// AttemptHeader counts the times the task was put back in the queue
+	// (handed back, retried or recovered): a copy whose attempt is above
+	// its held record's is what its holder put back, not a duplicate.
+	AttemptHeader = "Corral-Task-Attempt"
+	// FailuresHeader counts the task's failed runs.
+	FailuresHeader = "Corral-Task-Failures"
+	// NotBeforeHeader is when the task may run again (unix nanoseconds),
+	// after a hand-back with a delay or a failure's backoff.
+	NotBeforeHeader = "Corral-Task-Not-Before"
+	// AvoidHeader names the worker that put the task back: it takes the
+	// task only if no other does.
+	AvoidHeader = "Corral-Task-Avoid"
+)
+
+// Headers of held records.
+const (
 	stateHeader      = "Corral-Task-State"
 	workerHeader     = "Corral-Task-Worker"
 	lastErrorHeader  = "Corral-Task-Error"
