@@ -120,11 +120,12 @@ func corralCore(w coreWork) runFunc {
 		var handled atomic.Int64
 		subj := coreSubj(w, "corral")
 		c, err := startCorral(ctx, e, corral.Config{}, func(c *corral.Client) error {
-			return c.Handle("bench", consumer.HandlerFunc(func(context.Context, *consumer.Msg) error {
+			hc := consumer.Config{Subject: subj, Workers: w.workers, QueueSize: 1024, PendingMsgs: -1, PendingBytes: -1}
+			return c.Handle("bench", hc, consumer.HandlerFunc(func(context.Context, *consumer.Msg) error {
 				w.do()
 				handled.Add(1)
 				return nil
-			}), consumer.Config{Subject: subj, Workers: w.workers, QueueSize: 1024, PendingMsgs: -1, PendingBytes: -1})
+			}))
 		})
 		if err != nil {
 			return sample{}, err
@@ -187,9 +188,10 @@ func rawMicro(ctx context.Context, e *env, n int) (sample, error) {
 
 func corralRequest(ctx context.Context, e *env, n int) (sample, error) {
 	c, err := startCorral(ctx, e, corral.Config{}, func(c *corral.Client) error {
-		return c.HandleRequest("bench", consumer.RequestFunc(func(_ context.Context, m *consumer.Msg) (consumer.Reply, error) {
+		hc := consumer.Config{Subject: "bench.req.corral"}
+		return c.HandleRequest("bench", hc, consumer.RequestFunc(func(_ context.Context, m *consumer.Msg) (consumer.Reply, error) {
 			return consumer.Reply{Data: m.Data()}, nil
-		}), consumer.Config{Subject: "bench.req.corral"})
+		}))
 	})
 	if err != nil {
 		return sample{}, err

@@ -130,10 +130,10 @@ func corralIdle(ctx context.Context, e *env, _ int) (sample, error) {
 	return idleMeasure(ctx, e, func() (func(), error) {
 		nop := consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil })
 		c, err := startCorral(ctx, e, corral.Config{}, func(c *corral.Client) error {
-			if err := c.Handle("core", nop, consumer.Config{Subject: "bench.idle"}); err != nil {
+			if err := c.Handle("core", consumer.Config{Subject: "bench.idle"}, nop); err != nil {
 				return err
 			}
-			return c.Handle("jetstream", nop, consumer.Config{JetStream: consumer.JetStream{Stream: idleStream}})
+			return c.Handle("jetstream", consumer.Config{JetStream: consumer.JetStream{Stream: idleStream}}, nop)
 		})
 		if err != nil {
 			return nil, err

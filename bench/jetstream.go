@@ -102,12 +102,13 @@ func corralConsume(w jsWork) runFunc {
 		e.startClock()
 		var fl firstLast
 		c, err := startCorral(ctx, e, corral.Config{}, func(c *corral.Client) error {
-			return c.Handle("bench", consumer.HandlerFunc(func(context.Context, *consumer.Msg) error {
+			hc := consumer.Config{Workers: w.workers, QueueSize: w.queue,
+				JetStream: consumer.JetStream{Stream: consumeStream, Consumer: "bench", Bind: true}}
+			return c.Handle("bench", hc, consumer.HandlerFunc(func(context.Context, *consumer.Msg) error {
 				w.do()
 				fl.hit()
 				return nil
-			}), consumer.Config{Workers: w.workers, QueueSize: w.queue,
-				JetStream: consumer.JetStream{Stream: consumeStream, Consumer: "bench", Bind: true}})
+			}))
 		})
 		if err != nil {
 			return sample{}, err
