@@ -18,6 +18,7 @@ import (
 	"github.com/corral-go/corral/objectstore"
 	"github.com/corral-go/corral/publisher"
 	"github.com/corral-go/corral/supervisor"
+	"github.com/corral-go/corral/tasks"
 )
 
 // Client is the application's one handle on NATS: a supervision tree that
@@ -35,12 +36,14 @@ type Client struct {
 	conn      *connection.Supervisor
 	pub       *publisher.Buffered
 	consumers *consumer.Group
+	tasks     *supervisor.Tree
 	watchers  *supervisor.Tree
 
 	mu      sync.Mutex
 	handles handles
 	bound   map[string]bool // handler names bound by code
-	groups  []*group        // in the order they join the tree
+	workers map[string]*tasks.Worker
+	groups  []*group // in the order they join the tree
 	serving bool
 }
 
@@ -59,6 +62,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	}
 	events := supervisor.Events{Logger: o.logger, Hook: o.hook, Clock: o.now}
 	c := &Client{cfg: cfg, events: events, tree: supervisor.NewTree(cfg.Name, events), bound: map[string]bool{},
+		workers: map[string]*tasks.Worker{},
 		handles: handles{buckets: map[string]*kv.Bucket[[]byte]{}, stores: map[string]*objectstore.Store{}, locks: map[string]*kv.Lock{}}}
 
 	// Children stop in reverse order of adding: the connection drains
@@ -100,6 +104,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	pc := cfg.Publisher
 	pc.Events = events
 	pc.Restart = pc.Restart.Inherit(cfg.Restart)
+	pc.Streams = cfg.taskStreams(pc.Streams)
 	pub, err := publisher.New(pc, conn)
 	if err != nil {
 		return nil, err
@@ -113,6 +118,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	// Handlers and watches join the tree at Run, after the publisher: they
 	// stop first, and what they publish while stopping is still flushed.
 	c.consumers = consumer.NewGroup(conn, events)
+	c.tasks = supervisor.NewGroup("tasks", events)
 	c.watchers = supervisor.NewGroup("watchers", events)
 	c.groups = []*group{
 		{svc: c.consumers, children: func() []supervisor.ChildStatus {
@@ -122,6 +128,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 			}
 			return out
 		}},
+		{svc: c.tasks, children: c.tasks.Status},
 		{svc: c.watchers, children: c.watchers.Status},
 	}
 	return c, nil

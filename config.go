@@ -16,6 +16,7 @@ import (
 	"github.com/corral-go/corral/objectstore"
 	"github.com/corral-go/corral/publisher"
 	"github.com/corral-go/corral/supervisor"
+	"github.com/corral-go/corral/tasks"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -56,6 +57,10 @@ type Config struct {
 	// ObjectStores declares object stores by name; code opens them with
 	// Client.ObjectStore.
 	ObjectStores map[string]objectstore.Config `yaml:"object_stores"`
+	// Tasks configures long-running task queues by name: the workers
+	// declared with Client.HandleTasks, and the queues Client.Enqueue adds
+	// tasks to. Fields set here override those declared in code.
+	Tasks map[string]tasks.Config `yaml:"tasks"`
 	// Locks declares distributed locks by name; code opens them with
 	// Client.Lock. A lock's bucket holds locks only: it must not be in KV,
 	// and the locks that share one have one TTL.
@@ -148,6 +153,12 @@ func (c Config) Validate() error {
 			p.Addf("object_stores", "store %v", err)
 		}
 		p.Merge("object_stores."+name, c.ObjectStores[name].Validate())
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Tasks)) {
+		if err := subject.ValidBucket(name); err != nil {
+			p.Addf("tasks", "queue %v", err)
+		}
+		p.Merge("tasks."+name, c.Tasks[name].Validate())
 	}
 	c.validateLocks(p)
 	p.Merge("watches.restart", c.Watches.Restart.Validate())

@@ -39,6 +39,14 @@ var (
 	// Config.ObjectStores.
 	ErrUnknownStore = errors.New("corral: store not in the object_stores configuration")
 
+	// ErrUnknownQueue is returned by Enqueue for a queue that is not in
+	// Config.Tasks.
+	ErrUnknownQueue = errors.New("corral: task queue not in the tasks configuration")
+
+	// ErrDuplicateWorker is returned by HandleTasks for a queue that has a
+	// worker already.
+	ErrDuplicateWorker = errors.New("corral: task queue has a worker already")
+
 	// ErrUnknownLock is returned by Lock for a name that is not in
 	// Config.Locks.
 	ErrUnknownLock = errors.New("corral: lock not in the locks configuration")

@@ -2,6 +2,7 @@ package corral
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/publisher"
 	"github.com/corral-go/corral/supervisor"
+	"github.com/corral-go/corral/tasks"
 )
 
 // Status is a snapshot of a Client.
@@ -23,6 +25,8 @@ type Status struct {
 	Publisher publisher.Status
 	// Handlers is every declared handler, with its counters.
 	Handlers []consumer.Status
+	// Tasks is this process's worker of every task queue it serves.
+	Tasks []TaskStatus
 	// Watches is every declared watch.
 	Watches []supervisor.ChildStatus
 	// Unstopped names children that did not stop in time at the last
@@ -38,8 +42,9 @@ func (c *Client) Status() Status {
 		Connection: c.conn.Status(),
 		Publisher:  c.pub.Status(),
 		Handlers:   c.consumers.Status(),
+		Tasks:      c.taskStatus(),
 		Watches:    c.watchers.Status(),
-		Unstopped:  slices.Concat(c.tree.Unstopped(), c.consumers.Unstopped(), c.watchers.Unstopped()),
+		Unstopped:  slices.Concat(c.tree.Unstopped(), c.consumers.Unstopped(), c.tasks.Unstopped(), c.watchers.Unstopped()),
 	}
 }
 
@@ -71,6 +76,8 @@ func (s Status) String() string {
 		switch ch.Name {
 		case "consumers":
 			s.drawHandlers(&b, indent)
+		case "tasks":
+			s.drawTasks(&b, indent)
 		case "watchers":
 			for j, w := range s.Watches {
 				fmt.Fprintf(&b, "%s%s %-12s %-11s restarts=%d", indent, twig(j, len(s.Watches)), w.Name, w.State, w.Restarts)
@@ -109,4 +116,39 @@ func twig(j, n int) string {
 		return "└──"
 	}
 	return "├──"
+}
+
+// TaskStatus is a snapshot of a task queue's worker, with its state in the
+// tree.
+type TaskStatus struct {
+	tasks.Status
+	Child supervisor.ChildStatus
+}
+
+func (c *Client) taskStatus() []TaskStatus {
+	children := map[string]supervisor.ChildStatus{}
+	for _, ch := range c.tasks.Status() {
+		children[ch.Name] = ch
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]TaskStatus, 0, len(c.workers))
+	for _, queue := range slices.Sorted(maps.Keys(c.workers)) {
+		w := c.workers[queue]
+		out = append(out, TaskStatus{Status: w.Status(), Child: children[w.String()]})
+	}
+	return out
+}
+
+func (s Status) drawTasks(b *strings.Builder, indent string) {
+	for j, t := range s.Tasks {
+		cn := t.Counters
+		fmt.Fprintf(b, "%s%s %-12s %-11s restarts=%d worker=%s lease=%s held=%d/%d started=%d completed=%d failed=%d recovered=%d",
+			indent, twig(j, len(s.Tasks)), t.Queue, t.Child.State, t.Child.Restarts, t.Worker, t.Lease, t.Held, t.Capacity,
+			cn.Started, cn.Completed, cn.Failed, cn.Recovered)
+		if t.Recoverer {
+			b.WriteString(" recoverer")
+		}
+		b.WriteByte('\n')
+	}
 }

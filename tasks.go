@@ -1,0 +1,90 @@
+package corral
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/publisher"
+	"github.com/corral-go/corral/stream"
+	"github.com/corral-go/corral/tasks"
+)
+
+// HandleTasks declares this process's worker for the task queue named
+// queue, running h on the queue's tasks: as many at once as MaxConcurrency
+// allows, each claimed once and kept alive by the worker's single lease.
+// Its settings are cfg, declared in code, overridden by
+// Config.Tasks[queue] as Handle's are. The worker is a child of the
+// tasks group, with its own restart policy. Declare workers before Run.
+func (c *Client) HandleTasks(queue string, cfg tasks.Config, h tasks.Handler) error {
+	if file, ok := c.cfg.Tasks[queue]; ok {
+		conf.Override(&cfg, file, c.cfg.keys.Under("tasks."+queue))
+	}
+	cfg.Restart = cfg.Restart.Inherit(c.cfg.Restart)
+	cfg.Events = c.events
+	w, err := tasks.New(queue, cfg, c.conn, h)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.serving {
+		return fmt.Errorf("corral: task queue %q: %w: declare workers before Run", queue, ErrRunning)
+	}
+	if _, dup := c.workers[queue]; dup {
+		return fmt.Errorf("corral: task queue %q: %w", queue, ErrDuplicateWorker)
+	}
+	if err := c.tasks.Add(w.String(), w, w.Config().Restart); err != nil {
+		return fmt.Errorf("corral: task queue %q: %w", queue, err)
+	}
+	c.workers[queue] = w
+	return nil
+}
+
+// Enqueue adds a task with data to queue, through the buffered publisher:
+// it returns once the task is buffered, with the Future of the queue
+// stream's ack; once acked, the task is stored and will run. The task's
+// id is its Nats-Msg-Id (publisher.WithMsgID sets it): the same id
+// enqueued again within the queue's keep_completed is stored once. The
+// queue must be declared in Config.Tasks, so that its stream exists before
+// any worker runs.
+func (c *Client) Enqueue(ctx context.Context, queue string, data []byte, opts ...publisher.Option) (*publisher.Future, error) {
+	cfg, ok := c.cfg.Tasks[queue]
+	if !ok {
+		return nil, fmt.Errorf("corral: task queue %q: %w", queue, ErrUnknownQueue)
+	}
+	_, sc := cfg.QueueStream(queue)
+	return c.pub.PublishMsg(ctx, &nats.Msg{Subject: sc.Subjects[0], Data: data}, opts...)
+}
+
+// Worker returns this process's worker of queue, declared by HandleTasks.
+func (c *Client) Worker(queue string) (*tasks.Worker, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w, ok := c.workers[queue]
+	return w, ok
+}
+
+// taskStreams adds the stream of every queue in the tasks section to
+// streams (the publisher's), so that tasks can be enqueued before any
+// worker has declared it.
+func (c Config) taskStreams(streams map[string]stream.Config) map[string]stream.Config {
+	if len(c.Tasks) == 0 {
+		return streams
+	}
+	out := maps.Clone(streams)
+	if out == nil {
+		out = map[string]stream.Config{}
+	}
+	for _, queue := range slices.Sorted(maps.Keys(c.Tasks)) {
+		name, sc := c.Tasks[queue].QueueStream(queue)
+		if _, declared := out[name]; !declared {
+			out[name] = sc
+		}
+	}
+	return out
+}

@@ -1,0 +1,85 @@
+package corral_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/publisher"
+	"github.com/corral-go/corral/tasks"
+)
+
+// A queue declared in the configuration takes tasks through the Client's
+// publisher, and the Client's worker runs each once.
+func TestTasksThroughTheClient(t *testing.T) {
+	t.Parallel()
+	cfg := embeddedConfig(t)
+	parsed, err := corral.ParseConfig([]byte(`
+tasks:
+  render: {max_concurrency: 4, heartbeat: 300ms, lease_ttl: 1s, claim_wait: 1s, keep_completed: 1m}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Tasks = parsed.Tasks
+	c, err := corral.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	ran := map[string]int{}
+	if err := c.HandleTasks("render", tasks.Config{}, tasks.HandlerFunc(func(ctx context.Context, task *tasks.Task) error {
+		mu.Lock()
+		defer mu.Unlock()
+		ran[string(task.Data())]++
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.HandleTasks("render", tasks.Config{}, tasks.HandlerFunc(func(context.Context, *tasks.Task) error { return nil })); !errors.Is(err, corral.ErrDuplicateWorker) {
+		t.Fatalf("a second worker of one queue: %v, want ErrDuplicateWorker", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.Enqueue(ctx, "nope", nil); !errors.Is(err, corral.ErrUnknownQueue) {
+		t.Fatalf("Enqueue to an undeclared queue: %v, want ErrUnknownQueue", err)
+	}
+	running(t, c)
+	const n = 20
+	for i := range n {
+		f, err := c.Enqueue(ctx, "render", []byte(fmt.Sprint(i)), publisher.WithMsgID(fmt.Sprintf("job-%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, ok := c.Worker("render")
+	if !ok {
+		t.Fatal("no worker for render")
+	}
+	natstest.Eventually(t, 30*time.Second, func() bool { return w.Status().Counters.Completed == n }, func() string {
+		return c.Status().String()
+	})
+	mu.Lock()
+	for i := range n {
+		if got := ran[fmt.Sprint(i)]; got != 1 {
+			t.Errorf("task %d ran %d times", i, got)
+		}
+	}
+	mu.Unlock()
+	st := c.Status()
+	if len(st.Tasks) != 1 || st.Tasks[0].Queue != "render" || st.Tasks[0].Lease != tasks.LeaseStateHeld || st.Tasks[0].Capacity != 4 {
+		t.Fatalf("task status: %+v", st.Tasks)
+	}
+	if tree := st.String(); !strings.Contains(tree, "tasks") || !strings.Contains(tree, "render") || !strings.Contains(tree, "completed=20") {
+		t.Fatalf("status tree lacks the worker:\n%s", tree)
+	}
+}
