@@ -78,32 +78,8 @@ func run() int {
 			return 1
 		}
 	}
-	var results []*result
-	failed := 0
-	for _, s := range selected {
-		if ctx.Err() != nil {
-			break
-		}
-		if s.skip != "" {
-			fmt.Printf("bench: scenario=%s skipped reason=%q\n", s.name, s.skip)
-			continue
-		}
-		r, err := env.runScenario(ctx, s)
-		if err != nil {
-			failed++
-			fmt.Printf("bench: scenario=%s error=%q\n", s.name, err.Error())
-			continue
-		}
-		results = append(results, r)
-		fmt.Println(r.line())
-	}
-	minRatio := 0.0
-	for i, r := range results {
-		if i == 0 || r.Ratio < minRatio {
-			minRatio = r.Ratio
-		}
-	}
-	fmt.Printf("bench: done scenarios=%d min_ratio=%s wall=%s\n", len(results), num(minRatio), time.Since(started).Round(time.Second))
+	results, failed := env.runAll(ctx, selected)
+	fmt.Printf("bench: done scenarios=%d min_ratio=%s wall=%s\n", len(results), num(minRatio(results)), time.Since(started).Round(time.Second))
 	if *jsonOut != "" {
 		if err := writeJSON(*jsonOut, mode, time.Since(started), results); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
@@ -114,6 +90,42 @@ func run() int {
 		return 1
 	}
 	return 0
+}
+
+// runAll runs the selected scenarios one after another, printing each
+// one's line as it ends; a scenario that fails is counted and reported,
+// and the others still run.
+func (e *env) runAll(ctx context.Context, selected []scenario) (results []*result, failed int) {
+	for _, s := range selected {
+		if ctx.Err() != nil {
+			break
+		}
+		if s.skip != "" {
+			fmt.Fprintf(e.out, "bench: scenario=%s skipped reason=%q\n", s.name, s.skip)
+			continue
+		}
+		r, err := e.runScenario(ctx, s)
+		if err != nil {
+			failed++
+			fmt.Fprintf(e.out, "bench: scenario=%s error=%q\n", s.name, err.Error())
+			continue
+		}
+		results = append(results, r)
+		fmt.Fprintln(e.out, r.line())
+	}
+	return results, failed
+}
+
+// minRatio is the lowest Corral/raw ratio of the results: the scenario
+// where Corral is furthest behind.
+func minRatio(results []*result) float64 {
+	lowest := 0.0
+	for i, r := range results {
+		if i == 0 || r.Ratio < lowest {
+			lowest = r.Ratio
+		}
+	}
+	return lowest
 }
 
 func selectScenarios(all []scenario, only string) ([]scenario, error) {

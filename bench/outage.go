@@ -145,35 +145,12 @@ func rawOutage(ctx context.Context, e *env, n int) (sample, error) {
 	defer cancel()
 	o.inject(ictx)
 
-	type pending struct {
-		i int
-		f jetstream.PubAckFuture
-	}
-	futures := make(chan pending, outageWindow)
+	futures := make(chan pendingAck, outageWindow)
 	retry := make(chan int, n)
 	var collector sync.WaitGroup
 	defer collector.Wait()
 	defer cancel()
-	collector.Go(func() {
-		for {
-			var p pending
-			select {
-			case p = <-futures:
-			case <-ictx.Done():
-				return
-			}
-			select {
-			case <-p.f.Ok():
-				o.ack(p.i)
-			case <-p.f.Err():
-				if !o.acked[p.i].Load() {
-					retry <- p.i
-				}
-			case <-ictx.Done():
-				return
-			}
-		}
-	})
+	collector.Go(func() { o.collect(ictx, futures, retry) })
 	e.startClock()
 	o.start = time.Now()
 	next := 0
@@ -207,9 +184,40 @@ func rawOutage(ctx context.Context, e *env, n int) (sample, error) {
 			continue
 		}
 		select {
-		case futures <- pending{i, f}:
+		case futures <- pendingAck{i, f}:
 		case <-ctx.Done():
 			return sample{}, ctx.Err()
+		}
+	}
+}
+
+// pendingAck is the raw loop's message i, waiting for its ack.
+type pendingAck struct {
+	i int
+	f jetstream.PubAckFuture
+}
+
+// collect settles the raw loop's futures in the order they were sent:
+// an ack counts message i, a failure hands it back to the loop through
+// retry (sized for every message, so it never blocks). It returns when
+// ctx ends.
+func (o *outage) collect(ctx context.Context, futures <-chan pendingAck, retry chan<- int) {
+	for {
+		var p pendingAck
+		select {
+		case p = <-futures:
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case <-p.f.Ok():
+			o.ack(p.i)
+		case <-p.f.Err():
+			if !o.acked[p.i].Load() {
+				retry <- p.i
+			}
+		case <-ctx.Done():
+			return
 		}
 	}
 }
