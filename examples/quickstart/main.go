@@ -49,28 +49,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 
-	cfg, err := corral.LoadConfig(*configPath)
+	cfg, err := loadConfig(*configPath)
 	if err != nil {
 		return err
-	}
-	if cfg.Name == "" {
-		cfg.Name = "quickstart"
-	}
-	if url := os.Getenv("NATS_URL"); url != "" {
-		cfg.Connection.Servers = strings.Split(url, ",")
-	}
-	// A configuration file may declare these too; these are the defaults.
-	if cfg.KV == nil {
-		cfg.KV = map[string]kv.Config{}
-	}
-	if _, ok := cfg.KV["settings"]; !ok {
-		cfg.KV["settings"] = kv.Config{History: 5}
-	}
-	if cfg.ObjectStores == nil {
-		cfg.ObjectStores = map[string]objectstore.Config{}
-	}
-	if _, ok := cfg.ObjectStores["files"]; !ok {
-		cfg.ObjectStores["files"] = objectstore.Config{}
 	}
 	p := &printer{out: out}
 	client, err := corral.New(cfg, corral.WithEventHook(p.event))
@@ -94,7 +75,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	demoCtx, demoCancel := context.WithTimeout(ctx, 30*time.Second)
 	err = demo(demoCtx, client, greeted, ordered, p)
 	if err == nil {
-		err = demoStores(demoCtx, client, settings, changes, p)
+		err = demoSettings(demoCtx, settings, changes, p)
+	}
+	if err == nil {
+		err = demoObjects(demoCtx, client, p)
 	}
 	if err == nil {
 		p.printf("\ntree:\n%s\n", client.Status())
@@ -115,35 +99,79 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
-// declare binds a handler, a request/reply endpoint and a JetStream
-// handler to the client.
+// loadConfig reads the configuration file, if any, and fills in what the
+// quickstart needs that the file did not declare: its name, the settings
+// bucket and the files store. NATS_URL, when set, replaces the embedded
+// server with the servers it lists.
+func loadConfig(path string) (corral.Config, error) {
+	cfg, err := corral.LoadConfig(path)
+	if err != nil {
+		return cfg, err
+	}
+	if cfg.Name == "" {
+		cfg.Name = "quickstart"
+	}
+	if url := os.Getenv("NATS_URL"); url != "" {
+		cfg.Connection.Servers = strings.Split(url, ",")
+	}
+	if cfg.KV == nil {
+		cfg.KV = map[string]kv.Config{}
+	}
+	if _, ok := cfg.KV["settings"]; !ok {
+		cfg.KV["settings"] = kv.Config{History: 5}
+	}
+	if cfg.ObjectStores == nil {
+		cfg.ObjectStores = map[string]objectstore.Config{}
+	}
+	if _, ok := cfg.ObjectStores["files"]; !ok {
+		cfg.ObjectStores["files"] = objectstore.Config{}
+	}
+	return cfg, nil
+}
+
+// declare binds a handler, a JetStream handler and a request/reply
+// endpoint to the client. Each is declared with its settings in code;
+// a configuration file's handlers section may retune any of them by name.
 func declare(client *corral.Client, greeted chan<- string, ordered chan<- string) error {
-	err := client.Handle("greetings", consumer.Config{Subject: "quickstart.greet", Workers: 2, QueueSize: 16}, consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+	greetings := consumer.Config{Subject: "quickstart.greet", Workers: 2, QueueSize: 16}
+	greet := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
 		greeted <- string(m.Data())
 		return nil
-	}))
-	if err != nil {
+	})
+	if err := client.Handle("greetings", greetings, greet); err != nil {
 		return err
 	}
+
 	// At least once: acked when the handler returns nil, redelivered with
-	// backoff when it fails.
-	err = client.Handle("orders", consumer.Config{Subject: "quickstart.orders.>", Workers: 4, JetStream: consumer.JetStream{
-		Stream: "QUICKSTART", Consumer: "orders",
-		CreateStream: &stream.Config{Subjects: []string{"quickstart.orders.>"}, MaxAge: time.Hour},
-	}}, consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+	// backoff when it fails. The stream is declared if it is missing.
+	orders := consumer.Config{
+		Subject: "quickstart.orders.>",
+		Workers: 4,
+		JetStream: consumer.JetStream{
+			Stream:       "QUICKSTART",
+			Consumer:     "orders",
+			CreateStream: &stream.Config{Subjects: []string{"quickstart.orders.>"}, MaxAge: time.Hour},
+		},
+	}
+	order := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
 		md := m.Metadata()
-		ordered <- fmt.Sprintf("%s (stream sequence %d, delivery %d)", m.Data(), md.Sequence.Stream, md.NumDelivered)
+		ordered <- fmt.Sprintf("%s (stream sequence %d, delivery %d)",
+			m.Data(), md.Sequence.Stream, md.NumDelivered)
 		return nil
-	}))
-	if err != nil {
+	})
+	if err := client.Handle("orders", orders, order); err != nil {
 		return err
 	}
-	return client.HandleRequest("clock", consumer.Config{Subject: "quickstart.time"}, consumer.RequestFunc(func(ctx context.Context, m *consumer.Msg) (consumer.Reply, error) {
+
+	// A request handler's error goes back to the caller as a service
+	// error, with its code.
+	clock := consumer.RequestFunc(func(ctx context.Context, m *consumer.Msg) (consumer.Reply, error) {
 		if len(m.Data()) > 0 {
 			return consumer.Reply{}, consumer.Errorf(400, "the clock takes no arguments")
 		}
 		return consumer.Reply{Data: []byte(time.Now().UTC().Format(time.RFC3339))}, nil
-	}))
+	})
+	return client.HandleRequest("clock", consumer.Config{Subject: "quickstart.time"}, clock)
 }
 
 // greeting is what the settings bucket holds, as JSON.
@@ -162,24 +190,25 @@ func watchSettings(client *corral.Client) (*kv.Bucket[greeting], <-chan kv.Entry
 	}
 	settings := kv.Typed(raw, kv.JSON[greeting]{})
 	changes := make(chan kv.Entry[greeting], 8)
-	w, err := settings.Watch("settings-watch", kv.WatchConfig{Keys: []string{"greeting"}, UpdatesOnly: true},
-		func(ctx context.Context, e kv.Entry[greeting]) error {
-			select {
-			case changes <- e:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		})
+	keys := kv.WatchConfig{Keys: []string{"greeting"}, UpdatesOnly: true}
+	w, err := settings.Watch("settings-watch", keys, func(ctx context.Context, e kv.Entry[greeting]) error {
+		select {
+		case changes <- e:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
 	if err != nil {
 		return nil, nil, err
 	}
 	return settings, changes, client.Watch(w)
 }
 
-// demoStores changes a setting twice, shows what the watch saw, and puts
-// and gets an object.
-func demoStores(ctx context.Context, client *corral.Client, settings *kv.Bucket[greeting], changes <-chan kv.Entry[greeting], p *printer) error {
+// demoSettings changes a setting twice and shows what the watch saw.
+func demoSettings(ctx context.Context, settings *kv.Bucket[greeting], changes <-chan kv.Entry[greeting],
+	p *printer,
+) error {
 	next := func() (kv.Entry[greeting], error) {
 		select {
 		case e := <-changes:
@@ -209,7 +238,12 @@ func demoStores(ctx context.Context, client *corral.Client, settings *kv.Bucket[
 		}
 		p.printf("watch settings-watch saw %s %s = %+v (revision %d)\n", e.Op, e.Key, e.Value, e.Revision)
 	}
+	return nil
+}
 
+// demoObjects puts an object in chunks and gets it back, its digest
+// verified.
+func demoObjects(ctx context.Context, client *corral.Client, p *printer) error {
 	files, err := client.ObjectStore("files")
 	if err != nil {
 		return err
