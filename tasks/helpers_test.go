@@ -106,6 +106,24 @@ func enqueue(t *testing.T, nc *nats.Conn, cfg tasks.Config, queue string, n int)
 	}
 }
 
+// publish enqueues one task with data, its id the data itself.
+func publish(t *testing.T, nc *nats.Conn, data string) {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	name, sc := tasks.Config{}.QueueStream("q")
+	if _, err := sc.Declare(ctx, js, name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, "corral.tasks.q", []byte(data), jetstream.WithMsgID(data)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // worker is a tasks.Worker served in a tree of its own, on a connection
 // of its own.
 type worker struct {

@@ -18,10 +18,10 @@ const (
 	retryDelay = time.Second
 	// avoidDelay is how long a copy handed back by this worker waits
 	// before it is offered again, so that another worker takes it.
-	avoidDelay = 500 * time.Millisecond
+	avoidDelay = 100 * time.Millisecond
 	// avoidDeliveries is how often a copy is passed over by the worker it
 	// avoids before that worker takes it anyway: no other has.
-	avoidDeliveries = 3
+	avoidDeliveries = 20
 )
 
 // errPassed marks a copy the worker did not claim: it was naked or acked
@@ -34,10 +34,12 @@ var errPassed = errors.New("copy passed over")
 func (r *run) Handle(ctx context.Context, d *delivery) error {
 	t := parseTask(d.raw.Header, d.raw.Data, d.meta.Sequence.Stream)
 	if wait := time.Until(t.notBefore); wait > 0 {
+		r.w.stats.passedOver.Add(1)
 		_ = d.nak(wait)
 		return errPassed
 	}
 	if t.avoid == r.id && d.meta.NumDelivered <= avoidDeliveries {
+		r.w.stats.passedOver.Add(1)
 		_ = d.nak(avoidDelay)
 		return errPassed
 	}

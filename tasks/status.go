@@ -45,6 +45,9 @@ type Counters struct {
 	// Duplicates counts copies of tasks held or finished elsewhere,
 	// dropped.
 	Duplicates uint64
+	// PassedOver counts copies the worker let go without claiming them:
+	// not due yet, or put back by the worker itself and left for others.
+	PassedOver uint64
 	// Rejected counts outcomes not recorded because the task was no longer
 	// the worker's: its lease was lost.
 	Rejected uint64
@@ -57,7 +60,7 @@ type Counters struct {
 func (w *Worker) Status() Status {
 	st := Status{Queue: w.queue, Lease: LeaseStateNone, Capacity: w.cfg.MaxConcurrency, Counters: Counters{
 		Started: w.stats.started.Load(), Completed: w.stats.completed.Load(), Failed: w.stats.failed.Load(),
-		HandedBack: w.stats.handedBack.Load(), Duplicates: w.stats.duplicates.Load(),
+		HandedBack: w.stats.handedBack.Load(), Duplicates: w.stats.duplicates.Load(), PassedOver: w.stats.passedOver.Load(),
 		Rejected: w.stats.rejected.Load(), Recovered: w.stats.recovered.Load()}}
 	r := w.current.Load()
 	if r == nil {

@@ -189,7 +189,7 @@ func (w *Worker) declareLeases(ctx context.Context, js jetstream.JetStream) erro
 
 // counters are a worker's counts since it was made.
 type counters struct {
-	started, completed, failed, handedBack, duplicates, rejected, recovered atomic.Uint64
+	started, completed, failed, handedBack, duplicates, passedOver, rejected, recovered atomic.Uint64
 }
 
 // count adds one to c when err is nil.
