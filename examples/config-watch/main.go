@@ -143,85 +143,134 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer func() { server.stop() }()
+	defer server.stop()
 
 	// Three clients, as three processes would have: two watch, one writes.
-	// A watch delivers every revision the bucket still holds; one cut off
-	// for longer than the bucket's history lasts skips to what remains
-	// (the latest value of every key, never older), so here the history
-	// outlasts the whole run.
-	newClient := func(name string) (*corral.Client, *kv.Bucket[limit], error) {
-		var cfg corral.Config
-		cfg.Name = name
-		cfg.Connection.Servers = []string{url}
-		cfg.KV = map[string]kv.Config{"config": {History: history}}
-		c, err := corral.New(cfg)
-		if err != nil {
-			return nil, nil, err
-		}
-		raw, err := c.KV("config")
-		if err != nil {
-			return nil, nil, err
-		}
-		return c, kv.Typed(raw, kv.JSON[limit]{}), nil
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	defer func() {
-		cancel()
-		wg.Wait()
-	}()
-	runErrs := make(chan error, 3)
-	start := func(c *corral.Client) {
-		wg.Go(func() {
-			if err := c.Run(runCtx); err != nil {
-				runErrs <- fmt.Errorf("%s: %w", c, err)
-			}
-		})
-	}
+	clients := newFleet(ctx)
+	defer clients.stop()
 	watchers := []*watcher{newWatcher("a", 0), newWatcher("b", updates/4)}
 	for _, w := range watchers {
-		c, b, err := newClient("watcher-" + w.name)
-		if err != nil {
+		if err := w.start(url, clients); err != nil {
 			return err
 		}
-		cw, err := b.Watch("config-watch", kv.WatchConfig{UpdatesOnly: true}, w.see)
-		if err != nil {
-			return err
-		}
-		if err := c.Watch(cw); err != nil {
-			return err
-		}
-		w.client = c
-		start(c)
 	}
-	writer, bucket, err := newClient("writer")
+	writer, bucket, err := newClient("writer", url)
 	if err != nil {
 		return err
 	}
-	start(writer)
-	waitCtx, waitCancel := context.WithTimeout(ctx, 30*time.Second)
-	defer waitCancel()
+	clients.start(writer)
+	if err := waitSynced(ctx, watchers, clients.errs); err != nil {
+		return err
+	}
+
+	last, err := write(ctx, bucket, server, out)
+	if err != nil {
+		return err
+	}
+	if err := waitDelivered(watchers, last, clients.errs); err != nil {
+		return err
+	}
+	return report(out, watchers, last)
+}
+
+// newClient makes a client of the server at url with the config bucket.
+// A watch delivers every revision the bucket still holds; one cut off for
+// longer than the bucket's history lasts skips to what remains (the
+// latest value of every key, never older), so here the history outlasts
+// the whole run.
+func newClient(name, url string) (*corral.Client, *kv.Bucket[limit], error) {
+	var cfg corral.Config
+	cfg.Name = name
+	cfg.Connection.Servers = []string{url}
+	cfg.KV = map[string]kv.Config{"config": {History: history}}
+	c, err := corral.New(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err := c.KV("config")
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, kv.Typed(raw, kv.JSON[limit]{}), nil
+}
+
+// fleet runs the example's clients until stop, and reports on errs any
+// that stopped with an error before.
+type fleet struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	errs   chan error
+}
+
+func newFleet(ctx context.Context) *fleet {
+	ctx, cancel := context.WithCancel(ctx)
+	// One slot per client: each sends at most once, and never blocks.
+	return &fleet{ctx: ctx, cancel: cancel, errs: make(chan error, 3)}
+}
+
+func (f *fleet) start(c *corral.Client) {
+	f.wg.Go(func() {
+		if err := c.Run(f.ctx); err != nil {
+			f.errs <- fmt.Errorf("%s: %w", c, err)
+		}
+	})
+}
+
+// stop ends every client and waits until each has stopped.
+func (f *fleet) stop() {
+	f.cancel()
+	f.wg.Wait()
+}
+
+// start makes the watcher's client, declares its watch of the config
+// bucket, from the changes made after it starts, and runs it.
+func (w *watcher) start(url string, clients *fleet) error {
+	c, b, err := newClient("watcher-"+w.name, url)
+	if err != nil {
+		return err
+	}
+	cw, err := b.Watch("config-watch", kv.WatchConfig{UpdatesOnly: true}, w.see)
+	if err != nil {
+		return err
+	}
+	if err := c.Watch(cw); err != nil {
+		return err
+	}
+	w.client = c
+	clients.start(c)
+	return nil
+}
+
+// waitSynced waits until every watcher's watch has started, so that it
+// sees every update that follows.
+func waitSynced(ctx context.Context, watchers []*watcher, errs <-chan error) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
 	for _, w := range watchers {
 		select {
 		case <-w.synced:
-		case err := <-runErrs:
+		case err := <-errs:
 			return err
-		case <-waitCtx.Done():
-			return fmt.Errorf("watcher %s did not start: %w", w.name, waitCtx.Err())
+		case <-ctx.Done():
+			return fmt.Errorf("watcher %s did not start: %w", w.name, ctx.Err())
 		}
 	}
+	return nil
+}
 
-	// Write; halfway, restart the server. A put that fails while it is
-	// down is retried: if the failed one was stored after all, the retry
-	// is one more revision, which the watchers must see too.
+// write puts every update, spread over the keys, and restarts the server
+// halfway. A put that fails while it is down is retried: if the failed
+// one was stored after all, the retry is one more revision, which the
+// watchers must see too. It returns the last put's revision.
+func write(ctx context.Context, bucket *kv.Bucket[limit], server *restartable, out io.Writer) (uint64, error) {
 	var last uint64
 	for i := range updates {
 		if i == updates/2 {
 			fmt.Fprintf(out, "restarting the server after %d updates\n", i)
 			server.stop()
-			if url, err = server.start(ctx); err != nil {
-				return err
+			if _, err := server.start(ctx); err != nil {
+				return 0, err
 			}
 		}
 		key := fmt.Sprintf("service.%d.limit", i%keys)
@@ -234,29 +283,39 @@ func run(ctx context.Context, out io.Writer) error {
 				break
 			}
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return 0, ctx.Err()
 			}
 			if err := pause(ctx, 50*time.Millisecond); err != nil {
-				return err
+				return 0, err
 			}
 		}
 	}
+	return last, nil
+}
 
-	// The last put's revision is the last in the bucket: every revision
-	// up to it must reach both watchers.
+// waitDelivered waits until every watcher has been delivered the last
+// revision. The last put's revision is the last in the bucket: every
+// revision up to it must reach both watchers.
+func waitDelivered(watchers []*watcher, last uint64, errs <-chan error) error {
 	deadline := time.NewTimer(30 * time.Second)
 	defer deadline.Stop()
 	for _, w := range watchers {
 		for w.last() < last {
 			select {
 			case <-w.changed:
-			case err := <-runErrs:
+			case err := <-errs:
 				return err
 			case <-deadline.C:
 				return fmt.Errorf("watcher %s stopped at revision %d of %d", w.name, w.last(), last)
 			}
 		}
 	}
+	return nil
+}
+
+// report prints each watch's restarts and the summary, and fails if a
+// watcher missed or repeated a revision.
+func report(out io.Writer, watchers []*watcher, last uint64) error {
 	for _, w := range watchers {
 		for _, st := range w.client.Status().Watches {
 			fmt.Fprintf(out, "watcher %s: %s restarts=%d last_error=%q\n", w.name, st.Name, st.Restarts, st.LastError)
