@@ -81,37 +81,20 @@ func run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-
 	t := &tally{processed: map[int]bool{}}
-	jobs := consumer.Config{Workers: 8, QueueSize: 32, JetStream: consumer.JetStream{
-		Stream: "JOBS", Consumer: "workers", MaxDeliver: 3, Backoff: []time.Duration{10 * time.Millisecond},
-		AckWait: 30 * time.Second, DeadLetter: "dead.jobs",
-		CreateStream: &stream.Config{Subjects: []string{"jobs.>"}, Retention: "workqueue"},
-	}}
 
 	// Instance a runs the embedded server; b connects to it.
 	var cfgA corral.Config
 	cfgA.Name, cfgA.Server.StoreDir = "worker-a", dir
-	a, err := corral.New(cfgA)
+	a, err := newWorker(cfgA, t)
 	if err != nil {
-		return err
-	}
-	if err := a.Handle("jobs", jobs, consumer.HandlerFunc(t.handle)); err != nil {
 		return err
 	}
 	stopA := start(ctx, a)
 	defer stopA()
 	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	nc, err := a.Conn(waitCtx)
-	if err != nil {
-		return err
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return err
-	}
-	dead, err := js.CreateOrUpdateStream(waitCtx, jetstream.StreamConfig{Name: "DEAD", Subjects: []string{"dead.>"}})
+	js, dead, err := declareDead(waitCtx, a)
 	if err != nil {
 		return err
 	}
@@ -122,11 +105,8 @@ func run(ctx context.Context, out io.Writer) error {
 	var cfgB corral.Config
 	cfgB.Name = "worker-b"
 	cfgB.Connection.Servers = []string{a.Status().Connection.URL}
-	b, err := corral.New(cfgB)
+	b, err := newWorker(cfgB, t)
 	if err != nil {
-		return err
-	}
-	if err := b.Handle("jobs", jobs, consumer.HandlerFunc(t.handle)); err != nil {
 		return err
 	}
 	stopB := start(ctx, b)
@@ -135,6 +115,71 @@ func run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 
+	if err := publish(waitCtx, js); err != nil {
+		return err
+	}
+	if err := stopHalfway(ctx, t, b, stopB, out); err != nil {
+		return err
+	}
+	lost, err := report(ctx, t, dead, out)
+	if err != nil {
+		return err
+	}
+	if lost != 0 {
+		return fmt.Errorf("%d jobs lost", lost)
+	}
+	return stopA()
+}
+
+// newWorker makes an instance with the jobs handler. Every instance
+// shares the durable consumer "workers" of the JOBS work-queue stream,
+// with 8 workers and 32 jobs queued of its own; a job that fails 3 times,
+// 10ms apart, goes to dead.jobs.
+func newWorker(cfg corral.Config, t *tally) (*corral.Client, error) {
+	c, err := corral.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	jobs := consumer.Config{
+		Workers:   8,
+		QueueSize: 32,
+		JetStream: consumer.JetStream{
+			Stream:       "JOBS",
+			Consumer:     "workers",
+			MaxDeliver:   3,
+			Backoff:      []time.Duration{10 * time.Millisecond},
+			AckWait:      30 * time.Second,
+			DeadLetter:   "dead.jobs",
+			CreateStream: &stream.Config{Subjects: []string{"jobs.>"}, Retention: "workqueue"},
+		},
+	}
+	if err := c.Handle("jobs", jobs, consumer.HandlerFunc(t.handle)); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// declareDead declares the DEAD stream, which keeps what the handler
+// dead-letters, on c's connection; the returned JetStream context
+// publishes the jobs.
+func declareDead(ctx context.Context, c *corral.Client) (jetstream.JetStream, jetstream.Stream, error) {
+	nc, err := c.Conn(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, nil, err
+	}
+	dead, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: "DEAD", Subjects: []string{"dead.>"}})
+	if err != nil {
+		return nil, nil, err
+	}
+	return js, dead, nil
+}
+
+// publish sends every job and waits until the stream has stored them all.
+func publish(ctx context.Context, js jetstream.JetStream) error {
 	for i := range published {
 		if _, err := js.PublishAsync("jobs.new", []byte(strconv.Itoa(i))); err != nil {
 			return err
@@ -142,12 +187,15 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	select {
 	case <-js.PublishAsyncComplete():
-	case <-waitCtx.Done():
+		return nil
+	case <-ctx.Done():
 		return errors.New("publishing did not complete")
 	}
+}
 
-	// Stop b halfway: what it held and had not started goes back at once.
-	poison := published / poisonEach
+// stopHalfway stops instance b once half the jobs are done: what it held
+// and had not started goes back at once, to a.
+func stopHalfway(ctx context.Context, t *tally, b *corral.Client, stopB func() error, out io.Writer) error {
 	if err := poll(ctx, 60*time.Second, func() bool { return t.count() >= published/2 }); err != nil {
 		return fmt.Errorf("half not processed: %w", err)
 	}
@@ -157,7 +205,13 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	st := b.Status().Handlers[0].Counters
 	fmt.Fprintf(out, "instance b: processed %d, handed back %d unstarted\n", st.Processed, st.Naked)
+	return nil
+}
 
+// report waits until every job is processed or dead-lettered, prints the
+// summary, and returns how many jobs were neither: lost.
+func report(ctx context.Context, t *tally, dead jetstream.Stream, out io.Writer) (lost int, err error) {
+	poison := published / poisonEach
 	done := func() bool {
 		info, err := dead.Info(ctx)
 		return err == nil && t.count() == published-poison && int(info.State.Msgs) == poison
@@ -167,21 +221,18 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	info, err := dead.Info(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	deadLettered := int(info.State.Msgs)
 	processed := t.count()
-	lost := published - processed - deadLettered
+	lost = published - processed - deadLettered
 	t.mu.Lock()
 	redelivered, duplicates := t.redelivered, t.duplicates
 	t.mu.Unlock()
 	fmt.Fprintf(out, "processed twice: %d\n", duplicates)
 	fmt.Fprintf(out, "summary: published=%d processed_unique=%d redelivered=%d dead_lettered=%d lost=%d\n",
 		published, processed, redelivered, deadLettered, lost)
-	if lost != 0 {
-		return fmt.Errorf("%d jobs lost", lost)
-	}
-	return stopA()
+	return lost, nil
 }
 
 // start runs c until the returned function is called; it returns what Run
