@@ -116,6 +116,8 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	defer srv.kill()
 
+	// The buffer holds every message, so Publish never waits: what is
+	// published while the server is down waits in the buffer.
 	var cfg corral.Config
 	cfg.Name = "outage"
 	cfg.Connection.Servers = []string{"nats://" + srv.addr()}
@@ -134,7 +136,25 @@ func run(ctx context.Context, out io.Writer) error {
 		<-done
 	}()
 
-	// Publish everything; the server goes down twice meanwhile.
+	futures, err := publishThroughOutages(ctx, client, srv, out)
+	if err != nil {
+		return err
+	}
+	waitCtx, waitCancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer waitCancel()
+	for i, f := range futures {
+		if _, err := f.Wait(waitCtx); err != nil {
+			return fmt.Errorf("message %d: %w", i, err)
+		}
+	}
+	return report(waitCtx, client, len(futures), out)
+}
+
+// publishThroughOutages publishes every message while the server goes
+// down twice, and returns each message's Future, in order.
+func publishThroughOutages(ctx context.Context, client *corral.Client, srv *server, out io.Writer) ([]*publisher.Future, error) {
+	ctx, stopPublishing := context.WithCancel(ctx)
+	defer stopPublishing()
 	futures := make([]*publisher.Future, messages)
 	published := make(chan error, 1)
 	go func() {
@@ -148,6 +168,20 @@ func run(ctx context.Context, out io.Writer) error {
 		}
 		published <- nil
 	}()
+	if err := outages(ctx, client, srv, out); err != nil {
+		stopPublishing()
+		<-published
+		return nil, err
+	}
+	if err := <-published; err != nil {
+		return nil, err
+	}
+	return futures, nil
+}
+
+// outages kills the server once a third of the messages are acknowledged,
+// and again at two thirds, and starts it again a second later each time.
+func outages(ctx context.Context, client *corral.Client, srv *server, out io.Writer) error {
 	for _, at := range []uint64{messages / 3, 2 * messages / 3} {
 		for client.Status().Publisher.Acked < at {
 			if ctx.Err() != nil {
@@ -162,20 +196,13 @@ func run(ctx context.Context, out io.Writer) error {
 			return err
 		}
 	}
-	if err := <-published; err != nil {
-		return err
-	}
-	acked := 0
-	waitCtx, waitCancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer waitCancel()
-	for i, f := range futures {
-		if _, err := f.Wait(waitCtx); err != nil {
-			return fmt.Errorf("message %d: %w", i, err)
-		}
-		acked++
-	}
+	return nil
+}
 
-	stored, counts, err := readBack(waitCtx, client)
+// report reads the stream back and prints the summary; it fails if a
+// message is missing or stored more than once.
+func report(ctx context.Context, client *corral.Client, acked int, out io.Writer) error {
+	stored, counts, err := readBack(ctx, client)
 	if err != nil {
 		return err
 	}
