@@ -52,36 +52,14 @@ func run(ctx context.Context, out io.Writer) error {
 	return nil
 }
 
+// runPolicy floods one client's slow handler under policy and prints
+// what it did with the overload.
 func runPolicy(ctx context.Context, dir string, policy consumer.Overflow, out io.Writer) error {
-	var cfg corral.Config
-	cfg.Name = "slowconsumer"
-	cfg.Server.StoreDir = dir
 	var episodes atomic.Int64
-	client, err := corral.New(cfg, corral.WithEventHook(func(e corral.Event) {
-		if _, ok := e.(consumer.SlowConsumerStarted); ok {
-			episodes.Add(1)
-		}
-	}))
+	client, err := newClient(dir, policy, &episodes)
 	if err != nil {
 		return err
 	}
-	var maxQueue atomic.Int64
-	hc := consumer.Config{Subject: "work." + string(policy), Workers: workers, QueueSize: queueSize, Overflow: policy}
-	if policy == consumer.Reject {
-		err = client.HandleRequest("slow", hc, consumer.RequestFunc(func(ctx context.Context, m *consumer.Msg) (consumer.Reply, error) {
-			time.Sleep(work)
-			return consumer.Reply{Data: []byte("done")}, nil
-		}))
-	} else {
-		err = client.Handle("slow", hc, consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
-			time.Sleep(work)
-			return nil
-		}))
-	}
-	if err != nil {
-		return err
-	}
-
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
@@ -102,51 +80,117 @@ func runPolicy(ctx context.Context, dir string, policy consumer.Overflow, out io
 		}
 	}
 
-	// Publish as fast as the connection takes it, watching the queue.
-	stopWatch := make(chan struct{})
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		for {
-			select {
-			case <-stopWatch:
-				return
-			case <-time.After(time.Millisecond):
-			}
-			if d := int64(status(client).Counters.QueueDepth); d > maxQueue.Load() {
-				maxQueue.Store(d)
-			}
+	queue := watchQueue(client)
+	err = flood(nc, policy)
+	if err == nil {
+		err = waitAccounted(waitCtx, client)
+	}
+	deepest := queue.stop()
+	if err != nil {
+		return err
+	}
+	c := status(client).Counters
+	fmt.Fprintf(out, "summary: policy=%s published=%d processed=%d dropped=%d slow_consumer_events=%d max_queue=%d\n",
+		policy, published, c.Processed, c.Dropped+c.Rejected, episodes.Load(), deepest)
+	return nil
+}
+
+// newClient makes a client on the embedded server with one handler,
+// "slow": two workers that take 200µs a message, behind a queue of 100
+// with the given overflow policy. Under Reject it is a request handler,
+// the kind whose callers a full queue can answer at once. episodes counts
+// the slow-consumer episodes the client reports.
+func newClient(dir string, policy consumer.Overflow, episodes *atomic.Int64) (*corral.Client, error) {
+	var cfg corral.Config
+	cfg.Name = "slowconsumer"
+	cfg.Server.StoreDir = dir
+	client, err := corral.New(cfg, corral.WithEventHook(func(e corral.Event) {
+		if _, ok := e.(consumer.SlowConsumerStarted); ok {
+			episodes.Add(1)
 		}
-	}()
-	msg := nats.NewMsg(hc.Subject)
+	}))
+	if err != nil {
+		return nil, err
+	}
+	hc := consumer.Config{Subject: subject(policy), Workers: workers, QueueSize: queueSize, Overflow: policy}
+	if policy == consumer.Reject {
+		answer := consumer.RequestFunc(func(ctx context.Context, m *consumer.Msg) (consumer.Reply, error) {
+			time.Sleep(work)
+			return consumer.Reply{Data: []byte("done")}, nil
+		})
+		return client, client.HandleRequest("slow", hc, answer)
+	}
+	handle := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		time.Sleep(work)
+		return nil
+	})
+	return client, client.Handle("slow", hc, handle)
+}
+
+// subject is where the messages for policy go: a subject per policy, so
+// that nothing left from one run reaches the next.
+func subject(policy consumer.Overflow) string { return "work." + string(policy) }
+
+// flood publishes every message as fast as the connection takes them.
+// Under Reject each carries a reply subject, so that a full queue answers
+// it; the answers are not read, the rejections are counted.
+func flood(nc *nats.Conn, policy consumer.Overflow) error {
+	msg := nats.NewMsg(subject(policy))
 	msg.Data = []byte("job")
 	if policy == consumer.Reject {
-		msg.Reply = nats.NewInbox() // answers are not read; rejections are counted
+		msg.Reply = nats.NewInbox()
 	}
 	for range published {
 		if err := nc.PublishMsg(msg); err != nil {
 			return err
 		}
 	}
-	if err := nc.Flush(); err != nil {
-		return err
-	}
-	// Wait until every message is handled or dropped.
+	return nc.Flush()
+}
+
+// waitAccounted waits until every message published is processed,
+// failed, dropped or rejected.
+func waitAccounted(ctx context.Context, client *corral.Client) error {
 	for {
 		c := status(client).Counters
 		if c.Processed+c.Failed+c.Dropped+c.Rejected == published {
-			break
+			return nil
 		}
-		if err := sleep(waitCtx, 5*time.Millisecond); err != nil {
+		if err := sleep(ctx, 5*time.Millisecond); err != nil {
 			return fmt.Errorf("not every message was accounted for: %+v", c)
 		}
 	}
-	close(stopWatch)
-	<-watched
-	c := status(client).Counters
-	fmt.Fprintf(out, "summary: policy=%s published=%d processed=%d dropped=%d slow_consumer_events=%d max_queue=%d\n",
-		policy, published, c.Processed, c.Dropped+c.Rejected, episodes.Load(), maxQueue.Load())
-	return nil
+}
+
+// queueWatch samples the handler's queue depth every millisecond and
+// keeps the deepest it saw.
+type queueWatch struct {
+	halt    chan struct{}
+	done    chan struct{}
+	deepest int // written by the sampling goroutine, read once it is done
+}
+
+func watchQueue(client *corral.Client) *queueWatch {
+	w := &queueWatch{halt: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		for {
+			select {
+			case <-w.halt:
+				return
+			case <-time.After(time.Millisecond):
+			}
+			w.deepest = max(w.deepest, status(client).Counters.QueueDepth)
+		}
+	}()
+	return w
+}
+
+// stop ends the sampling and returns the deepest queue seen.
+func (w *queueWatch) stop() int {
+	close(w.halt)
+	<-w.done
+	return w.deepest
 }
 
 func status(c *corral.Client) consumer.Status { return c.Status().Handlers[0] }
