@@ -188,10 +188,10 @@ func rawMicro(ctx context.Context, e *env, n int) (sample, error) {
 
 func corralRequest(ctx context.Context, e *env, n int) (sample, error) {
 	c, err := startCorral(ctx, e, corral.Config{}, func(c *corral.Client) error {
-		hc := consumer.Config{Subject: "bench.req.corral"}
-		return c.HandleRequest("bench", hc, consumer.RequestFunc(func(_ context.Context, m *consumer.Msg) (consumer.Reply, error) {
+		echo := consumer.RequestFunc(func(_ context.Context, m *consumer.Msg) (consumer.Reply, error) {
 			return consumer.Reply{Data: m.Data()}, nil
-		}))
+		})
+		return c.HandleRequest("bench", consumer.Config{Subject: "bench.req.corral"}, echo)
 	})
 	if err != nil {
 		return sample{}, err
