@@ -203,10 +203,13 @@ func gone(err error) bool {
 
 // scan calls fn with the current record of every task whose subject
 // matches filter, in stream order, until fn fails or ctx ends. With
-// headersOnly the records come without their tasks' data.
+// headersOnly the records come without their tasks' data. It reads
+// through an ephemeral consumer of its own, not an ordered one: nats.go
+// re-creates an ordered consumer without end once its connection is gone.
 func (l *ledger) scan(ctx context.Context, filter string, headersOnly bool, fn func(record) error) error {
-	cons, err := l.held.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{filter}, DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy, HeadersOnly: headersOnly})
+	cons, err := l.held.CreateConsumer(ctx, jetstream.ConsumerConfig{FilterSubject: filter,
+		DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy, AckPolicy: jetstream.AckNonePolicy,
+		HeadersOnly: headersOnly, MemoryStorage: true, InactiveThreshold: scanIdle})
 	if err != nil {
 		return err
 	}
@@ -216,24 +219,10 @@ func (l *ledger) scan(ctx context.Context, filter string, headersOnly bool, fn f
 		_ = l.held.DeleteConsumer(dctx, cons.CachedInfo().Name)
 	}()
 	for pending := cons.CachedInfo().NumPending; pending > 0; {
-		batch, err := cons.Fetch(int(min(pending, scanBatch)), jetstream.FetchMaxWait(jsapi.Timeout))
+		fctx, cancel := context.WithTimeout(ctx, jsapi.Timeout)
+		n, err := l.scanBatch(fctx, cons, int(min(pending, scanBatch)), &pending, fn)
+		cancel()
 		if err != nil {
-			return err
-		}
-		n := 0
-		for m := range batch.Messages() {
-			n++
-			meta, err := m.Metadata()
-			if err != nil {
-				return err
-			}
-			pending = meta.NumPending
-			raw := &jetstream.RawStreamMsg{Subject: m.Subject(), Sequence: meta.Sequence.Stream, Header: m.Headers(), Data: m.Data()}
-			if err := fn(parseRecord(raw)); err != nil {
-				return err
-			}
-		}
-		if err := batch.Error(); err != nil {
 			return err
 		}
 		if n == 0 {
@@ -242,6 +231,33 @@ func (l *ledger) scan(ctx context.Context, filter string, headersOnly bool, fn f
 	}
 	return nil
 }
+
+// scanBatch fetches up to n records and calls fn with each; pending is
+// updated to what the consumer has left.
+func (l *ledger) scanBatch(ctx context.Context, cons jetstream.Consumer, n int, pending *uint64, fn func(record) error) (int, error) {
+	batch, err := cons.Fetch(n, jetstream.FetchContext(ctx))
+	if err != nil {
+		return 0, err
+	}
+	got := 0
+	for m := range batch.Messages() {
+		got++
+		meta, err := m.Metadata()
+		if err != nil {
+			return got, err
+		}
+		*pending = meta.NumPending
+		raw := &jetstream.RawStreamMsg{Subject: m.Subject(), Sequence: meta.Sequence.Stream, Header: m.Headers(), Data: m.Data()}
+		if err := fn(parseRecord(raw)); err != nil {
+			return got, err
+		}
+	}
+	return got, batch.Error()
+}
+
+// scanIdle is how long a scan's consumer outlives its scan when the scan
+// could not delete it (its process died).
+const scanIdle = time.Minute
 
 // scanBatch bounds the records a scan asks for at a time.
 const scanBatch = 1000

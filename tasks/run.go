@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -102,50 +103,69 @@ func (r *run) decide(ctx context.Context, d *delivery, t task, err error) {
 
 // Settle writes the outcome of a run: the task done, handed back, failed
 // (back in the queue after its backoff, or dead-lettered), or cut off by
-// a stop (back in the queue). A run whose worker lost its lease writes
-// nothing: the task is another's.
+// a stop (back in the queue). A write that fails is tried again, as long
+// as the task is the worker's: a task left held by a live worker would
+// run nowhere. A run whose worker lost its lease writes nothing: the task
+// is another's.
 func (r *run) Settle(ctx context.Context, d *delivery, err error) {
 	defer r.puller.Release()
 	if errors.Is(err, errPassed) || !d.claimed {
 		return
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jsapi.Timeout)
-	defer cancel()
-	if !r.entitled() {
-		// LeaseLost reports it, once for all the tasks the run held.
-		r.w.stats.rejected.Add(1)
-		return
+	write, count := r.outcome(d.rec, err)
+	for wait := settleRetryMin; ; wait = min(2*wait, settleRetryMax) {
+		if !r.entitled() {
+			// LeaseLost reports it, once for all the tasks the run held.
+			r.w.stats.rejected.Add(1)
+			return
+		}
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jsapi.Timeout)
+		werr := write(wctx)
+		cancel()
+		switch {
+		case werr == nil:
+			count.Add(1)
+			return
+		case errors.Is(werr, ErrFenced):
+			r.rejected(d.rec, werr)
+			return
+		}
+		r.w.queueError("settle", werr)
+		// Cut off by a stop: the record stays until the recoverer puts
+		// the task back, once the lease is released.
+		if sleep(ctx, wait); ctx.Err() != nil {
+			return
+		}
 	}
-	rec := d.rec
+}
+
+// Bounds of the wait before an outcome whose write failed is written again.
+const (
+	settleRetryMin = 100 * time.Millisecond
+	settleRetryMax = 2 * time.Second
+)
+
+// outcome is the write a run's result calls for, and what it counts.
+func (r *run) outcome(rec record, err error) (func(context.Context) error, *atomic.Uint64) {
 	next := rec.task
 	next.attempt++
-	var werr error
 	switch delay, back := handBack(err); {
 	case err == nil:
-		werr = r.ledger().finish(wctx, rec, stateDone, nil)
-		r.w.count(werr, &r.w.stats.completed)
+		return func(ctx context.Context) error { return r.ledger().finish(ctx, rec, stateDone, nil) }, &r.w.stats.completed
 	case back:
 		next.notBefore, next.avoid = time.Now().Add(delay), r.id
-		werr = r.ledger().putBack(wctx, rec, next)
-		r.w.count(werr, &r.w.stats.handedBack)
+		return func(ctx context.Context) error { return r.ledger().putBack(ctx, rec, next) }, &r.w.stats.handedBack
 	case r.pool.CutOff(err):
-		werr = r.ledger().putBack(wctx, rec, next)
-		r.w.count(werr, &r.w.stats.handedBack)
-	default:
-		werr = r.fail(wctx, rec, next, err)
+		return func(ctx context.Context) error { return r.ledger().putBack(ctx, rec, next) }, &r.w.stats.handedBack
 	}
-	if errors.Is(werr, ErrFenced) {
-		r.rejected(rec, werr)
-	} else if werr != nil {
-		r.w.queueError("settle", werr)
-	}
+	r.w.stats.failed.Add(1)
+	return func(ctx context.Context) error { return r.fail(ctx, rec, next, err) }, new(atomic.Uint64)
 }
 
 // fail records a failed run: the task goes back to the queue after the
 // backoff for its failures, or past MaxFailures to the dead-letter subject
 // and out of the queue.
 func (r *run) fail(ctx context.Context, rec record, next task, cause error) error {
-	r.w.stats.failed.Add(1)
 	next.failures++
 	cfg := r.w.cfg
 	if cfg.MaxFailures < 0 || next.failures < cfg.MaxFailures {
