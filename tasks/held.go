@@ -164,10 +164,17 @@ func (l *ledger) finish(ctx context.Context, rec record, state string, cause err
 		m.Header.Set(lastErrorHeader, cause.Error())
 	}
 	_, err := l.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(rec.seq), jetstream.WithMsgTTL(l.keep))
-	if jsapi.WrongLastSequence(err) {
-		return fmt.Errorf("%w: %w", ErrFenced, err)
+	if !jsapi.WrongLastSequence(err) {
+		return err
 	}
-	return err
+	// An earlier try whose answer was lost may have written it: then the
+	// subject holds this very tombstone.
+	if last, lerr := l.held.GetLastMsgForSubject(ctx, m.Subject); lerr == nil {
+		if h := last.Header; h.Get(stateHeader) == state && h.Get(AttemptHeader) == m.Header.Get(AttemptHeader) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %w", ErrFenced, err)
 }
 
 // putBack enqueues rec's task again as next (its next attempt), then

@@ -170,33 +170,14 @@ func assertCompletedOnce(t *testing.T, url string, n int, allowed func(worker st
 	t.Helper()
 	nc := connect(t, url)
 	js, _ := jetstream.New(nc)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := js.Stream(ctx, "TASKS_q_HELD")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{HeadersOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := map[string][]string{}
+	var done map[string][]string
 	var held []string
-	for pending := cons.CachedInfo().NumPending; pending > 0; {
-		m, err := cons.Next(jetstream.FetchMaxWait(10 * time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
-		meta, _ := m.Metadata()
-		pending = meta.NumPending
-		task, worker := m.Headers().Get("Corral-Task-Id"), m.Headers().Get("Corral-Task-Worker")
-		switch m.Headers().Get("Corral-Task-State") {
-		case "done":
-			done[task] = append(done[task], worker)
-		case "held":
-			held = append(held, task)
-		}
-	}
+	var err error
+	// Right after a leader change the stream may not answer yet.
+	natstest.Eventually(t, 30*time.Second, func() bool {
+		done, held, err = readHeld(js)
+		return err == nil
+	}, func() string { return fmt.Sprintf("read the held stream: %v", err) })
 	if len(done) != n || len(held) != 0 {
 		t.Fatalf("%d tasks recorded completed, %d still held (%v); want %d completed, none held", len(done), len(held), held, n)
 	}
@@ -210,4 +191,36 @@ func assertCompletedOnce(t *testing.T, url string, n int, allowed func(worker st
 			}
 		}
 	}
+}
+
+// readHeld reads queue q's held stream: the workers whose completion of
+// each task is recorded, and the tasks still held.
+func readHeld(js jetstream.JetStream) (done map[string][]string, held []string, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, "TASKS_q_HELD")
+	if err != nil {
+		return nil, nil, err
+	}
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{HeadersOnly: true, MaxResetAttempts: 1})
+	if err != nil {
+		return nil, nil, err
+	}
+	done = map[string][]string{}
+	for pending := cons.CachedInfo().NumPending; pending > 0; {
+		m, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+		if err != nil {
+			return nil, nil, err
+		}
+		meta, _ := m.Metadata()
+		pending = meta.NumPending
+		task, worker := m.Headers().Get("Corral-Task-Id"), m.Headers().Get("Corral-Task-Worker")
+		switch m.Headers().Get("Corral-Task-State") {
+		case "done":
+			done[task] = append(done[task], worker)
+		case "held":
+			held = append(held, task)
+		}
+	}
+	return done, held, nil
 }

@@ -1,0 +1,135 @@
+package tasks_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/tasks"
+)
+
+// faultConfig renews every 300ms and keeps a lease 5s: longer than a
+// server restart or a leader election, which must not cost any lease.
+var faultConfig = tasks.Config{MaxConcurrency: 10, Heartbeat: 300 * time.Millisecond, LeaseTTL: 5 * time.Second,
+	ClaimWait: 2 * time.Second, KeepCompleted: time.Minute, SweepEvery: time.Second}
+
+// slowHandler completes each task after a moment, so that a fault finds
+// tasks running.
+func slowHandler() tasks.Handler {
+	return tasks.HandlerFunc(func(ctx context.Context, t *tasks.Task) error {
+		select {
+		case <-time.After(20 * time.Millisecond):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+}
+
+// completed is what the workers completed between them.
+func completed(ws ...*worker) uint64 {
+	var n uint64
+	for _, w := range ws {
+		n += w.w.Status().Counters.Completed
+	}
+	return n
+}
+
+// A server restart in the middle of a run loses no task, runs none twice
+// and costs no worker its lease.
+func TestServerRestartLosesNothing(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	rec := natstest.NewRecorder()
+	const n = 300
+	a := startWorker(t, srv.URL(), "q", faultConfig, slowHandler(), rec)
+	b := startWorker(t, srv.URL(), "q", faultConfig, slowHandler(), rec)
+	enqueue(t, connect(t, srv.URL()), faultConfig, "q", n)
+	natstest.Eventually(t, 60*time.Second, func() bool { return completed(a, b) >= n/4 }, func() string {
+		return fmt.Sprintf("%d completed before the restart", completed(a, b))
+	})
+	srv.Restart()
+	natstest.Eventually(t, 120*time.Second, func() bool { return completed(a, b) == n }, func() string {
+		return fmt.Sprintf("%d of %d completed after the restart: a %+v, b %+v", completed(a, b), n, a.w.Status(), b.w.Status())
+	})
+	if lost := natstest.All[tasks.LeaseLost](rec); len(lost) > 0 {
+		t.Fatalf("a restart shorter than the lease TTL cost %d leases: %+v", len(lost), lost)
+	}
+	a.stop()
+	b.stop()
+	assertCompletedOnce(t, srv.URL(), n, func(string) bool { return true })
+}
+
+// On a three-node cluster, leader changes of the queue's streams, its
+// consumer and its lease bucket in the middle of a run lose no task, run
+// none twice and cost no worker its lease.
+func TestLeaderChangesLoseNothing(t *testing.T) {
+	t.Parallel()
+	cluster := natstest.RunCluster(t, 3)
+	cfg := faultConfig
+	cfg.Replicas = 3
+	rec := natstest.NewRecorder()
+	const n = 300
+	nc := connect(t, cluster.URLs())
+	// A node the cluster has just formed with may not yet count as online
+	// for placement ("no suitable peers"): declare once it does.
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, sc := cfg.QueueStream("q")
+	var declareErr error
+	natstest.Eventually(t, 60*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, declareErr = sc.Declare(ctx, js, name)
+		return declareErr == nil
+	}, func() string { return fmt.Sprintf("declare the R3 queue stream: %v", declareErr) })
+	a := startWorker(t, cluster.URLs(), "q", cfg, slowHandler(), rec)
+	b := startWorker(t, cluster.URLs(), "q", cfg, slowHandler(), rec)
+	enqueue(t, nc, cfg, "q", n)
+	natstest.Eventually(t, 60*time.Second, func() bool { return completed(a, b) >= n/4 }, func() string {
+		return fmt.Sprintf("%d completed before the leader changes", completed(a, b))
+	})
+	for _, api := range []string{
+		"$JS.API.STREAM.LEADER.STEPDOWN.KV_corral_tasks_q",
+		"$JS.API.STREAM.LEADER.STEPDOWN.TASKS_q",
+		"$JS.API.STREAM.LEADER.STEPDOWN.TASKS_q_HELD",
+		"$JS.API.CONSUMER.LEADER.STEPDOWN.TASKS_q.workers",
+	} {
+		stepDown(t, nc, api)
+	}
+	natstest.Eventually(t, 120*time.Second, func() bool { return completed(a, b) == n }, func() string {
+		return fmt.Sprintf("%d of %d completed after the leader changes: a %+v, b %+v", completed(a, b), n, a.w.Status(), b.w.Status())
+	})
+	if lost := natstest.All[tasks.LeaseLost](rec); len(lost) > 0 {
+		t.Fatalf("leader changes cost %d leases: %+v", len(lost), lost)
+	}
+	a.stop()
+	b.stop()
+	assertCompletedOnce(t, cluster.URLs(), n, func(string) bool { return true })
+}
+
+// stepDown asks a stream's or consumer's leader to step down, once a
+// leader answers.
+func stepDown(t *testing.T, nc *nats.Conn, api string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		resp, err := nc.RequestWithContext(ctx, api, nil)
+		if err == nil && strings.Contains(string(resp.Data), `"success":true`) {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%s: %v", api, err)
+		}
+		time.Sleep(50 * time.Millisecond) // mid-election: ask again
+	}
+}
