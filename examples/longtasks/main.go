@@ -1,0 +1,306 @@
+// Command longtasks runs a long-running task queue with three workers of
+// different capacities in one process, on the embedded server: 2,000
+// tasks of one to three seconds each. Halfway through, one worker's
+// machine is gone (its network cut for good, then its process stopped,
+// with no chance to clean up) and another is cut off for longer than its
+// lease (then comes back). It prints a summary and exits 0 only if no
+// task was lost and none was completed twice:
+//
+//	go run ./examples/longtasks
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/embedded"
+	"github.com/corral-go/corral/publisher"
+	"github.com/corral-go/corral/tasks"
+)
+
+const (
+	queue = "render"
+	count = 2_000
+)
+
+// queueConfig is the queue's: leases of 3s renewed every second, so that
+// a dead worker's tasks are taken by others within a few seconds.
+var queueConfig = tasks.Config{Heartbeat: time.Second, LeaseTTL: 3 * time.Second, ClaimWait: 5 * time.Second,
+	KeepCompleted: 10 * time.Minute, SweepEvery: 2 * time.Second}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "longtasks:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, out io.Writer) error {
+	dir, err := os.MkdirTemp("", "corral-longtasks")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	url, stopServer, err := startServer(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer stopServer()
+
+	var held heldTime
+	workers, err := startWorkers(ctx, url, &held, map[string]int{"steady": 600, "doomed": 300, "cut-off": 100})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, w := range workers {
+			w.stop()
+		}
+	}()
+	renewals, stopCounting, err := countRenewals(url)
+	if err != nil {
+		return err
+	}
+	defer stopCounting()
+
+	start := time.Now()
+	if err := enqueue(ctx, workers["steady"].client); err != nil {
+		return err
+	}
+	if err := inflict(ctx, out, workers); err != nil {
+		return err
+	}
+	if err := waitCompleted(ctx, workers); err != nil {
+		return err
+	}
+	took := time.Since(start)
+	return report(ctx, out, url, workers, took, renewals(), held.total())
+}
+
+// startServer runs the embedded server the workers share.
+func startServer(ctx context.Context, dir string) (string, func(), error) {
+	srv, err := embedded.New(embedded.Config{StoreDir: dir})
+	if err != nil {
+		return "", nil, err
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(sctx) }()
+	stop := func() { cancel(); <-done }
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	url, err := srv.ClientURL(wctx)
+	if err != nil {
+		stop()
+		return "", nil, err
+	}
+	return url, stop, nil
+}
+
+// worker is one worker process: a Client with its own link to the server.
+type worker struct {
+	name   string
+	client *corral.Client
+	link   *link
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+}
+
+// stop stops the worker's Client and waits for it, once.
+func (w *worker) stop() {
+	w.once.Do(func() {
+		w.cancel()
+		<-w.done
+		w.link.Close()
+	})
+}
+
+// status is the worker's task status.
+func (w *worker) status() tasks.Status {
+	tw, _ := w.client.Worker(queue)
+	return tw.Status()
+}
+
+func startWorkers(ctx context.Context, url string, held *heldTime, capacities map[string]int) (map[string]*worker, error) {
+	workers := map[string]*worker{}
+	for name, capacity := range capacities {
+		w, err := startWorker(ctx, url, name, capacity, held)
+		if err != nil {
+			for _, w := range workers {
+				w.stop()
+			}
+			return nil, err
+		}
+		workers[name] = w
+	}
+	return workers, nil
+}
+
+func startWorker(ctx context.Context, url, name string, capacity int, held *heldTime) (*worker, error) {
+	l, err := newLink(url[len("nats://"):])
+	if err != nil {
+		return nil, err
+	}
+	var cfg corral.Config
+	cfg.Name = name
+	cfg.Connection.Servers = []string{l.URL()}
+	cfg.Tasks = map[string]tasks.Config{queue: queueConfig}
+	c, err := corral.New(cfg)
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	err = c.HandleTasks(queue, tasks.Config{MaxConcurrency: capacity}, tasks.HandlerFunc(
+		func(ctx context.Context, t *tasks.Task) error {
+			// The work: one to three seconds, cut short if the run is
+			// cancelled (the worker stops, or lost its lease).
+			d := time.Second + rand.N(2*time.Second)
+			start := time.Now()
+			defer func() { held.add(time.Since(start)) }()
+			select {
+			case <-time.After(d):
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}))
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	w := &worker{name: name, client: c, link: l, cancel: cancel, done: make(chan error, 1)}
+	go func() { w.done <- c.Run(rctx) }()
+	return w, nil
+}
+
+// enqueue adds the tasks through the Client's buffered publisher and waits
+// until the queue's stream has acknowledged every one.
+func enqueue(ctx context.Context, c *corral.Client) error {
+	futures := make([]*publisher.Future, 0, count)
+	for i := range count {
+		f, err := c.Enqueue(ctx, queue, fmt.Appendf(nil, "frame %d", i), publisher.WithMsgID(fmt.Sprintf("frame-%d", i)))
+		if err != nil {
+			return err
+		}
+		futures = append(futures, f)
+	}
+	for _, f := range futures {
+		if _, err := f.Wait(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// inflict waits until every worker runs tasks, then kills one and cuts
+// another off for longer than its lease.
+func inflict(ctx context.Context, out io.Writer, workers map[string]*worker) error {
+	for _, w := range workers {
+		if err := until(ctx, func() bool { return w.status().Held > 0 }); err != nil {
+			return fmt.Errorf("%s never took a task: %w", w.name, err)
+		}
+	}
+	doomed, cutOff := workers["doomed"], workers["cut-off"]
+	fmt.Fprintf(out, "killing %s with %d tasks running\n", doomed.name, doomed.status().Held)
+	doomed.link.Cut()
+	go doomed.stop() // what is left of it stops, unable to reach the server
+
+	fmt.Fprintf(out, "cutting %s off for %v with %d tasks running\n", cutOff.name, 2*queueConfig.LeaseTTL, cutOff.status().Held)
+	cutOff.link.Pause()
+	select {
+	case <-time.After(2 * queueConfig.LeaseTTL):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	cutOff.link.Resume()
+	fmt.Fprintf(out, "%s is back: lease %s\n", cutOff.name, cutOff.status().Lease)
+	return nil
+}
+
+// waitCompleted waits until the workers have completed every task between
+// them.
+func waitCompleted(ctx context.Context, workers map[string]*worker) error {
+	return until(ctx, func() bool {
+		var n uint64
+		for _, w := range workers {
+			n += w.status().Counters.Completed
+		}
+		return n >= count
+	})
+}
+
+// until polls cond until it holds, for at most two minutes.
+func until(ctx context.Context, cond func() bool) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// heldTime sums how long tasks were held running: what per-task
+// keep-alive traffic would grow with.
+type heldTime struct {
+	mu  sync.Mutex
+	sum time.Duration
+}
+
+func (h *heldTime) add(d time.Duration) {
+	h.mu.Lock()
+	h.sum += d
+	h.mu.Unlock()
+}
+
+func (h *heldTime) total() time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sum
+}
+
+// countRenewals counts the messages written to the queue's lease bucket:
+// every keep-alive the workers sent, whatever they held.
+func countRenewals(url string) (func() int, func(), error) {
+	nc, err := nats.Connect(url)
+	if err != nil {
+		return nil, nil, err
+	}
+	var mu sync.Mutex
+	n := 0
+	if _, err := nc.Subscribe("$KV.corral_tasks_"+queue+".w.>", func(*nats.Msg) {
+		mu.Lock()
+		n++
+		mu.Unlock()
+	}); err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return n
+	}, nc.Close, nil
+}
+
+var errFailed = errors.New("tasks were lost or completed twice")
