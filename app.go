@@ -65,59 +65,18 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		workers: map[string]*tasks.Worker{},
 		handles: handles{buckets: map[string]*kv.Bucket[[]byte]{}, stores: map[string]*objectstore.Store{}, locks: map[string]*kv.Lock{}}}
 
-	// Children stop in reverse order of adding: the connection drains
-	// before the embedded server stops.
-	if len(cfg.Connection.Servers) == 0 {
-		sc := cfg.Server
-		sc.Events = events
-		srv, err := embedded.New(sc)
-		if err != nil {
-			return nil, err
-		}
-		if err := c.tree.Add(srv.String(), srv, sc.Restart.Inherit(cfg.Restart)); err != nil {
-			return nil, err
-		}
-		c.server = srv
-	}
-	cc := cfg.Connection
-	if cc.Name == "" {
-		cc.Name = cfg.Name
-	}
-	cc.Events = events
-	if c.server != nil {
-		cc.Embedded = c.server
-	}
-	cc.Options = append(append([]nats.Option(nil), cc.Options...), o.nats...)
-	conn, err := connection.New(cc)
-	if err != nil {
+	// Children stop in reverse order of adding: the publisher flushes
+	// before the connection drains, which drains before the embedded
+	// server stops.
+	if err := c.addConnection(o.nats); err != nil {
 		return nil, err
 	}
-	policy := cc.Restart.Inherit(cfg.Restart)
-	if policy.ShutdownTimeout == 0 {
-		policy.ShutdownTimeout = cc.MinShutdownTimeout()
-	}
-	if err := c.tree.Add(conn.String(), conn, policy); err != nil {
+	if err := c.addPublisher(); err != nil {
 		return nil, err
 	}
-	c.conn = conn
-
-	pc := cfg.Publisher
-	pc.Events = events
-	pc.Restart = pc.Restart.Inherit(cfg.Restart)
-	pc.Streams = cfg.taskStreams(pc.Streams)
-	pub, err := publisher.New(pc, conn)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.tree.Add(pub.String(), pub, pc.Restart); err != nil {
-		_ = pub.Close() // releases the spool directory's lock
-		return nil, err
-	}
-	c.pub = pub
-
 	// Handlers and watches join the tree at Run, after the publisher: they
 	// stop first, and what they publish while stopping is still flushed.
-	c.consumers = consumer.NewGroup(conn, events)
+	c.consumers = consumer.NewGroup(c.conn, events)
 	c.tasks = supervisor.NewGroup("tasks", events)
 	c.watchers = supervisor.NewGroup("watchers", events)
 	c.groups = []*group{
@@ -132,6 +91,65 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		{svc: c.watchers, children: c.watchers.Status},
 	}
 	return c, nil
+}
+
+// addConnection adds the embedded server (when no server is configured)
+// and the connection supervisor to the tree.
+func (c *Client) addConnection(extra []nats.Option) error {
+	cfg := c.cfg
+	if len(cfg.Connection.Servers) == 0 {
+		sc := cfg.Server
+		sc.Events = c.events
+		srv, err := embedded.New(sc)
+		if err != nil {
+			return err
+		}
+		if err := c.tree.Add(srv.String(), srv, sc.Restart.Inherit(cfg.Restart)); err != nil {
+			return err
+		}
+		c.server = srv
+	}
+	cc := cfg.Connection
+	if cc.Name == "" {
+		cc.Name = cfg.Name
+	}
+	cc.Events = c.events
+	if c.server != nil {
+		cc.Embedded = c.server
+	}
+	cc.Options = append(append([]nats.Option(nil), cc.Options...), extra...)
+	conn, err := connection.New(cc)
+	if err != nil {
+		return err
+	}
+	policy := cc.Restart.Inherit(cfg.Restart)
+	if policy.ShutdownTimeout == 0 {
+		policy.ShutdownTimeout = cc.MinShutdownTimeout()
+	}
+	if err := c.tree.Add(conn.String(), conn, policy); err != nil {
+		return err
+	}
+	c.conn = conn
+	return nil
+}
+
+// addPublisher adds the buffered publisher to the tree; it declares the
+// configured streams and those of the task queues.
+func (c *Client) addPublisher() error {
+	pc := c.cfg.Publisher
+	pc.Events = c.events
+	pc.Restart = pc.Restart.Inherit(c.cfg.Restart)
+	pc.Streams = c.cfg.taskStreams(pc.Streams)
+	pub, err := publisher.New(pc, c.conn)
+	if err != nil {
+		return err
+	}
+	if err := c.tree.Add(pub.String(), pub, pc.Restart); err != nil {
+		_ = pub.Close() // releases the spool directory's lock
+		return err
+	}
+	c.pub = pub
+	return nil
 }
 
 // String is the Client's name, as suture shows it.
@@ -149,9 +167,6 @@ func (c *Client) Serve(ctx context.Context) error {
 	if err := c.addDeclared(); err != nil {
 		return err
 	}
-	c.mu.Lock()
-	c.serving = true
-	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
 		c.serving = false

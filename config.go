@@ -62,8 +62,9 @@ type Config struct {
 	// tasks to. Fields set here override those declared in code.
 	Tasks map[string]tasks.Config `yaml:"tasks"`
 	// Locks declares distributed locks by name; code opens them with
-	// Client.Lock. A lock's bucket holds locks only: it must not be in KV,
-	// and the locks that share one have one TTL.
+	// Client.Lock. A lock's key defaults to its name. A lock's bucket holds
+	// locks only: it must not be in KV, and the locks that share one have
+	// one TTL.
 	Locks map[string]kv.LockConfig `yaml:"locks"`
 	// Watches configures the watches declared with Client.Watch.
 	Watches WatchesConfig `yaml:"watches"`
@@ -201,7 +202,7 @@ func (c Config) validatePolicies(p conf.Problems) {
 func (c Config) validateLocks(p conf.Problems) {
 	ttls := map[string]time.Duration{}
 	for _, name := range slices.Sorted(maps.Keys(c.Locks)) {
-		l := c.Locks[name]
+		l := c.lock(name)
 		p.Merge("locks."+name, l.Validate())
 		if _, clash := c.KV[l.Bucket]; clash {
 			p.Addf("locks."+name+".bucket", "%q is also declared under kv: a lock bucket holds locks only", l.Bucket)
@@ -215,4 +216,13 @@ func (c Config) validateLocks(p conf.Problems) {
 		}
 		ttls[l.Bucket] = ttl
 	}
+}
+
+// lock is the configuration of the lock name, its key defaulting to name.
+func (c Config) lock(name string) kv.LockConfig {
+	l := c.Locks[name]
+	if l.Key == "" {
+		l.Key = name
+	}
+	return l
 }

@@ -13,13 +13,16 @@
 //	├── publisher          publisher.Buffered: bounded buffer -> JetStream publish -> acks
 //	├── consumers          consumer.Group: one child per handler
 //	│   └── <handler>      subscription or pull consumer -> bounded queue -> workers
+//	├── tasks              this process's worker of each long-running task queue
+//	│   └── tasks/<queue>  claims tasks, runs them, one lease keeps them all alive
 //	└── watchers           supervised KV and object-store watches
 //	    └── <watch>
 //
 // Handlers and watches are declared in code and bound to configuration by
-// name ([Client.Handle], [Client.HandleRequest], [Client.Watch]); buckets,
-// object stores and locks are declared in the configuration and opened by
-// name ([Client.KV], [Client.ObjectStore], [Client.Lock]). Every child has
+// name ([Client.Handle], [Client.HandleRequest], [Client.HandleTasks],
+// [Client.Watch]); buckets, object stores, locks and task queues are
+// declared in the configuration and opened by name ([Client.KV],
+// [Client.ObjectStore], [Client.Lock], [Client.Enqueue]). Every child has
 // its own restart policy.
 //
 // # Lifecycle

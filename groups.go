@@ -32,10 +32,16 @@ func (c *Client) groupPolicy(g *group) supervisor.Policy {
 }
 
 // addDeclared puts every group with children in the tree, or updates its
-// policy when it is there from an earlier Serve.
+// policy when it is there from an earlier Serve, and marks the Client
+// serving: from then on nothing more is declared, so what the groups hold
+// is what runs.
 func (c *Client) addDeclared() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.serving {
+		return fmt.Errorf("corral: %w", ErrRunning)
+	}
+	c.serving = true
 	for _, g := range c.groups {
 		if len(g.children()) == 0 {
 			continue
@@ -43,11 +49,13 @@ func (c *Client) addDeclared() error {
 		name, p := fmt.Sprint(g.svc), c.groupPolicy(g)
 		if g.added {
 			if err := c.tree.SetPolicy(name, p); err != nil {
+				c.serving = false
 				return err
 			}
 			continue
 		}
 		if err := c.tree.Add(name, g.svc, p); err != nil {
+			c.serving = false
 			return err
 		}
 		g.added = true

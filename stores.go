@@ -74,10 +74,10 @@ func (c *Client) Lock(name string) (*kv.Lock, error) {
 	if l, ok := c.handles.locks[name]; ok {
 		return l, nil
 	}
-	cfg, ok := c.cfg.Locks[name]
-	if !ok {
+	if _, ok := c.cfg.Locks[name]; !ok {
 		return nil, fmt.Errorf("corral: lock %q: %w", name, ErrUnknownLock)
 	}
+	cfg := c.cfg.lock(name)
 	cfg.Events = c.events
 	l, err := kv.NewLock(cfg, c.conn)
 	if err != nil {

@@ -46,7 +46,7 @@ func TestBucketsAndStoresThroughTheClient(t *testing.T) {
 	cfg := embeddedConfig(t)
 	cfg.KV = map[string]kv.Config{"settings": {History: 5}}
 	cfg.ObjectStores = map[string]objectstore.Config{"blobs": {}}
-	cfg.Locks = map[string]kv.LockConfig{"leader": {Bucket: "locks", Key: "leader", TTL: 2 * time.Second}}
+	cfg.Locks = map[string]kv.LockConfig{"leader": {Bucket: "locks", TTL: 2 * time.Second}} // key: its name
 	c, err := corral.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +215,7 @@ locks:
   leader:  {bucket: settings, key: leader}
   a:       {bucket: locks, key: a, ttl: 5s}
   b:       {bucket: locks, key: b, ttl: 6s}
-  nokey:   {bucket: locks2}
+  badkey:  {bucket: locks2, key: "a b"}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +224,7 @@ locks:
 	if !errors.Is(err, corral.ErrInvalidConfig) {
 		t.Fatalf("New: %v, want ErrInvalidConfig", err)
 	}
-	for _, want := range []string{"locks.leader.bucket", "locks.b.ttl", "locks.nokey.key"} {
+	for _, want := range []string{"locks.leader.bucket", "locks.b.ttl", "locks.badkey.key"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not name %s:\n%v", want, err)
 		}
