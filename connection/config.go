@@ -1,7 +1,6 @@
 package connection
 
 import (
-	"context"
 	"net/url"
 	"os"
 	"strconv"
@@ -71,11 +70,8 @@ type Config struct {
 	// Options are extra nats.go options, applied after Corral's own.
 	Options []nats.Option `yaml:"-"`
 	// Embedded is the in-process server to connect to when Servers is
-	// empty: its ClientURL waits until it accepts connections. corral.New
-	// sets it to the embedded server (package embedded).
-	Embedded interface {
-		ClientURL(ctx context.Context) (string, error)
-	} `yaml:"-"`
+	// empty. corral.New sets it to the embedded server (package embedded).
+	Embedded LocalServer `yaml:"-"`
 }
 
 // TLSConfig configures TLS to the servers. Every field is empty by

@@ -13,12 +13,16 @@ import (
 // replaced: Conn returns it until it is closed, then fails with ErrClosed,
 // and the channel Conn returns is closed when it closes.
 //
-// NewFixed installs reconnect, closed and error handlers on the
-// connection that call the ones set before, so that dependents hear of
-// reconnects, slow consumers and refused publishes; a handler set on the
-// connection after NewFixed replaces Fixed's, and dependents then learn
-// less (they still work, as with any nats.go connection). Fixed emits no
-// events: the application's own handlers see everything.
+// NewFixed installs disconnect, reconnect, closed and error handlers on
+// the connection that call the ones set before, so that dependents hear of
+// state changes, slow consumers and refused publishes; a handler set on
+// the connection after NewFixed replaces Fixed's, and dependents then
+// learn less (they still work, as with any nats.go connection). Fixed
+// emits no events: the application's own handlers see everything.
+//
+// Once the application closes the connection, dependents fail with
+// ErrClosed each time they are started again: a tree keeps restarting
+// them with backoff, each failure an event, until it stops.
 type Fixed struct {
 	nc        *nats.Conn
 	listeners listeners
@@ -41,6 +45,19 @@ func NewFixed(nc *nats.Conn) *Fixed {
 		return f
 	}
 	reconnected, closed, errs := nc.ReconnectHandler(), nc.ClosedHandler(), nc.ErrorHandler()
+	// nats.go calls the deprecated DisconnectedCB only when no
+	// DisconnectedErrCB is set, so Fixed's must call it in its place; it
+	// has no getter, and is read as NewFixed is called.
+	disconnectedErr, disconnected := nc.DisconnectErrHandler(), nc.Opts.DisconnectedCB
+	nc.SetDisconnectErrHandler(func(c *nats.Conn, err error) {
+		f.change(false)
+		switch {
+		case disconnectedErr != nil:
+			disconnectedErr(c, err)
+		case disconnected != nil:
+			disconnected(c)
+		}
+	})
 	nc.SetReconnectHandler(func(c *nats.Conn) {
 		f.change(false)
 		callConn(reconnected, c)
@@ -91,7 +108,8 @@ func (f *Fixed) Conn(ctx context.Context) (*nats.Conn, <-chan struct{}, error) {
 }
 
 // Watch returns the connection's status, read from nats.go, and a
-// channel closed when it next reconnects or closes.
+// channel closed when it next disconnects, reconnects or closes (not at a
+// first connect made after NewFixed: nats.go offers no handler for it).
 func (f *Fixed) Watch() (Status, <-chan struct{}) {
 	f.mu.Lock()
 	changed := f.changed

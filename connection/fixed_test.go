@@ -39,7 +39,17 @@ func TestFixedFollowsTheApplicationsConnection(t *testing.T) {
 		t.Fatalf("status %+v, want connected to %s", st, srv.URL())
 	}
 
-	srv.Restart()
+	// Watch's channel closes at the disconnect, then at the reconnect.
+	srv.Shutdown()
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		t.Fatal("Watch's channel stayed open across a disconnect")
+	}
+	if st, changed = src.Watch(); st.State != connection.StateReconnecting {
+		t.Fatalf("after the disconnect: %+v, want reconnecting", st)
+	}
+	srv.Start()
 	select {
 	case <-changed:
 	case <-ctx.Done():

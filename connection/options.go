@@ -119,13 +119,15 @@ func (s *Supervisor) callbacks(l *live, theirs *nats.Options) []nats.Option {
 			if sub != nil {
 				subject, queue = sub.Subject, sub.Queue
 			}
-			switch {
-			case s.listeners.dispatch(nc, sub, err):
-			case errors.Is(err, nats.ErrSlowConsumer) && sub != nil:
+			slow := errors.Is(err, nats.ErrSlowConsumer) && sub != nil
+			if !slow {
+				// Reported before the dependents act on it, so that logs
+				// show the cause before its effects.
+				ev.Emit(AsyncError{EventTime: ev.Stamp(), URL: s.lastURL(), Subject: subject, Err: err, Generation: l.gen})
+			}
+			if !s.listeners.dispatch(nc, sub, err) && slow {
 				dropped, _ := sub.Dropped()
 				ev.Emit(SlowConsumer{EventTime: ev.Stamp(), Subject: subject, Queue: queue, Dropped: dropped, Generation: l.gen})
-			default:
-				ev.Emit(AsyncError{EventTime: ev.Stamp(), URL: s.lastURL(), Subject: subject, Err: err, Generation: l.gen})
 			}
 			if theirs.AsyncErrorCB != nil {
 				theirs.AsyncErrorCB(nc, sub, err)

@@ -6,6 +6,12 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
+// LocalServer is a server in the same process, such as the embedded one:
+// ClientURL waits until it accepts connections, or ctx ends.
+type LocalServer interface {
+	ClientURL(ctx context.Context) (string, error)
+}
+
 // Source is the one contract between the connection and everything that
 // uses it: handlers, the publisher, buckets, stores and watches take a
 // Source and never hold a *nats.Conn across its replacement. [Supervisor]

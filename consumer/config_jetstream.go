@@ -2,7 +2,6 @@ package consumer
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/corral-go/corral/internal/conf"
@@ -73,11 +72,11 @@ func (j JetStream) validate(p conf.Problems, partial bool) {
 	if j.Stream == "" && !partial {
 		p.Addf("stream", "required with the JetStream settings")
 	}
-	if j.Stream != "" && !validStreamName(j.Stream) {
-		p.Addf("stream", "%q: names have no whitespace, '.', '*', '>', '/' or '\\'", j.Stream)
+	if err := stream.ValidName(j.Stream); j.Stream != "" && err != nil {
+		p.Addf("stream", "%v", err)
 	}
-	if j.Consumer != "" && !validStreamName(j.Consumer) {
-		p.Addf("consumer", "%q: names have no whitespace, '.', '*', '>', '/' or '\\'", j.Consumer)
+	if err := stream.ValidName(j.Consumer); j.Consumer != "" && err != nil {
+		p.Addf("consumer", "%v", err)
 	}
 	for i, f := range j.FilterSubjects {
 		if err := subject.Validate(f, true); err != nil {
@@ -117,8 +116,4 @@ func (j JetStream) validate(p conf.Problems, partial bool) {
 		}
 		p.Merge("create_stream", j.CreateStream.Validate())
 	}
-}
-
-func validStreamName(n string) bool {
-	return n != "" && !strings.ContainsAny(n, " \t\r\n.*>/\\")
 }

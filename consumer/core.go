@@ -56,7 +56,7 @@ func (c *coreHandler) Serve(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return fmt.Errorf("connection: %w", err)
+			return err
 		}
 		sub, release, err := r.subscribe(nc)
 		if err != nil {
@@ -180,7 +180,7 @@ func (r *coreRun) enqueue(raw *nats.Msg) {
 func (r *coreRun) stop(sub *nats.Subscription) {
 	c := r.c
 	start, before := time.Now(), c.stats.work.Handled()
-	deadline := start.Add(grace(c.cfg.Restart.ShutdownTimeout))
+	deadline := start.Add(c.cfg.Restart.Grace())
 	var abandoned uint64
 	if sub != nil {
 		abandoned = r.drain(sub, deadline)

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/internal/jsapi"
+	"github.com/corral-go/corral/internal/logfield"
 )
 
 // Headers added to a dead-lettered message, beside its own.
@@ -42,7 +42,7 @@ func (r *jsRun) deadLetter(ctx context.Context, m *Msg, cause error) {
 	out.Data = m.Data()
 	for k, v := range m.Header() {
 		// Headers that would act on the dead-letter stream are dropped.
-		if !actsOnStream(k) {
+		if !jsapi.ActsOnStream(k) {
 			out.Header[k] = append([]string(nil), v...)
 		}
 	}
@@ -51,7 +51,7 @@ func (r *jsRun) deadLetter(ctx context.Context, m *Msg, cause error) {
 	out.Header.Set(DeadLetterSubjectHeader, m.Subject())
 	out.Header.Set(DeadLetterSequenceHeader, strconv.FormatUint(m.meta.Sequence.Stream, 10))
 	out.Header.Set(DeadLetterDeliveriesHeader, strconv.FormatUint(m.meta.NumDelivered, 10))
-	reason := errText(cause)
+	reason := logfield.Text(cause)
 	out.Header.Set(DeadLetterErrorHeader, reason)
 	// A retried dead-letter publish is not stored twice; the stream, the
 	// consumer and the message's time tell apart copies of different
@@ -77,15 +77,4 @@ func (r *jsRun) deadLetter(ctx context.Context, m *Msg, cause error) {
 		j.stats.deadLettered.Add(1)
 	}
 	j.events.Emit(ev)
-}
-
-// actsOnStream reports headers that tell a stream what to do with a
-// message (expectations, rollups, TTLs, schedules, batches, its Msg-Id).
-func actsOnStream(header string) bool {
-	for _, prefix := range []string{"Nats-Expected-", "Nats-Rollup", "Nats-TTL", "Nats-Schedule", "Nats-Batch-", "Nats-Msg-Id"} {
-		if strings.HasPrefix(header, prefix) {
-			return true
-		}
-	}
-	return false
 }

@@ -64,10 +64,3 @@ func (b *handlerBase) drained(subject string, start time.Time, finished, abandon
 	b.events.Emit(Drained{EventTime: b.events.Stamp(), Handler: b.name, Subject: subject,
 		Finished: finished, Abandoned: abandoned, Returned: returned, Took: time.Since(start)})
 }
-
-// grace is how much of a shutdown timeout a handler spends finishing work
-// before it cancels its handlers' ctx: the rest is left for them to
-// return.
-func grace(shutdown time.Duration) time.Duration {
-	return shutdown - min(shutdown/10, time.Second)
-}

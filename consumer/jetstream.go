@@ -103,7 +103,7 @@ func (j *jsHandler) Serve(ctx context.Context) error {
 	for {
 		nc, gone, err := j.src.Conn(ctx)
 		if err != nil {
-			return fail(fmt.Errorf("connection: %w", err))
+			return fail(err)
 		}
 		js, err := jetstream.New(nc)
 		if err != nil {
@@ -132,7 +132,7 @@ func (j *jsHandler) Serve(ctx context.Context) error {
 // queued ones are handed back), and draining the inbox is bounded by it.
 func (r *jsRun) beginStop() {
 	if r.stopBy.Load() == 0 {
-		r.stopBy.Store(time.Now().Add(grace(r.j.cfg.Restart.ShutdownTimeout)).UnixNano())
+		r.stopBy.Store(time.Now().Add(r.j.cfg.Restart.Grace()).UnixNano())
 	}
 	r.pool.Abort()
 }

@@ -3,10 +3,10 @@ package consumer
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/corral-go/corral/internal/jsapi"
+	"github.com/corral-go/corral/internal/logfield"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -69,7 +69,7 @@ func (r *jsRun) settle(ctx context.Context, m *Msg, err error) {
 	case err == nil:
 		r.ack(ctx, m)
 	case errors.As(err, &term):
-		if m.Term(errText(term.Err)) == nil {
+		if m.Term(logfield.Text(term.Err)) == nil {
 			j.stats.terminated.Add(1)
 		}
 	case j.cfg.DeadLetter != "" && r.maxDeliver.Load() > 0 && m.meta.NumDelivered >= uint64(r.maxDeliver.Load()):
@@ -107,18 +107,4 @@ func (j *jsHandler) backoff(m *Msg) time.Duration {
 		n = int(m.meta.NumDelivered)
 	}
 	return j.cfg.Backoff[min(max(n-1, 0), len(j.cfg.Backoff)-1)]
-}
-
-// errText is err's message: empty for nil, and a note in place of the
-// message when Error panics (a typed nil whose method dereferences it).
-func errText(err error) (text string) {
-	if err == nil {
-		return ""
-	}
-	defer func() {
-		if recover() != nil {
-			text = fmt.Sprintf("%T (its Error method panicked)", err)
-		}
-	}()
-	return err.Error()
 }

@@ -2,7 +2,6 @@ package consumer
 
 import (
 	"sync/atomic"
-	"time"
 
 	"github.com/corral-go/corral/internal/pool"
 )
@@ -53,18 +52,10 @@ type Counters struct {
 	PeakHeld int64
 }
 
-// Latency summarizes how long handler calls took. Calls are sampled:
-// every call of a handler slower than 20µs, one in eight of faster ones.
-// Percentiles are read from a histogram with eight buckets per power of
-// two, so they are within 6%.
-type Latency struct {
-	// Count is the number of calls sampled.
-	Count uint64
-	Mean  time.Duration
-	P50   time.Duration
-	P99   time.Duration
-	Max   time.Duration
-}
+// Latency summarizes how long handler calls took: the worker pool's
+// measure, sampled (every call of a handler slower than 20µs, one in eight
+// of faster ones) and read from a histogram, within 6%.
+type Latency = pool.Latency
 
 // counters is written by the subscription's goroutine (the input side)
 // and by the workers (the output side); the two sides sit on separate

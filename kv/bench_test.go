@@ -33,7 +33,7 @@ func BenchmarkKV(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ours, err := kv.Open("bench", kv.Config{}, connection.NewFixed(nc), kv.Raw{})
+	ours, err := kv.Open("bench", kv.Config{}, connection.NewFixed(nc), kv.Bytes{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -121,7 +121,7 @@ func TestBucketRecreatedEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw := kv.Typed(b, kv.Raw{})
+	raw := kv.Typed(b, kv.Bytes{})
 	if _, err := b.Put(ctx, "k", "v"); err != nil {
 		t.Fatal(err)
 	}

@@ -23,14 +23,14 @@ func (JSON[T]) Decode(data []byte) (T, error) {
 	return v, err
 }
 
-// Raw is the codec of byte values, stored as they are.
-type Raw struct{}
+// Bytes is the codec of byte values, stored as they are.
+type Bytes struct{}
 
 // Encode returns v.
-func (Raw) Encode(v []byte) ([]byte, error) { return v, nil }
+func (Bytes) Encode(v []byte) ([]byte, error) { return v, nil }
 
 // Decode returns data.
-func (Raw) Decode(data []byte) ([]byte, error) { return data, nil }
+func (Bytes) Decode(data []byte) ([]byte, error) { return data, nil }
 
 // String is the codec of string values, stored as their bytes.
 type String struct{}

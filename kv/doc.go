@@ -5,7 +5,7 @@
 //
 // # Overview
 //
-// [Open] returns a [Bucket] whose values a [Codec] encodes ([JSON], [Raw],
+// [Open] returns a [Bucket] whose values a [Codec] encodes ([JSON], [Bytes],
 // [String] or your own); [Typed] returns a view of the same bucket with
 // another codec. A Bucket has Get, Put, Create, CompareAndSet, Update (a
 // read-modify-write retried on conflicts), Delete, Purge, Keys and

@@ -138,7 +138,7 @@ func ExampleBucket_Watch() {
 func ExampleTyped() {
 	connected(func(ctx context.Context, src connection.Source) {
 		settings, _ := kv.Open("settings", kv.Config{}, src, kv.JSON[limits]{})
-		raw := kv.Typed(settings, kv.Raw{})
+		raw := kv.Typed(settings, kv.Bytes{})
 		_, _ = settings.Put(ctx, "limits.api", limits{Max: 100})
 		e, err := raw.Get(ctx, "limits.api")
 		fmt.Println(string(e.Value), err)

@@ -195,7 +195,7 @@ func TestBadInput(t *testing.T) {
 	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
 	conns := connection.NewFixed(connect(t, srv.URL()))
-	b, err := kv.Open("small", kv.Config{MaxValueSize: 16}, conns, kv.Raw{})
+	b, err := kv.Open("small", kv.Config{MaxValueSize: 16}, conns, kv.Bytes{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,17 +212,17 @@ func TestBadInput(t *testing.T) {
 	if _, err := b.Put(ctx, "big", make([]byte, 17)); !errors.Is(err, kv.ErrValueTooLarge) {
 		t.Fatalf("17 bytes into a 16-byte bucket: %v", err)
 	}
-	missing, err := kv.Open("missing", kv.Config{Bind: true}, conns, kv.Raw{})
+	missing, err := kv.Open("missing", kv.Config{Bind: true}, conns, kv.Bytes{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := missing.Get(ctx, "k"); !errors.Is(err, kv.ErrBucketNotFound) || !errors.Is(err, jetstream.ErrBucketNotFound) {
 		t.Fatalf("a missing bound bucket: %v", err)
 	}
-	if _, err := kv.Open("bad name", kv.Config{}, conns, kv.Raw{}); !errors.Is(err, kv.ErrInvalidConfig) {
+	if _, err := kv.Open("bad name", kv.Config{}, conns, kv.Bytes{}); !errors.Is(err, kv.ErrInvalidConfig) {
 		t.Fatalf("bad bucket name: %v", err)
 	}
-	if _, err := kv.Open("h", kv.Config{History: 65}, conns, kv.Raw{}); !errors.Is(err, kv.ErrInvalidConfig) || !strings.Contains(err.Error(), "history") {
+	if _, err := kv.Open("h", kv.Config{History: 65}, conns, kv.Bytes{}); !errors.Is(err, kv.ErrInvalidConfig) || !strings.Contains(err.Error(), "history") {
 		t.Fatalf("history 65: %v", err)
 	}
 }

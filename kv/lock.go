@@ -202,8 +202,11 @@ func (s *Lease) renew(sent time.Time) {
 // still this one's. Any other finding is returned as the mismatch.
 func (s *Lease) adopt(ctx context.Context, rev uint64) (uint64, error) {
 	e, err := s.lock.bucket.Get(ctx, s.lock.cfg.Key)
-	if err != nil || e.Value != s.id || e.Revision <= rev {
+	switch {
+	case errors.Is(err, ErrKeyNotFound), err == nil && (e.Value != s.id || e.Revision <= rev):
 		return 0, fmt.Errorf("%w: %s at revision %d", ErrRevisionMismatch, s.lock.cfg.Key, rev)
+	case err != nil:
+		return 0, err // not known: the next renewal looks again
 	}
 	return s.lock.bucket.CompareAndSet(ctx, s.lock.cfg.Key, s.id, e.Revision)
 }

@@ -146,6 +146,9 @@ func (c Config) Validate() error {
 		p.Addf("max_retry_wait", "%v is shorter than retry_wait %v", c.MaxRetryWait, c.RetryWait)
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Streams)) {
+		if err := stream.ValidName(name); err != nil {
+			p.Addf("streams", "stream %v", err)
+		}
 		p.Merge("streams."+name, c.Streams[name].Validate())
 	}
 	p.Merge("restart", c.Restart.Validate())

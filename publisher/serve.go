@@ -36,7 +36,7 @@ func (p *Buffered) Serve(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return p.stop(ctx, nil)
 			}
-			return fmt.Errorf("publisher: connection: %w", err)
+			return fmt.Errorf("publisher: %w", err)
 		}
 		if nc.IsClosed() {
 			// A connection the application closed (connection.Fixed): it

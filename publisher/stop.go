@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"time"
 
 	"github.com/nats-io/nats.go"
 )
@@ -21,8 +20,7 @@ func (p *Buffered) stop(ctx context.Context, sess *session) error {
 	p.space = make(chan struct{})
 	p.mu.Unlock()
 
-	grace := p.cfg.Restart.ShutdownTimeout - min(p.cfg.Restart.ShutdownTimeout/10, time.Second)
-	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
+	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.Restart.Grace())
 	defer cancel()
 	if sess != nil {
 		_ = p.sendLoop(flushCtx, sess)

@@ -1,9 +1,29 @@
 // Package stream declares the JetStream streams a Corral application
-// depends on: a JetStream handler's stream (consumer.JetStream.CreateStream)
-// and the streams the publisher sends to (publisher.Config.Streams).
+// depends on. See the README's "JetStream handlers" and "Publishing"
+// sections.
 //
-// A [Config] is created, or updated to match, by [Config.Declare]; a change
-// the server cannot make in place (storage, retention) is an error that
-// names the stream, never a silent change. See the README's "JetStream
-// handlers" and "Publishing" sections.
+// # Overview
+//
+// A [Config] describes a stream: a JetStream handler's
+// (consumer.JetStream.CreateStream), one the publisher sends to
+// (publisher.Config.Streams), or a task queue's.
+//
+// # Lifecycle
+//
+// [Config.Declare] creates the stream, or updates it to match, each time
+// its owner connects.
+//
+// # Configuration
+//
+// Config carries yaml tags; every field but Subjects has a default.
+//
+// # Errors
+//
+// Validate reports every problem at once; a change the server cannot make
+// in place (storage, retention) is an error of Declare that names the
+// stream, never a silent change.
+//
+// # Concurrency
+//
+// A Config is a value; Declare may be called concurrently.
 package stream

@@ -35,7 +35,17 @@ type Config struct {
 	Duplicates time.Duration `yaml:"duplicates"`
 }
 
-// Validate reports every invalid field at once, wrapping ErrInvalidConfig.
+// ValidName reports whether name can name a stream or a consumer: not
+// empty, and without whitespace, '.', '*', '>', '/' or a backslash.
+func ValidName(name string) error {
+	if name == "" || strings.ContainsAny(name, " \t\r\n.*>/\\") {
+		return fmt.Errorf("%q: names have no whitespace, '.', '*', '>', '/' or '\\'", name)
+	}
+	return nil
+}
+
+// Validate reports every invalid field at once, wrapping
+// [ErrInvalidConfig].
 func (c Config) Validate() error {
 	p := conf.NewProblems("")
 	if len(c.Subjects) == 0 {

@@ -12,7 +12,8 @@ import (
 // tells them apart with a type switch. Events are also logged, at their
 // Level and with their fields, so logs and hooks never disagree.
 //
-// Event is sealed: only Corral's packages define events.
+// Corral's packages define the events; a type of the application's that
+// embeds EventTime satisfies Event too, but nothing in Corral emits it.
 type Event interface {
 	// Kind is a stable dotted name, such as "connection.disconnected".
 	Kind() string

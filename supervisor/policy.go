@@ -128,6 +128,13 @@ func (p Policy) Validate() error {
 	return pr.Err()
 }
 
+// Grace is how much of the shutdown timeout a child spends finishing its
+// work before it cancels what still runs: all of it but a tenth, at most a
+// second, which is left for the cancelled work to return.
+func (p Policy) Grace() time.Duration {
+	return p.ShutdownTimeout - min(p.ShutdownTimeout/10, time.Second)
+}
+
 // UnmarshalYAML accepts a bare mode (`restart: transient`) or a mapping.
 func (p *Policy) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode {

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/internal/jsapi"
+	"github.com/corral-go/corral/internal/logfield"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -175,7 +176,7 @@ func (r *run) fail(ctx context.Context, rec record, next task, cause error) erro
 	}
 	if cfg.DeadLetter != "" {
 		m := next.message(cfg.DeadLetter)
-		m.Header.Set(lastErrorHeader, errText(cause))
+		m.Header.Set(lastErrorHeader, logfield.Text(cause))
 		m.Header.Set(jetstream.MsgIDHeader, "dead-letter."+rec.id+"."+fmt.Sprint(rec.attempt))
 		if _, err := r.ledger().js.PublishMsg(ctx, m); err != nil {
 			// Not stored: the task stays, and is tried again later.
@@ -208,14 +209,4 @@ func (r *run) ReportPanic(d *delivery, err *supervisor.PanicError, suppressed ui
 func (r *run) rejected(rec record, err error) {
 	r.w.stats.rejected.Add(1)
 	r.w.events.Emit(CompletionRejected{EventTime: r.w.events.Stamp(), Queue: r.w.queue, Task: rec.id, Worker: rec.worker, Err: err})
-}
-
-// errText is err's message, or a note when Error panics.
-func errText(err error) (text string) {
-	defer func() {
-		if recover() != nil {
-			text = fmt.Sprintf("%T (its Error method panicked)", err)
-		}
-	}()
-	return err.Error()
 }

@@ -125,7 +125,7 @@ func (r *run) pullAll(ctx context.Context) error {
 	for {
 		nc, gone, err := r.w.src.Conn(ctx)
 		if err != nil {
-			return fmt.Errorf("connection: %w", err)
+			return err
 		}
 		if err := r.useConn(ctx, nc); err != nil {
 			return err
@@ -176,9 +176,7 @@ func (r *run) fence() {
 // beginStop starts a stop's grace period: no task starts any more, and
 // what runs may finish until it ends.
 func (r *run) beginStop() {
-	grace := r.w.cfg.Restart.ShutdownTimeout
-	grace -= min(grace/10, time.Second)
-	r.stopBy.CompareAndSwap(0, time.Now().Add(grace).UnixNano())
+	r.stopBy.CompareAndSwap(0, time.Now().Add(r.w.cfg.Restart.Grace()).UnixNano())
 	r.pool.Abort()
 }
 

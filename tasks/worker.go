@@ -103,7 +103,7 @@ type run struct {
 func (w *Worker) Serve(ctx context.Context) error {
 	nc, _, err := w.src.Conn(ctx)
 	if err != nil {
-		return w.ended(ctx, fmt.Errorf("connection: %w", err))
+		return w.ended(ctx, err)
 	}
 	if err := w.declare(ctx, nc); err != nil {
 		return w.ended(ctx, err)

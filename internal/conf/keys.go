@@ -22,17 +22,43 @@ func KeysOf(n *yaml.Node) Keys {
 }
 
 func (k Keys) collect(prefix string, n *yaml.Node) {
-	for n != nil && n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
-	}
+	n = resolve(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		path := join(prefix, n.Content[i].Value)
+		key, value := n.Content[i], n.Content[i+1]
+		if key.Value == "<<" && key.Tag == "!!merge" {
+			// A merge key's mapping (or each of a sequence of them) sets
+			// its keys where it is merged.
+			if v := resolve(value); v != nil && v.Kind == yaml.SequenceNode {
+				for _, m := range v.Content {
+					k.collect(prefix, m)
+				}
+			} else {
+				k.collect(prefix, value)
+			}
+			continue
+		}
+		path := join(prefix, key.Value)
 		k[path] = true
-		k.collect(path, n.Content[i+1])
+		k.collect(path, value)
 	}
+}
+
+// resolve follows documents and aliases to the node they stand for.
+func resolve(n *yaml.Node) *yaml.Node {
+	for n != nil {
+		switch {
+		case n.Kind == yaml.DocumentNode && len(n.Content) > 0:
+			n = n.Content[0]
+		case n.Kind == yaml.AliasNode:
+			n = n.Alias
+		default:
+			return n
+		}
+	}
+	return nil
 }
 
 // Under returns the keys below prefix, relative to it; nil when k is nil.

@@ -73,6 +73,33 @@ func TestOverrideFollowsTheKeysSet(t *testing.T) {
 	}
 }
 
+// Keys written through an anchor, an alias or a merge key count as
+// written where they land.
+func TestKeysFollowAliasesAndMergeKeys(t *testing.T) {
+	var n yaml.Node
+	doc := `
+handlers:
+  a: &base {queue_group: "", workers: 2}
+  b: *base
+  c: {<<: *base, subject: c.in}
+  d: {<<: [*base], bind: false}
+`
+	if err := yaml.Unmarshal([]byte(doc), &n); err != nil {
+		t.Fatal(err)
+	}
+	keys := KeysOf(&n)
+	for _, h := range []string{"a", "b", "c", "d"} {
+		for _, k := range []string{"queue_group", "workers"} {
+			if !keys["handlers."+h+"."+k] {
+				t.Errorf("handlers.%s.%s not recorded: %v", h, k, keys)
+			}
+		}
+	}
+	if !keys["handlers.c.subject"] || !keys["handlers.d.bind"] || keys["handlers.c.<<"] {
+		t.Errorf("keys beside a merge key: %v", keys)
+	}
+}
+
 func TestOverrideWithoutKeysTakesNonZeroFields(t *testing.T) {
 	code := section{Workers: 8, Name: "code", Restart: policy{Backoff: time.Second}, Inner: inner{Bind: true}}
 	got := code

@@ -4,6 +4,7 @@ package logfield
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"go.uber.org/zap"
@@ -23,6 +24,21 @@ func Write(log *zap.Logger, level zapcore.Level, kind string, ev any) {
 		return
 	}
 	ce.Write(zap.String("component", component))
+}
+
+// Text is err's message: empty for nil, and a note in place of the message
+// when Error panics (a typed nil whose method dereferences it), so that
+// reporting an error never takes the reporter down.
+func Text(err error) (text string) {
+	if err == nil {
+		return ""
+	}
+	defer func() {
+		if recover() != nil {
+			text = fmt.Sprintf("%T (its Error method panicked)", err)
+		}
+	}()
+	return err.Error()
 }
 
 // Error writes err, if any, as an "error" field, with the stack of a

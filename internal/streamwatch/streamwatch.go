@@ -69,7 +69,7 @@ func (w *Watch) Serve(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return fmt.Errorf("%s: connection: %w", w.cfg.Name, err)
+			return fmt.Errorf("%s: %w", w.cfg.Name, err)
 		}
 		err = w.watch(ctx, nc, gone)
 		if ctx.Err() != nil {
