@@ -36,7 +36,7 @@ func (c *Client) KV(name string) (*kv.Bucket[[]byte], error) {
 		return nil, fmt.Errorf("corral: bucket %q: %w", name, ErrUnknownBucket)
 	}
 	cfg.Events = c.events
-	b, err := kv.Open(name, cfg, c.conn, kv.Raw{})
+	b, err := kv.Open(name, cfg, c.conn, kv.Bytes{})
 	if err != nil {
 		return nil, err
 	}

@@ -16,8 +16,9 @@ type delivery struct {
 	nc   *nats.Conn // acks go back on the connection it came from
 	meta *jetstream.MsgMetadata
 
-	claimed bool
-	rec     record
+	reserved string // the task's ID, while no other copy of it runs here
+	claimed  bool
+	rec      record
 }
 
 var (

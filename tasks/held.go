@@ -115,7 +115,7 @@ func (l *ledger) claim(ctx context.Context, t task, worker string) (uint64, erro
 	m := t.message(l.names.held(t.id, worker))
 	m.Header.Set(stateHeader, stateHeld)
 	m.Header.Set(workerHeader, worker)
-	ack, err := l.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequenceForSubject(0, l.names.heldByTask(t.id)))
+	ack, err := publish(ctx, l.js, m, jetstream.WithExpectLastSequenceForSubject(0, l.names.heldByTask(t.id)))
 	if err == nil {
 		return ack.Sequence, nil
 	}
@@ -163,7 +163,7 @@ func (l *ledger) finish(ctx context.Context, rec record, state string, cause err
 	if cause != nil {
 		m.Header.Set(lastErrorHeader, cause.Error())
 	}
-	_, err := l.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(rec.seq), jetstream.WithMsgTTL(l.keep))
+	_, err := publish(ctx, l.js, m, jetstream.WithExpectLastSequencePerSubject(rec.seq), jetstream.WithMsgTTL(l.keep))
 	if !jsapi.WrongLastSequence(err) {
 		return err
 	}
@@ -187,7 +187,7 @@ func (l *ledger) finish(ctx context.Context, rec record, state string, cause err
 func (l *ledger) putBack(ctx context.Context, rec record, next task) error {
 	m := next.message(l.queue)
 	m.Header.Set(jetstream.MsgIDHeader, rec.id+"."+strconv.Itoa(next.attempt))
-	if _, err := l.js.PublishMsg(ctx, m); err != nil {
+	if _, err := publish(ctx, l.js, m); err != nil {
 		return fmt.Errorf("put task %s back: %w", rec.id, err)
 	}
 	if l.dies(stepPutBack) {
@@ -268,3 +268,20 @@ const scanIdle = time.Minute
 
 // scanBatch bounds the records a scan asks for at a time.
 const scanBatch = 1000
+
+// publish sends m asynchronously and waits for the stream's answer, or
+// until ctx ends (the outcome is then unknown).
+func publish(ctx context.Context, js jetstream.JetStream, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	f, err := js.PublishMsgAsync(m, opts...)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case ack := <-f.Ok():
+		return ack, nil
+	case err := <-f.Err():
+		return nil, err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}

@@ -15,8 +15,8 @@ import (
 )
 
 const (
-	// retryDelay is how soon a copy the worker could not decide about (the
-	// claim's outcome unknown, its holder putting it back) is offered again.
+	// retryDelay is how soon a copy the worker could not decide about (its
+	// holder putting it back) is offered again.
 	retryDelay = time.Second
 	// avoidDelay is how long a copy handed back by this worker waits
 	// before it is offered again, so that another worker takes it.
@@ -49,12 +49,19 @@ func (r *run) Handle(ctx context.Context, d *delivery) error {
 		_ = d.nak(0)
 		return errPassed
 	}
-	seq, err := r.ledger().claim(ctx, t, r.id)
-	if err != nil {
-		r.decide(ctx, d, t, err)
+	// One copy of a task at a time: another copy here may be putting it
+	// back, so this one is not known to be a duplicate yet.
+	if _, busy := r.running.LoadOrStore(t.id, struct{}{}); busy {
+		_ = d.nak(retryDelay)
 		return errPassed
 	}
-	d.rec = record{task: t, worker: r.id, state: stateHeld, seq: seq}
+	d.reserved = t.id
+	seq, err := r.claim(ctx, t)
+	if err == nil {
+		d.rec = record{task: t, worker: r.id, state: stateHeld, seq: seq}
+	} else if d.rec, err = r.decide(ctx, d, t, err); err != nil {
+		return errPassed
+	}
 	if r.w.dies(stepClaimed) {
 		return errPassed
 	}
@@ -76,21 +83,47 @@ func (r *run) Handle(ctx context.Context, d *delivery) error {
 	return err
 }
 
+// claim claims t for this worker, asking again for as long as the
+// outcome is unknown and the worker may still write: a claim whose answer
+// was lost (a disconnect, a leader change) may have been stored, and only
+// this worker can tell, so the copy is not given up meanwhile. Asking
+// again finds the stored claim as a record of this worker's own, which
+// decide returns.
+func (r *run) claim(ctx context.Context, t task) (uint64, error) {
+	for wait := settleRetryMin; ; wait = min(2*wait, settleRetryMax) {
+		seq, err := r.ledger().claim(ctx, t, r.id)
+		if !errors.Is(err, errUnsure) {
+			return seq, err
+		}
+		r.w.queueError("claim", err)
+		if sleep(ctx, wait); ctx.Err() != nil || !r.entitled() {
+			return 0, err
+		}
+	}
+}
+
 // decide handles a copy whose claim failed: a duplicate of a task held or
-// finished is dropped; one that its holder is putting back, or whose claim
-// had no clear outcome, is offered again shortly.
-func (r *run) decide(ctx context.Context, d *delivery, t task, err error) {
+// finished is dropped; one that its holder is putting back is offered
+// again shortly, and one whose claim was cut short by a stop at once. A
+// record of this worker's own that no run here holds is a claim whose
+// answer was lost: decide returns it, and the task runs under it.
+func (r *run) decide(ctx context.Context, d *delivery, t task, err error) (record, error) {
 	var held *heldError
 	if !errors.As(err, &held) {
-		r.w.queueError("claim", err)
-		_ = d.nak(retryDelay)
-		return
+		// Stopping: if the claim was stored, the recoverer puts the task
+		// back once the lease is released.
+		_ = d.nak(0)
+		return record{}, errPassed
 	}
 	rec, rerr := r.ledger().read(ctx, held.seq)
 	switch {
 	case rerr != nil:
 		// Replaced or put back meanwhile: look again.
 		_ = d.nak(retryDelay)
+	case rec.state == stateHeld && rec.worker == r.id && rec.attempt >= t.attempt:
+		// This worker's own claim, and no run of the task here: its answer
+		// was lost.
+		return rec, nil
 	case rec.state != stateHeld, rec.attempt >= t.attempt:
 		// Finished, or held since this copy was made: a duplicate.
 		r.w.stats.duplicates.Add(1)
@@ -100,6 +133,7 @@ func (r *run) decide(ctx context.Context, d *delivery, t task, err error) {
 		// removed its record yet.
 		_ = d.nak(retryDelay)
 	}
+	return record{}, errPassed
 }
 
 // Settle writes the outcome of a run: the task done, handed back, failed
@@ -110,6 +144,9 @@ func (r *run) decide(ctx context.Context, d *delivery, t task, err error) {
 // is another's.
 func (r *run) Settle(ctx context.Context, d *delivery, err error) {
 	defer r.puller.Release()
+	if d.reserved != "" {
+		defer r.running.Delete(d.reserved)
+	}
 	if errors.Is(err, errPassed) || !d.claimed {
 		return
 	}
@@ -178,7 +215,7 @@ func (r *run) fail(ctx context.Context, rec record, next task, cause error) erro
 		m := next.message(cfg.DeadLetter)
 		m.Header.Set(lastErrorHeader, logfield.Text(cause))
 		m.Header.Set(jetstream.MsgIDHeader, "dead-letter."+rec.id+"."+fmt.Sprint(rec.attempt))
-		if _, err := r.ledger().js.PublishMsg(ctx, m); err != nil {
+		if _, err := publish(ctx, r.ledger().js, m); err != nil {
 			// Not stored: the task stays, and is tried again later.
 			next.failures--
 			next.notBefore = time.Now().Add(cfg.Backoff[len(cfg.Backoff)-1])

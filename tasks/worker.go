@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/nats-io/nats.go"
@@ -89,6 +90,7 @@ type run struct {
 	led       atomic.Pointer[ledger] // on the current connection
 	connected chan struct{}          // closed once led is set
 	fenced    atomic.Bool
+	running   sync.Map // task IDs a copy of which is being claimed or run
 	serving   atomic.Bool
 	stopBy    atomic.Int64 // unix nanoseconds: when a stop's grace ends
 }
