@@ -21,10 +21,13 @@ var faultConfig = tasks.Config{MaxConcurrency: 10, Heartbeat: 300 * time.Millise
 
 // slowHandler completes each task after a moment, so that a fault finds
 // tasks running.
-func slowHandler() tasks.Handler {
+func slowHandler() tasks.Handler { return slowHandlerFor(20 * time.Millisecond) }
+
+// slowHandlerFor completes each task after d, or when its run is stopped.
+func slowHandlerFor(d time.Duration) tasks.Handler {
 	return tasks.HandlerFunc(func(ctx context.Context, t *tasks.Task) error {
 		select {
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(d):
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
@@ -114,6 +117,53 @@ func TestLeaderChangesLoseNothing(t *testing.T) {
 	a.stop()
 	b.stop()
 	assertCompletedOnce(t, cluster.URLs(), n, func(string) bool { return true })
+}
+
+// A worker cut off while another is the recoverer has its tasks put back
+// as soon as its lease expires, by the recoverer's watch of the leases:
+// no sweep comes in the test's time.
+func TestExpiredLeaseIsRecoveredByTheWatch(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	nc := connect(t, srv.URL())
+	cfg := childConfig
+	cfg.SweepEvery = time.Hour
+	rec := natstest.NewRecorder()
+	unblock := make(chan struct{})
+	// The recoverer takes one task, which keeps it full until unblocked:
+	// every other task goes to the worker that is cut off.
+	rcv := startWorker(t, srv.URL(), "q", tasks.Config{MaxConcurrency: 1, Heartbeat: cfg.Heartbeat, LeaseTTL: cfg.LeaseTTL,
+		ClaimWait: cfg.ClaimWait, KeepCompleted: cfg.KeepCompleted, SweepEvery: cfg.SweepEvery},
+		tasks.HandlerFunc(func(ctx context.Context, task *tasks.Task) error {
+			if string(task.Data()) == "block" {
+				<-unblock
+			}
+			return nil
+		}), rec)
+	natstest.Eventually(t, 30*time.Second, func() bool { return rcv.w.Status().Recoverer }, func() string {
+		return "the first worker was never elected recoverer"
+	})
+	publish(t, nc, "block")
+	natstest.Eventually(t, 30*time.Second, func() bool { return rcv.w.Status().Held == 1 }, func() string {
+		return "the recoverer never took the blocking task"
+	})
+	cut := startWorker(t, srv.URL(), "q", cfg, slowHandlerFor(time.Hour), nil)
+	const n = 10
+	enqueue(t, nc, cfg, "q", n)
+	natstest.Eventually(t, 30*time.Second, func() bool { return cut.w.Status().Counters.Started == n }, func() string {
+		return fmt.Sprintf("the second worker started %d of %d", cut.w.Status().Counters.Started, n)
+	})
+	dead := cut.w.Status().Worker
+	cut.nc.Close()
+	close(unblock)
+	natstest.Eventually(t, 60*time.Second, func() bool { return rcv.w.Status().Counters.Completed == n+1 }, func() string {
+		return fmt.Sprintf("the recoverer completed %d of %d: %+v", rcv.w.Status().Counters.Completed, n+1, rcv.w.Status())
+	})
+	if errs := natstest.All[tasks.QueueError](rec); len(errs) > 0 {
+		t.Fatalf("the recoverer reported errors: %+v", errs)
+	}
+	rcv.stop()
+	assertCompletedOnce(t, srv.URL(), n+1, func(w string) bool { return w != dead })
 }
 
 // stepDown asks a stream's or consumer's leader to step down, once a

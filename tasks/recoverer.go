@@ -77,10 +77,11 @@ func (r *recoverer) serve(ctx context.Context, lease *kv.Lease) {
 	})
 	w, err := r.leases.Watch("recoverer", kv.WatchConfig{Keys: []string{leaseKeysPattern}, UpdatesOnly: true},
 		func(ctx context.Context, e kv.Entry[string]) error {
-			if e.Op == kv.Put {
-				return nil
+			switch e.Op {
+			case kv.Delete, kv.Purge, kv.Expired:
+				return r.recoverWorker(ctx, strings.TrimPrefix(e.Key, "w."), e.Op == kv.Expired)
 			}
-			return r.recoverWorker(ctx, strings.TrimPrefix(e.Key, "w."), e.Op == kv.Expired)
+			return nil // a lease taken or renewed, or the watch caught up
 		})
 	if err == nil {
 		wg.Go(func() {

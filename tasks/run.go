@@ -92,13 +92,14 @@ func (r *run) Handle(ctx context.Context, d *delivery) error {
 func (r *run) claim(ctx context.Context, t task) (uint64, error) {
 	for wait := settleRetryMin; ; wait = min(2*wait, settleRetryMax) {
 		seq, err := r.ledger().claim(ctx, t, r.id)
-		if !errors.Is(err, errUnsure) {
+		if !errors.Is(err, errUnsure) || ctx.Err() != nil || !r.entitled() {
 			return seq, err
 		}
-		r.w.queueError("claim", err)
-		if sleep(ctx, wait); ctx.Err() != nil || !r.entitled() {
-			return 0, err
+		if wait == settleRetryMin {
+			// Once per copy: an outage fails every claim in flight.
+			r.w.queueError("claim", err)
 		}
+		sleep(ctx, wait)
 	}
 }
 
@@ -168,7 +169,9 @@ func (r *run) Settle(ctx context.Context, d *delivery, err error) {
 			r.rejected(d.rec, werr)
 			return
 		}
-		r.w.queueError("settle", werr)
+		if wait == settleRetryMin {
+			r.w.queueError("settle", werr)
+		}
 		// Cut off by a stop: the record stays until the recoverer puts
 		// the task back, once the lease is released.
 		if sleep(ctx, wait); ctx.Err() != nil {

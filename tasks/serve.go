@@ -173,12 +173,13 @@ func (r *run) useConn(ctx context.Context, nc *nats.Conn) error {
 // two per task held: the recoverer's put-backs.
 const asyncSlack = 256
 
-// fence stops every task at once: the lease can no longer be counted on,
-// and the tasks are about to be another's.
+// fence stops every task at once, even in a stop's grace period: the
+// lease can no longer be counted on, and the tasks are about to be
+// another's.
 func (r *run) fence() {
 	r.fenced.Store(true)
 	r.stopBy.CompareAndSwap(0, time.Now().UnixNano())
-	r.pool.Abort()
+	r.pool.Cut()
 }
 
 // beginStop starts a stop's grace period: no task starts any more, and

@@ -100,6 +100,11 @@ func (p *Pool[T]) returnQueued() {
 	}
 }
 
+// Cut ends a stop's grace period now, as its deadline passing would: no
+// item starts any more, and the running handlers' ctx is cancelled. It
+// may come before Stop or during it; Stop is still called.
+func (p *Pool[T]) Cut() { p.stopHard() }
+
 // stopHard ends the grace period: no item starts any more and running
 // handlers are cancelled.
 func (p *Pool[T]) stopHard() {
