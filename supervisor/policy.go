@@ -3,6 +3,7 @@ package supervisor
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/thejerf/suture/v4"
@@ -167,8 +168,13 @@ func (j jitter) Jitter(d time.Duration) time.Duration {
 	return d + time.Duration(float64(d)*j.frac*j.rnd())
 }
 
-// String describes the policy on one line, for logs and status.
+// String describes the policy on one line, for logs and status; a
+// jitter left to inherit reads "inherit".
 func (p Policy) String() string {
-	return fmt.Sprintf("%s threshold=%g decay=%v delay=%v backoff=%v jitter=%g shutdown=%v",
-		p.Mode, p.FailureThreshold, p.FailureDecay, p.RestartDelay, p.Backoff, *p.Jitter, p.ShutdownTimeout)
+	j := "inherit"
+	if p.Jitter != nil {
+		j = strconv.FormatFloat(*p.Jitter, 'g', -1, 64)
+	}
+	return fmt.Sprintf("%s threshold=%g decay=%v delay=%v backoff=%v jitter=%s shutdown=%v",
+		p.Mode, p.FailureThreshold, p.FailureDecay, p.RestartDelay, p.Backoff, j, p.ShutdownTimeout)
 }

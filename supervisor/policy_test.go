@@ -81,3 +81,14 @@ func TestPolicyInherit(t *testing.T) {
 		t.Errorf("defaults not applied: %+v", got)
 	}
 }
+
+// A policy prints whether or not its jitter is set: a configuration
+// printed before defaults apply must not panic.
+func TestPolicyString(t *testing.T) {
+	if got := (supervisor.Policy{Mode: supervisor.Transient}).String(); !strings.Contains(got, "transient") || !strings.Contains(got, "jitter=inherit") {
+		t.Errorf("unset policy: %q", got)
+	}
+	if got := supervisor.Defaults().String(); !strings.Contains(got, "jitter=0.5") || !strings.Contains(got, "shutdown=10s") {
+		t.Errorf("defaults: %q", got)
+	}
+}
