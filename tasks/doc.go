@@ -1,0 +1,54 @@
+// Package tasks is a queue of long-running tasks on JetStream: each task
+// is claimed by one worker, and one lease per worker process, renewed
+// every heartbeat, keeps all of its tasks alive, however many and however
+// long. See the README's "Long-running tasks" section for the protocol,
+// its failure windows and when a task can run twice.
+//
+// # Overview
+//
+// [New] returns a [Worker] that runs a [Handler] on the tasks of one
+// queue. A [Task] carries its data and headers, its attempt and failure
+// counts, and [Task.Token], a fencing token larger for every claim of it.
+// A handler returns nil (the task is done), an error (it is tried again
+// after [Config.Backoff], and past [Config.MaxFailures] dead-lettered), or
+// [HandBack] (offered again, to another worker first, and no failure).
+// Tasks are enqueued by publishing to the queue's subject; a
+// corral.Client's Enqueue does it through the buffered publisher, with
+// the task's id as its Msg-Id. [Config.QueueStream] declares the queue's
+// stream for a publisher that runs before any worker.
+//
+// # Lifecycle
+//
+// Each Serve of a Worker declares the queue's streams, its consumer and
+// its lease bucket, takes a lease under a fresh identity, and runs tasks
+// until its ctx ends: it then takes no more, lets running tasks finish
+// within its restart policy's shutdown timeout, puts back in the queue
+// those that did not, and releases the lease. A worker that cannot renew
+// its lease in time cancels every task it runs, writes nothing more about
+// them, and returns [ErrLeaseLost]; the queue's recoverer puts its tasks
+// back once the lease has expired. Every worker stands for election as
+// that recoverer.
+//
+// # Configuration
+//
+// [Config] declares the queue and this process's worker; each field's zero
+// value is its default, and Validate reports every problem at once.
+// Workers of one queue may run different MaxConcurrency, but must agree
+// on LeaseTTL: the lease bucket is made with the first worker's, and a
+// worker with another fails to start, naming both.
+//
+// # Errors
+//
+// [ErrInvalidConfig] wraps every configuration problem, [ErrNilHandler] a
+// nil handler. [ErrFenced] is a write the server refused because the task
+// was no longer the worker's (reported as [CompletionRejected]), and
+// [ErrLeaseLost] what Serve returns when its lease was lost. Other
+// failures to reach the server are [QueueError] events; the worker keeps
+// trying as long as its lease holds.
+//
+// # Concurrency
+//
+// A Handler runs on up to MaxConcurrency goroutines at once. A Worker is
+// served once at a time; Status is safe to call at any time. Events go to
+// [Config.Events] synchronously, from the goroutine where they happen.
+package tasks
