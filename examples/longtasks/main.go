@@ -207,12 +207,13 @@ func enqueue(ctx context.Context, c *corral.Client) error {
 	return nil
 }
 
-// inflict waits until every worker runs tasks, then kills one and cuts
-// another off for longer than its lease.
+// inflict waits until every worker has claimed and started a full load of
+// tasks, then kills one and cuts another off for longer than its lease.
 func inflict(ctx context.Context, out io.Writer, workers map[string]*worker) error {
 	for _, w := range workers {
-		if err := until(ctx, func() bool { return w.status().Held > 0 }); err != nil {
-			return fmt.Errorf("%s never took a task: %w", w.name, err)
+		full := func() bool { st := w.status(); return st.Counters.Started >= uint64(st.Capacity) }
+		if err := until(ctx, full); err != nil {
+			return fmt.Errorf("%s never ran a full load: %w", w.name, err)
 		}
 	}
 	doomed, cutOff := workers["doomed"], workers["cut-off"]
