@@ -14,9 +14,4 @@ var (
 	// for good without a reason from nats.go, and by Fixed.Conn once the
 	// application's connection is closed.
 	ErrClosed = errors.New("connection: closed")
-
-	// ErrStopped is returned by Supervisor.Conn once the supervisor has
-	// stopped (its Serve returned as its ctx ended), until it is served
-	// again.
-	ErrStopped = errors.New("connection: supervisor stopped")
 )

@@ -19,10 +19,9 @@ type LocalServer interface {
 // connection the application manages itself.
 type Source interface {
 	// Conn returns the live connection, waiting until there is one or ctx
-	// ends; it fails at once when none can come (ErrStopped, ErrClosed).
-	// gone is closed once that connection has closed for good; the caller
-	// then calls Conn again for its replacement. Across ordinary reconnects
-	// the same *nats.Conn stays in use.
+	// ends. gone is closed once that connection has closed for good; the
+	// caller then calls Conn again for its replacement. Across ordinary
+	// reconnects the same *nats.Conn stays in use.
 	Conn(ctx context.Context) (nc *nats.Conn, gone <-chan struct{}, err error)
 	// Watch returns the connection's status and a channel closed at its
 	// next change, so that a dependent learns of a reconnect at once.

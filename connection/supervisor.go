@@ -32,7 +32,6 @@ type Supervisor struct {
 	gen     uint64
 	status  Status
 	changed chan struct{} // closed and replaced at every change of cur or status
-	stopped bool          // Serve returned as its ctx ended: nothing connects until served again
 }
 
 // live is one *nats.Conn and the signal that it closed for good.
@@ -69,13 +68,11 @@ func (s *Supervisor) String() string { return "connection" }
 // returns an error saying why; the tree restarts it, which connects anew.
 func (s *Supervisor) Serve(ctx context.Context) error {
 	s.mu.Lock()
-	s.stopped = false
 	s.setStatusLocked(StateConnecting, nil)
 	s.mu.Unlock()
 	urls, err := s.urls(ctx)
 	if err != nil {
 		s.mu.Lock()
-		s.stopped = ctx.Err() != nil
 		s.setStatusLocked(StateStopped, nil)
 		s.mu.Unlock()
 		return err
@@ -160,7 +157,6 @@ func (s *Supervisor) release(l *live, st State, cause error) {
 	defer s.mu.Unlock()
 	if s.cur == l {
 		s.cur = nil
-		s.stopped = st == StateStopped
 		s.setStatusLocked(st, cause)
 	}
 }
@@ -169,22 +165,16 @@ func (s *Supervisor) release(l *live, st State, cause error) {
 // then or until ctx ends. The returned channel is closed when that
 // connection has closed for good; a dependent then calls Conn again for
 // its replacement. Across ordinary reconnects the same *nats.Conn stays in
-// use (nats.go re-subscribes and buffers publishes by itself). Once Serve
-// has returned because its ctx ended, Conn fails at once with ErrStopped
-// until the supervisor is served again: a dependent stopping after the
-// connection does not wait for one that is not coming.
+// use (nats.go re-subscribes and buffers publishes by itself).
 func (s *Supervisor) Conn(ctx context.Context) (*nats.Conn, <-chan struct{}, error) {
 	for {
 		s.mu.Lock()
-		l, st, changed, stopped := s.cur, s.status.State, s.changed, s.stopped
+		l, st, changed := s.cur, s.status.State, s.changed
 		var nc *nats.Conn
 		if l != nil {
 			nc = l.nc
 		}
 		s.mu.Unlock()
-		if stopped {
-			return nil, nil, ErrStopped
-		}
 		if nc != nil && st == StateConnected {
 			select {
 			case <-l.closed: // gone; its replacement is on the way

@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/event"
-	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/kv"
 )
 
@@ -26,7 +26,8 @@ type recoverer struct {
 	worker string // this process's worker, for events
 	leases *kv.Bucket[string]
 	lock   *kv.Lock
-	ledger func() *ledger // on the current connection
+	src    connection.Source // for releasing the lock while stopping
+	ledger func() *ledger    // on the current connection
 	every  time.Duration
 	events *event.Emitter
 
@@ -56,7 +57,7 @@ func (r *recoverer) run(ctx context.Context) {
 		r.events.Emit(RecovererElected{EventTime: r.events.Stamp(), Queue: r.queue, Worker: r.worker})
 		r.serve(ctx, lease)
 		r.elected.Store(false)
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jsapi.Timeout)
+		rctx, cancel := releaseCtx(ctx, r.src)
 		_ = lease.Release(rctx)
 		cancel()
 	}

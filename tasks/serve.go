@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/internal/pool"
 	"github.com/corral-go/corral/internal/pull"
@@ -48,7 +49,7 @@ func (w *Worker) newRun(ctx context.Context) (*run, error) {
 	r.pool = pool.New[*delivery](pool.Config{Workers: capacity, QueueSize: capacity, Timeout: w.cfg.Timeout}, r)
 	r.puller = pull.New(pull.Config{Stream: w.cfg.Stream, Consumer: queueConsumerName, Capacity: capacity,
 		Source: w.src, Feed: r.pool.Feed}, r)
-	r.recoverer = &recoverer{queue: w.queue, worker: r.id, leases: leases, lock: elect, every: w.cfg.SweepEvery,
+	r.recoverer = &recoverer{queue: w.queue, worker: r.id, leases: leases, lock: elect, src: w.src, every: w.cfg.SweepEvery,
 		events: w.events, ledger: r.ledger, recovered: &w.stats.recovered}
 	r.connected = make(chan struct{})
 	w.events.Emit(LeaseAcquired{EventTime: w.events.Stamp(), Queue: w.queue, Worker: r.id, Capacity: capacity})
@@ -111,7 +112,7 @@ func (r *run) serve(ctx context.Context) error {
 		w.events.Emit(LeaseLost{EventTime: w.events.Stamp(), Queue: w.queue, Worker: r.id, Held: r.puller.Held()})
 		return ErrLeaseLost
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jsapi.Timeout)
+	rctx, cancel := releaseCtx(ctx, w.src)
 	defer cancel()
 	if rerr := r.lease.Release(rctx); rerr != nil && err == nil && ctx.Err() == nil {
 		err = rerr
@@ -203,4 +204,28 @@ func (r *run) drainBy() time.Time {
 func (r *run) stop() {
 	r.beginStop()
 	r.pool.Stop(time.Unix(0, r.stopBy.Load()))
+}
+
+// releaseCtx bounds the release of a lease by a stopping worker: to
+// jsapi.Timeout, and to no later than its connection's supervisor
+// stopping (a tree that stops its children all at once): waiting for a
+// connection then would wait out the timeout for nothing, and the lease
+// expires by itself.
+func releaseCtx(parent context.Context, src connection.Source) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), jsapi.Timeout)
+	go func() {
+		for {
+			st, changed := src.Watch()
+			if st.State == connection.StateStopped {
+				cancel()
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-changed:
+			}
+		}
+	}()
+	return ctx, cancel
 }
