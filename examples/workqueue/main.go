@@ -181,7 +181,9 @@ func declareDead(ctx context.Context, c *corral.Client) (jetstream.JetStream, je
 // publish sends every job and waits until the stream has stored them all.
 func publish(ctx context.Context, js jetstream.JetStream) error {
 	for i := range published {
-		if _, err := js.PublishAsync("jobs.new", []byte(strconv.Itoa(i))); err != nil {
+		// Past nats.go's window of 4,000 unacknowledged messages, wait for
+		// room (a loaded machine acks slowly) rather than fail after 200ms.
+		if _, err := js.PublishAsync("jobs.new", []byte(strconv.Itoa(i)), jetstream.WithStallWait(30*time.Second)); err != nil {
 			return err
 		}
 	}
