@@ -276,7 +276,7 @@ func fillQueue(ctx context.Context, e *env, n int) error {
 		return err
 	}
 	for i := range n {
-		if _, err := js.PublishAsync(taskSubject, payload, jetstream.WithMsgID(fmt.Sprintf("t%d", i))); err != nil {
+		if _, err := js.PublishAsync(taskSubject, payload, jetstream.WithMsgID(fmt.Sprintf("t%d", i)), jetstream.WithStallWait(time.Minute)); err != nil {
 			return err
 		}
 	}
