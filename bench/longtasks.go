@@ -30,6 +30,35 @@ const (
 	ackWait = 30 * time.Second
 )
 
+// taskScenarios are the long-running task queue's comparisons; jsNoop is
+// the JetStream handler's best setting for a no-op handler.
+func taskScenarios(jsNoop jsWork) []scenario {
+	return []scenario{
+		{
+			name: "long-tasks-keepalive", about: "keep-alive messages per minute for 10,000 tasks held by one worker [per-task in-progress acks, a third of the 30s ack wait]",
+			unit: "msgs/min", lower: true, quickN: 10_000, fullN: 10_000, quickRounds: 1, fullRounds: 3, noSample: true,
+			roundTimeout: 3 * time.Minute,
+			raw:          rawKeepalive, corral: corralKeepalive,
+		},
+		{
+			name: "long-tasks-throughput", about: "claim + run + complete no-op tasks, one worker of 64 [Corral JetStream handler, no-op, 4 workers: its best]",
+			unit: "tasks/s", quickN: 5_000, fullN: 20_000, warmup: true,
+			raw: corralConsume(jsNoop), corral: corralTasks(64, noop),
+		},
+		{
+			name: "long-tasks-throughput-1ms", about: "claim + run + complete 1ms tasks, 64 at once [Corral JetStream handler, 1ms, 64 workers]",
+			unit: "tasks/s", quickN: 5_000, fullN: 20_000, warmup: true,
+			raw: corralConsume(jsWork{workers: 64, do: sleep1ms, queue: 64}), corral: corralTasks(64, sleep1ms),
+		},
+		{
+			name: "long-tasks-recovery", about: "ms from a worker's death to another taking its 1,000 tasks [plain consumer: the 30s ack wait]",
+			unit: "ms", lower: true, quickN: recoveryHeld, fullN: recoveryHeld, quickRounds: 1, fullRounds: 3, noSample: true,
+			roundTimeout: 2 * time.Minute,
+			raw:          rawRecovery, corral: corralRecovery,
+		},
+	}
+}
+
 // keepaliveWindow is how long a keep-alive round counts messages.
 func keepaliveWindow(e *env) time.Duration {
 	if e.quick {
