@@ -256,3 +256,65 @@ func TestLockConfigValidateReportsEveryField(t *testing.T) {
 		t.Fatalf("no bucket: %v, want ErrInvalidConfig alone", err)
 	}
 }
+
+func TestLock(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	ctx := ctxT(t)
+	const ttl = 2 * time.Second
+	newLock := func(nc *nats.Conn) *kv.Lock {
+		l, err := kv.NewLock(kv.LockConfig{Bucket: "locks", Key: "leader", TTL: ttl}, connection.NewFixed(nc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	ncA, ncB := connect(t, srv.URL()), connect(t, srv.URL())
+	a, b := newLock(ncA), newLock(ncB)
+
+	leaseA, err := a.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := b.TryAcquire(ctx); ok || err != nil {
+		t.Fatalf("b acquired a held lock: %v %v", ok, err)
+	}
+	if err := leaseA.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	leaseB, ok, err := b.TryAcquire(ctx)
+	if !ok || err != nil {
+		t.Fatalf("b could not take a released lock: %v", err)
+	}
+	if leaseB.Token <= leaseA.Token {
+		t.Fatalf("fencing token went from %d to %d", leaseA.Token, leaseB.Token)
+	}
+
+	// b's process dies: its connection closes and it renews no more.
+	ncB.Close()
+	killed := time.Now()
+	select {
+	case <-leaseB.Lost():
+		if lost := time.Since(killed); lost > ttl {
+			t.Fatalf("b learned it lost the lock %v after, more than the TTL", lost)
+		}
+	case <-time.After(2 * ttl):
+		t.Fatal("b was never told it lost the lock")
+	}
+	leaseA2, err := a.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took, bound := time.Since(killed), ttl+ttl/3+time.Second; took > bound {
+		t.Fatalf("a took the lock %v after b died, want within %v (TTL, a renew interval, slack)", took, bound)
+	}
+	if leaseA2.Token <= leaseB.Token {
+		t.Fatalf("fencing token went from %d to %d", leaseB.Token, leaseA2.Token)
+	}
+	if err := leaseB.Release(ctx); !errors.Is(err, kv.ErrLockLost) {
+		t.Fatalf("releasing a lost lease: %v", err)
+	}
+	if err := leaseA2.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
