@@ -30,7 +30,8 @@ func NewLock(cfg LockConfig, src connection.Source) (*Lock, error) {
 		return nil, fmt.Errorf("kv: lock %s: %w", cfg.Key, err)
 	}
 	cfg = cfg.withDefaults()
-	b, err := Open(cfg.Bucket, Config{History: 1, TTL: cfg.TTL, Events: cfg.Events, lockBucket: true}, src, String{})
+	b, err := Open(cfg.Bucket, Config{History: 1, TTL: cfg.TTL, Storage: cfg.Storage, Replicas: cfg.Replicas,
+		LimitMarkerTTL: cfg.LimitMarkerTTL, Events: cfg.Events, lockBucket: true}, src, String{})
 	if err != nil {
 		return nil, err
 	}

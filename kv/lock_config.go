@@ -23,6 +23,12 @@ type LockConfig struct {
 	// RenewEvery is how often the holder renews, at most
 	// (TTL - TTL/10)/2. Default TTL/3.
 	RenewEvery time.Duration `yaml:"renew_every"`
+	// Storage, Replicas and LimitMarkerTTL are the bucket's, as in
+	// [Config], when the lock declares it (it does so only if the bucket
+	// is missing). Defaults file, 1 and no markers.
+	Storage        string        `yaml:"storage"`
+	Replicas       int           `yaml:"replicas"`
+	LimitMarkerTTL time.Duration `yaml:"limit_marker_ttl"`
 	// Events says where the events of the lock's bucket
 	// ([BucketRecreated]) go. Default: discarded.
 	Events supervisor.Events `yaml:"-"`
@@ -42,7 +48,8 @@ func (c LockConfig) withDefaults() LockConfig {
 }
 
 // Validate reports every invalid field at once (bucket, key, ttl,
-// renew_every), wrapping [ErrInvalidConfig]; an invalid key also matches
+// renew_every, storage, replicas, limit_marker_ttl), wrapping
+// [ErrInvalidConfig]; an invalid key also matches
 // [ErrInvalidKey]. [NewLock] calls it.
 func (c LockConfig) Validate() error {
 	c = c.withDefaults()
@@ -56,6 +63,11 @@ func (c LockConfig) Validate() error {
 	}
 	if c.TTL < time.Second {
 		p.Addf("ttl", "must be at least 1s, got %v", c.TTL)
+	}
+	p.Storage(c.Storage)
+	p.Replicas(c.Replicas)
+	if c.LimitMarkerTTL != 0 && c.LimitMarkerTTL < time.Second {
+		p.Addf("limit_marker_ttl", "must be at least 1s, got %v", c.LimitMarkerTTL)
 	}
 	// A lease is lost 0.9·TTL after its last renewal was sent; two renewals
 	// must fit in that, so that one failed renewal does not lose it.

@@ -137,6 +137,34 @@ func TestLockRefusesBucketWithAnotherTTL(t *testing.T) {
 	}
 }
 
+// A lock that declares its bucket declares it as its configuration says:
+// with limit markers, so that a watch sees a holder's lease expire.
+func TestLockDeclaresItsBucketAsConfigured(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	ctx := ctxT(t)
+	conns := connection.NewFixed(connect(t, srv.URL()))
+	lease := acquire(t, ctx, newLock(t, kv.LockConfig{Bucket: "locks", Key: "leader", TTL: 2 * time.Second,
+		Storage: "memory", LimitMarkerTTL: 2 * time.Second}, conns))
+	b, err := locksBucket(t, conns).Raw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := b.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.LimitMarkerTTL() != 2*time.Second {
+		t.Errorf("bucket: limit markers %v, want 2s", st.LimitMarkerTTL())
+	}
+	if info := st.(*jetstream.KeyValueBucketStatus).StreamInfo(); info.Config.Storage != jetstream.MemoryStorage {
+		t.Errorf("bucket storage %v, want memory", info.Config.Storage)
+	}
+	if err := lease.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // The key changed under the holder before its renewer noticed: Release
 // must say the lock was lost.
 func TestReleaseAfterKeyTakenIsErrLockLost(t *testing.T) {
@@ -240,11 +268,12 @@ func locksBucket(t *testing.T, conns connection.Source) *kv.Bucket[string] {
 // ErrInvalidKey, as NewLock's error did.
 func TestLockConfigValidateReportsEveryField(t *testing.T) {
 	t.Parallel()
-	err := kv.LockConfig{Bucket: "no.dots", Key: "a b", TTL: 500 * time.Millisecond, RenewEvery: time.Second}.Validate()
+	err := kv.LockConfig{Bucket: "no.dots", Key: "a b", TTL: 500 * time.Millisecond, RenewEvery: time.Second,
+		Storage: "disk", Replicas: 6, LimitMarkerTTL: time.Millisecond}.Validate()
 	if !errors.Is(err, kv.ErrInvalidConfig) || !errors.Is(err, kv.ErrInvalidKey) {
 		t.Fatalf("Validate: %v, want ErrInvalidConfig and ErrInvalidKey", err)
 	}
-	for _, want := range []string{"bucket", `"no.dots"`, "key", `"a b"`, "ttl", "renew_every"} {
+	for _, want := range []string{"bucket", `"no.dots"`, "key", `"a b"`, "ttl", "renew_every", "storage", "replicas", "limit_marker_ttl"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %s", err, want)
 		}
