@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/publisher"
@@ -49,16 +51,28 @@ func (c *Client) HandleTasks(queue string, cfg tasks.Config, h tasks.Handler) er
 // it returns once the task is buffered, with the Future of the queue
 // stream's ack; once acked, the task is stored and will run. The task's
 // id is its Nats-Msg-Id (publisher.WithMsgID sets it): the same id
-// enqueued again within the queue's keep_completed is stored once. The
-// queue must be declared in Config.Tasks, so that its stream exists before
-// any worker runs.
+// enqueued again within the queue's keep_completed is stored once; an id
+// beginning with tasks.ReservedMsgIDPrefix is refused with
+// tasks.ErrReservedMsgID. The queue must be declared in Config.Tasks, so
+// that its stream exists before any worker runs; its subject is this
+// process's worker's, if HandleTasks declared one, else the file's.
 func (c *Client) Enqueue(ctx context.Context, queue string, data []byte, opts ...publisher.Option) (*publisher.Future, error) {
 	cfg, ok := c.cfg.Tasks[queue]
 	if !ok {
 		return nil, fmt.Errorf("corral: task queue %q: %w", queue, ErrUnknownQueue)
 	}
+	if w, ok := c.Worker(queue); ok {
+		cfg = w.Config()
+	}
 	_, sc := cfg.QueueStream(queue)
-	return c.pub.PublishMsg(ctx, &nats.Msg{Subject: sc.Subjects[0], Data: data}, opts...)
+	m := &nats.Msg{Subject: sc.Subjects[0], Data: data, Header: nats.Header{}}
+	for _, o := range opts {
+		o(m.Header)
+	}
+	if id := m.Header.Get(jetstream.MsgIDHeader); strings.HasPrefix(id, tasks.ReservedMsgIDPrefix) {
+		return nil, fmt.Errorf("corral: task queue %q: Msg-Id %q: %w", queue, id, tasks.ErrReservedMsgID)
+	}
+	return c.pub.PublishMsg(ctx, m)
 }
 
 // Worker returns this process's worker of queue, declared by HandleTasks.

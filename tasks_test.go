@@ -50,6 +50,9 @@ tasks:
 	if _, err := c.Enqueue(ctx, "nope", nil); !errors.Is(err, corral.ErrUnknownQueue) {
 		t.Fatalf("Enqueue to an undeclared queue: %v, want ErrUnknownQueue", err)
 	}
+	if _, err := c.Enqueue(ctx, "render", nil, publisher.WithMsgID(tasks.ReservedMsgIDPrefix+"put-back:job-1:1")); !errors.Is(err, tasks.ErrReservedMsgID) {
+		t.Fatalf("Enqueue with a reserved Msg-Id: %v, want ErrReservedMsgID", err)
+	}
 	running(t, c)
 	const n = 20
 	for i := range n {

@@ -20,4 +20,13 @@ var (
 	ErrLeaseLost = errors.New("tasks: lease lost")
 	// ErrNilHandler is returned for a nil handler.
 	ErrNilHandler = errors.New("tasks: nil handler")
+	// ErrReservedMsgID is returned for a task enqueued with a Msg-Id
+	// that begins with ReservedMsgIDPrefix.
+	ErrReservedMsgID = errors.New("tasks: the Msg-Id is reserved for the queue's own writes")
 )
+
+// ReservedMsgIDPrefix begins the Msg-Ids of the queue's own writes (a
+// task put back, a dead letter). A task enqueued with such an id could
+// be taken for one of them and dropped as a duplicate: corral.Client's
+// Enqueue refuses it with ErrReservedMsgID.
+const ReservedMsgIDPrefix = "Corral-Task-"

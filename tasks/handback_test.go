@@ -3,6 +3,7 @@ package tasks_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -61,5 +62,38 @@ func TestHandBackMovesTheTaskToAnotherWorker(t *testing.T) {
 	}
 	if got := a.w.Status().Counters.HandedBack; got != 1 {
 		t.Fatalf("a handed back %d tasks, want 1", got)
+	}
+}
+
+// A task handed back is enqueued again under an id of the queue's own:
+// another task enqueued with the id "<task>.<attempt>" does not make the
+// put-back look like a duplicate, and both complete.
+func TestHandBackIDsNeverMatchEnqueuedOnes(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	nc := connect(t, srv.URL())
+	var mu sync.Mutex
+	var done []string
+	w := startWorker(t, srv.URL(), "q", tasks.Config{MaxConcurrency: 1}, tasks.HandlerFunc(
+		func(ctx context.Context, task *tasks.Task) error {
+			if string(task.Data()) == "a" && task.Attempt() == 0 {
+				return tasks.HandBack(0)
+			}
+			mu.Lock()
+			done = append(done, fmt.Sprintf("%s@%d", task.Data(), task.Attempt()))
+			mu.Unlock()
+			return nil
+		}), nil)
+	publish(t, nc, "a.1")
+	publish(t, nc, "a")
+	natstest.Eventually(t, 30*time.Second, func() bool { return w.w.Status().Counters.Completed == 2 }, func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return fmt.Sprintf("completed %v; status %+v", done, w.w.Status())
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(done, []string{"a.1@0", "a@1"}) {
+		t.Fatalf("runs %v, want a.1 then a's second attempt", done)
 	}
 }

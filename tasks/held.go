@@ -33,7 +33,8 @@ type record struct {
 	task
 	worker string
 	state  string
-	seq    uint64 // the record's stream sequence: the run's fencing token
+	seq    uint64    // the record's stream sequence: the run's fencing token
+	stored time.Time // when the server stored it
 }
 
 // parseTask reads a copy of a task delivered at stream sequence seq.
@@ -58,7 +59,7 @@ func protocolHeader(k string) bool { return strings.HasPrefix(k, "Corral-Task-")
 // parseRecord reads a held record.
 func parseRecord(m *jetstream.RawStreamMsg) record {
 	return record{task: parseTask(m.Header, m.Data, m.Sequence), worker: m.Header.Get(workerHeader),
-		state: m.Header.Get(stateHeader), seq: m.Sequence}
+		state: m.Header.Get(stateHeader), seq: m.Sequence, stored: m.Time}
 }
 
 // message is t as a message on subject, with its protocol headers.
@@ -110,7 +111,8 @@ func (e *heldError) Error() string { return fmt.Sprintf("task already held (reco
 // claim writes t's held record for worker, on the condition that the
 // task has no record at all (held by anyone, or recently finished). It
 // returns the record's sequence, a *heldError naming the record that
-// exists, or an error wrapping errUnsure.
+// exists, an error wrapping errUnsure when the claim may have been stored,
+// or another error when the server refused it.
 func (l *ledger) claim(ctx context.Context, t task, worker string) (uint64, error) {
 	m := t.message(l.names.held(t.id, worker))
 	m.Header.Set(stateHeader, stateHeld)
@@ -122,6 +124,10 @@ func (l *ledger) claim(ctx context.Context, t task, worker string) (uint64, erro
 	if seq, ok := lastSequence(err); ok && seq > 0 {
 		return 0, &heldError{seq: seq}
 	}
+	if code, ok := jsapi.Code(err); ok && code != jetstream.JSErrCodeStreamWrongLastSequenceConstant {
+		return 0, fmt.Errorf("claim task %s: refused: %w", t.id, err) // not stored
+	}
+	// No answer, or on a replicated stream a competing claim in flight.
 	return 0, fmt.Errorf("%w: %w", errUnsure, err)
 }
 
@@ -182,11 +188,11 @@ func (l *ledger) finish(ctx context.Context, rec record, state string, cause err
 // crash in between leaves a copy that claimers recognise as put back (its
 // attempt is above the record's), never no copy at all; the Msg-Id makes
 // a second put-back of the same attempt (a retry, or the holder and the
-// recoverer at once) one message. It returns ErrFenced when rec had gone
-// already: another put it back first, or it was finished.
+// recoverer at once) one message. It returns an error wrapping
+// errRecordGone when rec had gone already.
 func (l *ledger) putBack(ctx context.Context, rec record, next task) error {
 	m := next.message(l.queue)
-	m.Header.Set(jetstream.MsgIDHeader, rec.id+"."+strconv.Itoa(next.attempt))
+	m.Header.Set(jetstream.MsgIDHeader, putBackID(rec.id, next.attempt))
 	if _, err := publish(ctx, l.js, m); err != nil {
 		return fmt.Errorf("put task %s back: %w", rec.id, err)
 	}
@@ -194,18 +200,26 @@ func (l *ledger) putBack(ctx context.Context, rec record, next task) error {
 		return fmt.Errorf("put task %s back: %w", rec.id, errDied)
 	}
 	if err := l.held.DeleteMsg(ctx, rec.seq); err != nil {
-		if gone(err) {
-			return fmt.Errorf("%w: task %s was put back or finished meanwhile", ErrFenced, rec.id)
+		// nats.go gives the server's reason as text only: look instead.
+		if _, gerr := l.held.GetMsg(ctx, rec.seq); errors.Is(gerr, jetstream.ErrMsgNotFound) {
+			return fmt.Errorf("%w: task %s", errRecordGone, rec.id)
 		}
 		return fmt.Errorf("remove task %s's record: %w", rec.id, err)
 	}
 	return nil
 }
 
-// gone reports whether a delete found no message at the sequence.
-func gone(err error) bool {
-	code, ok := jsapi.Code(err)
-	return errors.Is(err, jetstream.ErrMsgNotFound) || ok && (code == jsapi.CodeMsgDeleteFailed || code == jetstream.JSErrCodeMessageNotFound)
+// errRecordGone is a put-back that found the record removed already: by
+// an earlier try whose answer was lost, or by the holder and the
+// recoverer both. The task is in the queue once either way (the put-back
+// ids are the same).
+var errRecordGone = errors.New("the record was removed already")
+
+// putBackID is the Msg-Id of the put-back of task id at attempt: the same
+// for every writer, and in the queue's reserved space, so that it never
+// matches an id a task was enqueued with.
+func putBackID(id string, attempt int) string {
+	return ReservedMsgIDPrefix + "put-back:" + id + ":" + strconv.Itoa(attempt)
 }
 
 // scan calls fn with the current record of every task whose subject
@@ -226,23 +240,31 @@ func (l *ledger) scan(ctx context.Context, filter string, headersOnly bool, fn f
 		_ = l.held.DeleteConsumer(dctx, cons.CachedInfo().Name)
 	}()
 	for pending := cons.CachedInfo().NumPending; pending > 0; {
-		fctx, cancel := context.WithTimeout(ctx, jsapi.Timeout)
-		n, err := l.scanBatch(fctx, cons, int(min(pending, scanBatch)), &pending, fn)
-		cancel()
+		n, err := l.scanBatch(ctx, cons, int(min(pending, scanBatch)), &pending, fn)
 		if err != nil {
 			return err
 		}
 		if n == 0 {
-			return fmt.Errorf("scan %s: no record came for %v", filter, jsapi.Timeout)
+			// Records removed since the scan began leave fewer than its
+			// count: ask the consumer what is left.
+			info, err := cons.Info(ctx)
+			if err != nil {
+				return fmt.Errorf("scan %s: %w", filter, err)
+			}
+			if info.NumPending >= pending {
+				return fmt.Errorf("scan %s: %d records pending and none delivered", filter, info.NumPending)
+			}
+			pending = info.NumPending
 		}
 	}
 	return nil
 }
 
-// scanBatch fetches up to n records and calls fn with each; pending is
-// updated to what the consumer has left.
+// scanBatch fetches up to n records that are there now, without waiting
+// for more, and calls fn with each; pending is updated to what the
+// consumer has left.
 func (l *ledger) scanBatch(ctx context.Context, cons jetstream.Consumer, n int, pending *uint64, fn func(record) error) (int, error) {
-	batch, err := cons.Fetch(n, jetstream.FetchContext(ctx))
+	batch, err := cons.FetchNoWait(n)
 	if err != nil {
 		return 0, err
 	}
@@ -254,7 +276,8 @@ func (l *ledger) scanBatch(ctx context.Context, cons jetstream.Consumer, n int, 
 			return got, err
 		}
 		*pending = meta.NumPending
-		raw := &jetstream.RawStreamMsg{Subject: m.Subject(), Sequence: meta.Sequence.Stream, Header: m.Headers(), Data: m.Data()}
+		raw := &jetstream.RawStreamMsg{Subject: m.Subject(), Sequence: meta.Sequence.Stream, Header: m.Headers(),
+			Data: m.Data(), Time: meta.Timestamp}
 		if err := fn(parseRecord(raw)); err != nil {
 			return got, err
 		}

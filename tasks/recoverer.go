@@ -29,6 +29,10 @@ type recoverer struct {
 	src    connection.Source // for releasing the lock while stopping
 	ledger func() *ledger    // on the current connection
 	every  time.Duration
+	// minAge is the age under which a sweep leaves a record: a replica
+	// that answers a lease's read may not have a new worker's lease yet,
+	// and that worker's first claims must not look like a dead worker's.
+	minAge time.Duration
 	events *event.Emitter
 
 	recovered *atomic.Uint64 // the worker's count
@@ -80,7 +84,7 @@ func (r *recoverer) serve(ctx context.Context, lease *kv.Lease) {
 		func(ctx context.Context, e kv.Entry[string]) error {
 			switch e.Op {
 			case kv.Delete, kv.Purge, kv.Expired:
-				return r.recoverWorker(ctx, strings.TrimPrefix(e.Key, "w."), e.Op == kv.Expired)
+				return r.recoverWorker(ctx, strings.TrimPrefix(e.Key, "w."), e.Op == kv.Expired, 0)
 			}
 			return nil // a lease taken or renewed, or the watch caught up
 		})
@@ -125,7 +129,7 @@ func (r *recoverer) sweep(ctx context.Context) error {
 		return err
 	}
 	for w := range owners {
-		if err := r.recoverWorker(ctx, w, true); err != nil {
+		if err := r.recoverWorker(ctx, w, true, r.minAge); err != nil {
 			return err
 		}
 	}
@@ -133,9 +137,9 @@ func (r *recoverer) sweep(ctx context.Context) error {
 }
 
 // recoverWorker puts every task worker holds back in the queue, unless it
-// holds a lease. dead says its lease expired (rather than being released
-// by a worker that stopped cleanly).
-func (r *recoverer) recoverWorker(ctx context.Context, worker string, dead bool) error {
+// holds a lease; records younger than minAge stay. dead says its lease
+// expired (rather than being released by a worker that stopped cleanly).
+func (r *recoverer) recoverWorker(ctx context.Context, worker string, dead bool, minAge time.Duration) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, err := r.leases.Get(ctx, leaseKey(worker)); err == nil || !errors.Is(err, kv.ErrKeyNotFound) {
@@ -143,7 +147,7 @@ func (r *recoverer) recoverWorker(ctx context.Context, worker string, dead bool)
 	}
 	start, n := time.Now(), 0
 	err := r.ledger().scan(ctx, r.ledger().names.heldByWorker(worker), false, func(rec record) error {
-		if rec.state != stateHeld {
+		if rec.state != stateHeld || time.Since(rec.stored) < minAge {
 			return nil
 		}
 		next := rec.task
@@ -152,7 +156,7 @@ func (r *recoverer) recoverWorker(ctx context.Context, worker string, dead bool)
 		switch err := r.ledger().putBack(ctx, rec, next); {
 		case err == nil:
 			n++
-		case !errors.Is(err, ErrFenced): // else finished or put back meanwhile
+		case !errors.Is(err, errRecordGone): // else put back meanwhile
 			return err
 		}
 		return nil
