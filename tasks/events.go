@@ -26,7 +26,6 @@ type LeaseLost struct {
 	Queue  string
 	Worker string
 	Held   int
-	Err    error
 }
 
 // WorkerDead is emitted by the recoverer when a worker's lease expired
@@ -164,7 +163,6 @@ func (e LeaseLost) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("queue", e.Queue)
 	enc.AddString("worker", e.Worker)
 	enc.AddInt("held", e.Held)
-	logfield.Error(enc, e.Err)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package tasks_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,7 +11,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/supervisor"
 	"github.com/corral-go/corral/tasks"
 )
 
@@ -181,5 +184,50 @@ func stepDown(t *testing.T, nc *nats.Conn, api string) {
 			t.Fatalf("%s: %v", api, err)
 		}
 		time.Sleep(50 * time.Millisecond) // mid-election: ask again
+	}
+}
+
+// A lease lost while the worker stops, in its grace period, cuts its
+// tasks off at once, not when the grace ends: the tasks are about to be
+// another worker's.
+func TestLeaseLostDuringAStopCutsTasksOff(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	nc := connect(t, srv.URL())
+	cfg := childConfig
+	cfg.Restart = supervisor.Policy{ShutdownTimeout: time.Hour}
+	started, cancelled := make(chan struct{}), make(chan struct{})
+	// released lets a failed run end its handler rather than wait out the
+	// hour-long grace.
+	released := make(chan struct{})
+	w, err := tasks.New("q", cfg, connection.NewFixed(nc), tasks.HandlerFunc(func(ctx context.Context, _ *tasks.Task) error {
+		close(started)
+		select {
+		case <-ctx.Done():
+			close(cancelled)
+			return ctx.Err()
+		case <-released:
+			return errors.New("released by the test")
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- w.Serve(ctx) }()
+	defer func() { stop(); close(released); <-served }()
+	enqueue(t, connect(t, srv.URL()), cfg, "q", 1)
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the task never started")
+	}
+	stop() // the grace is an hour
+	nc.Close()
+	select {
+	case <-cancelled:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the task still runs 30s after its worker lost the lease")
 	}
 }

@@ -42,6 +42,16 @@ func (r *run) Redeclare(ctx context.Context, js jetstream.JetStream) error {
 	return nil
 }
 
+// redeclare declares the queue again when a claim found its held stream
+// missing; at most once a second, however many claims found it.
+func (r *run) redeclare(ctx context.Context) {
+	now, last := time.Now().UnixNano(), r.declaredAt.Load()
+	if now-last < int64(time.Second) || !r.declaredAt.CompareAndSwap(last, now) {
+		return
+	}
+	_ = r.Redeclare(ctx, r.ledger().js)
+}
+
 // Failed reports a failure to pull from the queue.
 func (r *run) Failed(err error) { r.w.queueError("pull", err) }
 

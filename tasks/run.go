@@ -75,7 +75,13 @@ func (r *run) Handle(ctx context.Context, d *delivery) error {
 		return errPassed
 	}
 	r.w.stats.started.Add(1)
-	err = r.w.handler.Run(ctx, &Task{rec: d.rec, queue: r.w.queue})
+	rctx := ctx
+	if r.w.cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(ctx, r.w.cfg.Timeout)
+		defer cancel()
+	}
+	err = r.w.handler.Run(rctx, &Task{rec: d.rec, queue: r.w.queue})
 	if r.w.dies(stepRan) {
 		d.claimed = false
 		return errPassed
@@ -99,6 +105,9 @@ func (r *run) claim(ctx context.Context, t task) (uint64, error) {
 			// Once per copy: an outage fails every claim in flight.
 			r.w.queueError("claim", err)
 		}
+		if jsapi.StreamMissing(err) {
+			r.redeclare(ctx) // the held stream was deleted
+		}
 		sleep(ctx, wait)
 	}
 }
@@ -110,10 +119,17 @@ func (r *run) claim(ctx context.Context, t task) (uint64, error) {
 // answer was lost: decide returns it, and the task runs under it.
 func (r *run) decide(ctx context.Context, d *delivery, t task, err error) (record, error) {
 	var held *heldError
-	if !errors.As(err, &held) {
+	switch {
+	case errors.Is(err, errUnsure):
 		// Stopping: if the claim was stored, the recoverer puts the task
 		// back once the lease is released.
 		_ = d.nak(0)
+		return record{}, errPassed
+	case !errors.As(err, &held):
+		// Refused, so not stored (a record too large, say): offered again
+		// later, reported each time.
+		r.w.queueError("claim", err)
+		_ = d.nak(r.w.cfg.Backoff[len(r.w.cfg.Backoff)-1])
 		return record{}, errPassed
 	}
 	rec, rerr := r.ledger().read(ctx, held.seq)
@@ -162,7 +178,7 @@ func (r *run) Settle(ctx context.Context, d *delivery, err error) {
 		werr := write(wctx)
 		cancel()
 		switch {
-		case werr == nil:
+		case werr == nil, errors.Is(werr, errRecordGone):
 			count.Add(1)
 			return
 		case errors.Is(werr, ErrFenced):
@@ -217,12 +233,14 @@ func (r *run) fail(ctx context.Context, rec record, next task, cause error) erro
 	if cfg.DeadLetter != "" {
 		m := next.message(cfg.DeadLetter)
 		m.Header.Set(lastErrorHeader, logfield.Text(cause))
-		m.Header.Set(jetstream.MsgIDHeader, "dead-letter."+rec.id+"."+fmt.Sprint(rec.attempt))
+		m.Header.Set(jetstream.MsgIDHeader, ReservedMsgIDPrefix+"dead-letter:"+rec.id+":"+fmt.Sprint(rec.attempt))
 		if _, err := publish(ctx, r.ledger().js, m); err != nil {
-			// Not stored: the task stays, and is tried again later.
+			// Not stored: the task stays in the queue, and is tried again
+			// after the longest backoff.
+			r.w.queueError("dead-letter", fmt.Errorf("task %s to %s: %w", rec.id, cfg.DeadLetter, err))
 			next.failures--
 			next.notBefore = time.Now().Add(cfg.Backoff[len(cfg.Backoff)-1])
-			return errors.Join(fmt.Errorf("dead-letter task %s: %w", rec.id, err), r.ledger().putBack(ctx, rec, next))
+			return r.ledger().putBack(ctx, rec, next)
 		}
 	}
 	if err := r.ledger().finish(ctx, rec, stateFailed, cause); err != nil {

@@ -26,7 +26,10 @@ func (w *Worker) newRun(ctx context.Context) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	lockCfg := kv.LockConfig{Bucket: w.names.leaseBucket, TTL: w.cfg.LeaseTTL, RenewEvery: w.cfg.Heartbeat, Events: w.cfg.Events}
+	// Should the bucket go missing, a lock declares it again as the queue
+	// does: with expiry markers for the recoverer's watch.
+	lockCfg := kv.LockConfig{Bucket: w.names.leaseBucket, TTL: w.cfg.LeaseTTL, RenewEvery: w.cfg.Heartbeat,
+		Storage: w.cfg.Storage, Replicas: w.cfg.Replicas, LimitMarkerTTL: w.cfg.LeaseTTL, Events: w.cfg.Events}
 	lockCfg.Key = leaseKey(r.id)
 	own, err := kv.NewLock(lockCfg, w.src)
 	if err != nil {
@@ -46,10 +49,13 @@ func (w *Worker) newRun(ctx context.Context) (*run, error) {
 	}
 	r.lease = lease
 	capacity := w.cfg.MaxConcurrency
-	r.pool = pool.New[*delivery](pool.Config{Workers: capacity, QueueSize: capacity, Timeout: w.cfg.Timeout}, r)
+	// Timeout bounds the handler's run alone (see Handle): a claim and an
+	// outcome's writes go on until the worker stops.
+	r.pool = pool.New[*delivery](pool.Config{Workers: capacity, QueueSize: capacity}, r)
 	r.puller = pull.New(pull.Config{Stream: w.cfg.Stream, Consumer: queueConsumerName, Capacity: capacity,
 		Source: w.src, Feed: r.pool.Feed}, r)
 	r.recoverer = &recoverer{queue: w.queue, worker: r.id, leases: leases, lock: elect, src: w.src, every: w.cfg.SweepEvery,
+		minAge: w.cfg.LeaseTTL,
 		events: w.events, ledger: r.ledger, recovered: &w.stats.recovered}
 	r.connected = make(chan struct{})
 	w.events.Emit(LeaseAcquired{EventTime: w.events.Stamp(), Queue: w.queue, Worker: r.id, Capacity: capacity})
@@ -93,12 +99,15 @@ func (r *run) serve(ctx context.Context) error {
 		case <-pctx.Done():
 		}
 	})
+	// A lease lost at any time until the tasks have stopped, their grace
+	// included, cuts them off at once.
+	stopped := make(chan struct{})
 	wg.Go(func() {
 		select {
 		case <-r.lease.Lost():
 			r.fence()
 			stopPulling()
-		case <-pctx.Done():
+		case <-stopped:
 		}
 	})
 	err := r.pullAll(pctx)
@@ -106,6 +115,7 @@ func (r *run) serve(ctx context.Context) error {
 		err = nil
 	}
 	r.stop()
+	close(stopped)
 	stopPulling()
 	wg.Wait()
 	if r.fenced.Load() {
@@ -211,9 +221,12 @@ func (r *run) stop() {
 // stopping (a tree that stops its children all at once): waiting for a
 // connection then would wait out the timeout for nothing, and the lease
 // expires by itself.
+// The CancelFunc returned waits for the watch it starts.
 func releaseCtx(parent context.Context, src connection.Source) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), jsapi.Timeout)
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		for {
 			st, changed := src.Watch()
 			if st.State == connection.StateStopped {
@@ -227,5 +240,8 @@ func releaseCtx(parent context.Context, src connection.Source) (context.Context,
 			}
 		}
 	}()
-	return ctx, cancel
+	return ctx, func() {
+		cancel()
+		<-done
+	}
 }

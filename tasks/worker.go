@@ -81,18 +81,19 @@ func (w *Worker) Config() Config { return w.cfg }
 
 // run is one Serve of a worker: one lease and what it holds under it.
 type run struct {
-	w         *Worker
-	id        string // the lease's worker identity, fresh for every run
-	lease     *kv.Lease
-	pool      *pool.Pool[*delivery]
-	puller    *pull.Puller
-	recoverer *recoverer
-	led       atomic.Pointer[ledger] // on the current connection
-	connected chan struct{}          // closed once led is set
-	fenced    atomic.Bool
-	running   sync.Map // task IDs a copy of which is being claimed or run
-	serving   atomic.Bool
-	stopBy    atomic.Int64 // unix nanoseconds: when a stop's grace ends
+	w          *Worker
+	id         string // the lease's worker identity, fresh for every run
+	lease      *kv.Lease
+	pool       *pool.Pool[*delivery]
+	puller     *pull.Puller
+	recoverer  *recoverer
+	led        atomic.Pointer[ledger] // on the current connection
+	connected  chan struct{}          // closed once led is set
+	fenced     atomic.Bool
+	running    sync.Map     // task IDs a copy of which is being claimed or run
+	declaredAt atomic.Int64 // unix nanoseconds: the last declaration a claim asked for
+	serving    atomic.Bool
+	stopBy     atomic.Int64 // unix nanoseconds: when a stop's grace ends
 }
 
 // Serve takes and runs tasks until ctx ends, following replaced
@@ -152,7 +153,27 @@ func (w *Worker) declare(ctx context.Context, nc *nats.Conn) error {
 		MaxAckPending: -1}); err != nil {
 		return fmt.Errorf("declare consumer %s of stream %s: %w", queueConsumerName, c.Stream, err)
 	}
+	if err := w.checkDeadLetter(ctx, js); err != nil {
+		return err
+	}
 	return w.declareLeases(ctx, js)
+}
+
+// checkDeadLetter makes sure a stream stores what is dead-lettered: a
+// task is removed from the queue only once its dead letter is stored.
+func (w *Worker) checkDeadLetter(ctx context.Context, js jetstream.JetStream) error {
+	if w.cfg.DeadLetter == "" {
+		return nil
+	}
+	_, err := js.StreamNameBySubject(ctx, w.cfg.DeadLetter)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("%w: dead_letter %q: no stream stores the subject: declare one that does (a stream under the publisher's streams, say)",
+			ErrInvalidConfig, w.cfg.DeadLetter)
+	}
+	if err != nil {
+		return fmt.Errorf("dead_letter %q: %w", w.cfg.DeadLetter, err)
+	}
+	return nil
 }
 
 // declareLeases declares the queue's lease bucket, or checks that the one
@@ -184,6 +205,10 @@ func (w *Worker) declareLeases(ctx context.Context, js jetstream.JetStream) erro
 			return fmt.Errorf("%w: lease_ttl %v differs from %v, the queue's (bucket %s): every worker of a queue has the same",
 				ErrInvalidConfig, c.LeaseTTL, st.TTL(), name)
 		}
+		if st.LimitMarkerTTL() == 0 {
+			return fmt.Errorf("%w: bucket %s has no limit markers: the recoverer would not see leases expire; delete it, and a worker declares it again",
+				ErrInvalidConfig, name)
+		}
 		return nil
 	}
 	return fmt.Errorf("declare bucket %s: created and deleted again meanwhile", name)
@@ -192,13 +217,6 @@ func (w *Worker) declareLeases(ctx context.Context, js jetstream.JetStream) erro
 // counters are a worker's counts since it was made.
 type counters struct {
 	started, completed, failed, handedBack, duplicates, passedOver, rejected, recovered atomic.Uint64
-}
-
-// count adds one to c when err is nil.
-func (w *Worker) count(err error, c *atomic.Uint64) {
-	if err == nil {
-		c.Add(1)
-	}
 }
 
 // queueError reports a failure to talk to the queue.
