@@ -39,8 +39,9 @@ type Config struct {
 	// (the worker crashed in between) before it is offered again: the
 	// queue consumer's ack wait. Default 30s.
 	ClaimWait time.Duration `yaml:"claim_wait"`
-	// Timeout bounds one run of a task: its ctx is cancelled and the task
-	// counts as failed. Default none.
+	// Timeout bounds one run of a task's handler, not the claim before it
+	// or the writes after: its ctx is cancelled and the run counts as
+	// failed. Default none.
 	Timeout time.Duration `yaml:"timeout"`
 	// MaxFailures is how many runs of a task may fail (the handler returns
 	// an error) before the task is dropped, to DeadLetter if set. -1: no

@@ -35,7 +35,10 @@
 // value is its default, and Validate reports every problem at once.
 // Workers of one queue may run different MaxConcurrency, but must agree
 // on LeaseTTL: the lease bucket is made with the first worker's, and a
-// worker with another fails to start, naming both.
+// worker with another fails to start, naming both. They should agree on
+// ClaimWait, KeepCompleted, Storage and Replicas too: each declares the
+// queue's streams and consumer with its own, and the last to start
+// stands. A DeadLetter subject no stream stores fails the start.
 //
 // # Errors
 //
