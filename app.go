@@ -123,8 +123,10 @@ func (c *Client) addConnection(extra []nats.Option) error {
 		return err
 	}
 	policy := cc.Restart.Inherit(cfg.Restart)
-	if policy.ShutdownTimeout == 0 {
-		policy.ShutdownTimeout = cc.MinShutdownTimeout()
+	if cc.Restart.ShutdownTimeout == 0 {
+		// Inherited or default: never shorter than the drain needs. Its
+		// own, Validate has checked.
+		policy.ShutdownTimeout = max(policy.ShutdownTimeout, cc.MinShutdownTimeout())
 	}
 	if err := c.tree.Add(conn.String(), conn, policy); err != nil {
 		return err

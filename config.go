@@ -181,11 +181,13 @@ func (c Config) validatePolicies(p conf.Problems) {
 		}
 		return r
 	}
-	conn := child("connection", c.Connection.Restart)
-	if explicit := c.Connection.Restart.ShutdownTimeout != 0 || c.Restart.ShutdownTimeout != 0; explicit &&
-		conn.ShutdownTimeout < c.Connection.MinShutdownTimeout() {
+	child("connection", c.Connection.Restart)
+	// Only the connection's own timeout is checked against its drain: an
+	// inherited one is raised to it (see addConnection), since it was
+	// written for every child, not for the connection.
+	if own := c.Connection.Restart.ShutdownTimeout; own != 0 && own < c.Connection.MinShutdownTimeout() {
 		p.Addf("connection.restart.shutdown_timeout", "%v leaves no time to drain: want at least %v (drain_timeout + 5s)",
-			conn.ShutdownTimeout, c.Connection.MinShutdownTimeout())
+			own, c.Connection.MinShutdownTimeout())
 	}
 	if len(c.Connection.Servers) == 0 {
 		child("server", c.Server.Restart)

@@ -144,3 +144,45 @@ func TestZeroConfigIsValid(t *testing.T) {
 }
 
 func writeFile(path, data string) error { return os.WriteFile(path, []byte(data), 0o600) }
+
+// A shutdown timeout the connection inherits from the top-level policy
+// never makes it invalid: the connection takes the longer of it and the
+// time it needs to drain. Only its own too short a timeout is refused.
+func TestConnectionShutdownTimeoutInherited(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		yaml string
+		want time.Duration // the connection's; 0: refused
+	}{
+		{"restart: {shutdown_timeout: 10s}", 15 * time.Second},
+		{"restart: {shutdown_timeout: 30s}", 30 * time.Second},
+		{"restart: {shutdown_timeout: 10s}\nconnection: {drain_timeout: 20s}", 25 * time.Second},
+		{"restart: {shutdown_timeout: 30s}\nconnection: {restart: {shutdown_timeout: 10s}}", 0},
+		{"connection: {restart: {shutdown_timeout: 14s}}", 0},
+	}
+	for _, tt := range tests {
+		cfg, err := corral.ParseConfig([]byte(tt.yaml))
+		if err != nil {
+			t.Fatalf("%q: %v", tt.yaml, err)
+		}
+		c, err := corral.New(cfg)
+		if tt.want == 0 {
+			if !errors.Is(err, corral.ErrInvalidConfig) || !strings.Contains(err.Error(), "connection.restart.shutdown_timeout") {
+				t.Errorf("%q: got %v, want connection.restart.shutdown_timeout refused", tt.yaml, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tt.yaml, err)
+			continue
+		}
+		for _, ch := range c.Status().Children {
+			if ch.Name == "connection" && ch.Policy.ShutdownTimeout != tt.want {
+				t.Errorf("%q: connection shutdown_timeout got %v, want %v", tt.yaml, ch.Policy.ShutdownTimeout, tt.want)
+			}
+		}
+		if err := c.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+}
