@@ -36,6 +36,9 @@ func (c *Client) declare(name string, hc consumer.Config, add func(consumer.Conf
 		conf.Override(&hc, file, c.cfg.keys.Under("handlers."+name))
 	}
 	hc.Restart = hc.Restart.Inherit(c.cfg.Restart)
+	if err := c.withStream(name, &hc); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.serving {
