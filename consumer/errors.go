@@ -11,11 +11,13 @@ var (
 	// ErrInvalidConfig is wrapped by every configuration error.
 	ErrInvalidConfig = conf.ErrInvalid
 	// ErrDuplicateHandler is returned when a handler of that name is
-	// already declared.
-	ErrDuplicateHandler = errors.New("consumer: duplicate handler name")
+	// already declared. Like ErrNilHandler, it is only returned wrapped
+	// under `consumer: handler "name":`, so its text has no prefix of its
+	// own: the error reads once.
+	ErrDuplicateHandler = errors.New("already declared")
 	// ErrNilHandler is returned when the handler, or the function it
 	// adapts, is nil.
-	ErrNilHandler = errors.New("consumer: nil handler")
+	ErrNilHandler = errors.New("nil handler")
 	// ErrNotJetStream is returned by the ack methods of a core message.
 	ErrNotJetStream = errors.New("consumer: not a JetStream message")
 	// ErrSettled is returned when a message is acked, naked or terminated
