@@ -3,13 +3,10 @@ package corral
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/thejerf/suture/v4"
 
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
@@ -163,8 +160,7 @@ func (c *Client) String() string { return c.cfg.Name }
 // contract), or an error wrapping ErrShutdownIncomplete.
 func (c *Client) Serve(ctx context.Context) error {
 	if names := c.unbound(); len(names) > 0 {
-		// A configuration mistake: restarting will not mend it.
-		return errors.Join(fmt.Errorf("%w: %s", ErrUnboundHandler, strings.Join(names, ", ")), suture.ErrDoNotRestart)
+		return &unboundError{names: names}
 	}
 	if err := c.addDeclared(); err != nil {
 		return err

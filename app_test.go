@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -107,6 +108,9 @@ func TestRunsOnTheEmbeddedServer(t *testing.T) {
 	}
 	if st.Connection.State != connection.StateConnected {
 		t.Fatalf("connection: got %s", st.Connection.State)
+	}
+	if !strings.Contains(st.String(), "since=") {
+		t.Fatalf("status of running children shows no start time:\n%s", st)
 	}
 
 	if err := stop(); err != nil {

@@ -2,6 +2,11 @@ package corral
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/thejerf/suture/v4"
 
 	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/supervisor"
@@ -27,9 +32,15 @@ var (
 	// Config.Handlers and was given no settings in code.
 	ErrUnknownHandler = errors.New("corral: handler not in the handlers configuration and declared without settings")
 
-	// ErrUnboundHandler is returned by Run when Config.Handlers names a
-	// handler that code never bound with Handle or HandleRequest.
+	// ErrUnboundHandler is returned by Run and Serve, before any child
+	// starts, when Config.Handlers names a handler that code never bound
+	// with Handle or HandleRequest. The error names every such handler.
 	ErrUnboundHandler = errors.New("corral: configured handlers bound to no function")
+
+	// ErrNotReady is returned by Ready when its ctx ends, or the Client
+	// stops, before everything declared is ready. The error names what is
+	// not ready yet, or wraps what Run returned.
+	ErrNotReady = errors.New("corral: not ready")
 
 	// ErrUnknownBucket is returned by KV for a name that is not in
 	// Config.KV.
@@ -55,3 +66,20 @@ var (
 // ValidationError lists every problem Validate found; it matches
 // ErrInvalidConfig with errors.Is.
 type ValidationError = conf.ValidationError
+
+// unboundError is ErrUnboundHandler with the handlers it names. It also
+// matches suture.ErrDoNotRestart, so that an application's tree does not
+// restart a Client that only a code or configuration change can mend; its
+// text is Corral's alone.
+type unboundError struct{ names []string }
+
+func (e *unboundError) Error() string {
+	quoted := make([]string, len(e.names))
+	for i, n := range e.names {
+		quoted[i] = strconv.Quote(n)
+	}
+	return fmt.Sprintf("%v: %s: bind each with Handle or HandleRequest before Run, or remove it from the handlers configuration",
+		ErrUnboundHandler, strings.Join(quoted, ", "))
+}
+
+func (e *unboundError) Unwrap() []error { return []error{ErrUnboundHandler, suture.ErrDoNotRestart} }

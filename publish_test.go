@@ -3,8 +3,12 @@ package corral_test
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/publisher"
@@ -37,6 +41,21 @@ func TestPublishesBeforeAndDuringRun(t *testing.T) {
 	}
 	if err := c.PublishCore(ctx, "events.core", []byte("3")); err != nil {
 		t.Fatal(err)
+	}
+	// Too large for the server: the error says how large, and the limit.
+	nc, err := c.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := nc.MaxPayload()
+	err = c.PublishCore(ctx, "events.core", make([]byte, limit+1))
+	if !errors.Is(err, publisher.ErrTooLarge) || !errors.Is(err, nats.ErrMaxPayload) {
+		t.Fatalf("PublishCore of %d bytes: got %v, want ErrTooLarge and nats.ErrMaxPayload", limit+1, err)
+	}
+	for _, want := range []string{strconv.FormatInt(limit+1, 10) + " bytes", "accepts " + strconv.FormatInt(limit, 10)} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("PublishCore's error does not say %q: %v", want, err)
+		}
 	}
 	if st := c.Status().Publisher; st.Acked != 2 || st.Buffered != 0 {
 		t.Fatalf("publisher status: %+v", st)

@@ -53,7 +53,10 @@ func (s Status) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", s.Name)
 	for i, ch := range s.Children {
-		fmt.Fprintf(&b, "%s %-12s %-11s restarts=%d since=%s", twig(i, len(s.Children)), ch.Name, ch.State, ch.Restarts, ch.Since.Format(time.TimeOnly))
+		fmt.Fprintf(&b, "%s %-12s %-11s restarts=%d", twig(i, len(s.Children)), ch.Name, ch.State, ch.Restarts)
+		if !ch.Since.IsZero() { // zero: never started, as after a Run refused at once
+			fmt.Fprintf(&b, " since=%s", ch.Since.Format(time.TimeOnly))
+		}
 		switch ch.Name {
 		case "connection":
 			fmt.Fprintf(&b, " conn=%s", s.Connection.State)

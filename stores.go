@@ -33,7 +33,7 @@ func (c *Client) KV(name string) (*kv.Bucket[[]byte], error) {
 	}
 	cfg, ok := c.cfg.KV[name]
 	if !ok {
-		return nil, fmt.Errorf("corral: bucket %q: %w", name, ErrUnknownBucket)
+		return nil, fmt.Errorf("%w: %q", ErrUnknownBucket, name)
 	}
 	cfg.Events = c.events
 	b, err := kv.Open(name, cfg, c.conn, kv.Bytes{})
@@ -54,7 +54,7 @@ func (c *Client) ObjectStore(name string) (*objectstore.Store, error) {
 	}
 	cfg, ok := c.cfg.ObjectStores[name]
 	if !ok {
-		return nil, fmt.Errorf("corral: object store %q: %w", name, ErrUnknownStore)
+		return nil, fmt.Errorf("%w: %q", ErrUnknownStore, name)
 	}
 	cfg.Events = c.events
 	s, err := objectstore.Open(name, cfg, c.conn)
@@ -75,7 +75,7 @@ func (c *Client) Lock(name string) (*kv.Lock, error) {
 		return l, nil
 	}
 	if _, ok := c.cfg.Locks[name]; !ok {
-		return nil, fmt.Errorf("corral: lock %q: %w", name, ErrUnknownLock)
+		return nil, fmt.Errorf("%w: %q", ErrUnknownLock, name)
 	}
 	cfg := c.cfg.lock(name)
 	cfg.Events = c.events
@@ -100,7 +100,7 @@ func (c *Client) Watch(w suture.Service) error {
 		return fmt.Errorf("corral: watch %q: %w: declare watches before Run", name, ErrRunning)
 	}
 	if err := c.watchers.Add(name, w, c.watchPolicy()); err != nil {
-		return fmt.Errorf("corral: watch %q: %w", name, err)
+		return fmt.Errorf("corral: watch: %w", err) // names it
 	}
 	return nil
 }

@@ -219,6 +219,10 @@ func TestBadInput(t *testing.T) {
 	if _, err := missing.Get(ctx, "k"); !errors.Is(err, kv.ErrBucketNotFound) || !errors.Is(err, jetstream.ErrBucketNotFound) {
 		t.Fatalf("a missing bound bucket: %v", err)
 	}
+	_, err = b.Watch("w", kv.WatchConfig{Keys: []string{"a b"}}, func(context.Context, kv.Entry[[]byte]) error { return nil })
+	if !errors.Is(err, kv.ErrInvalidKey) || strings.Count(err.Error(), "kv: ") != 1 {
+		t.Fatalf("watch of an invalid key: got %v, want ErrInvalidKey, saying kv: once", err)
+	}
 	if _, err := kv.Open("bad name", kv.Config{}, conns, kv.Bytes{}); !errors.Is(err, kv.ErrInvalidConfig) {
 		t.Fatalf("bad bucket name: %v", err)
 	}

@@ -102,7 +102,9 @@ func watchFilters(bucket string, keys []string) ([]string, error) {
 	filters := make([]string, len(keys))
 	for i, k := range keys {
 		if err := subject.Validate(k, true); err != nil {
-			return nil, fmt.Errorf("keys[%d]: %w: %w", i, ErrInvalidKey, err)
+			// Matches ErrInvalidKey without repeating its "kv: ": Watch
+			// says that.
+			return nil, fmt.Errorf("keys[%d]: %w", i, invalidKey{fmt.Errorf("invalid key: %w", err)})
 		}
 		filters[i] = prefix + k
 	}

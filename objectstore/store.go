@@ -64,6 +64,9 @@ func (s *Store) current(ctx context.Context) (jetstream.ObjectStore, error) {
 	store, err := s.declared.Get(ctx, nc, func(ctx context.Context, again bool) (jetstream.ObjectStore, error) {
 		return s.declare(ctx, nc, again)
 	})
+	if errors.Is(err, ErrStoreNotFound) {
+		return nil, err // it names the store, after its own "objectstore: "
+	}
 	if err != nil {
 		return nil, fmt.Errorf("objectstore: open %s: %w", s.name, err)
 	}
@@ -79,7 +82,7 @@ func (s *Store) declare(ctx context.Context, nc *nats.Conn, again bool) (jetstre
 	if s.cfg.Bind {
 		store, err = js.ObjectStore(ctx, s.name)
 		if errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
-			return nil, fmt.Errorf("%w: %w", ErrStoreNotFound, err)
+			return nil, fmt.Errorf("%w: %s: %w", ErrStoreNotFound, s.name, err)
 		}
 	} else {
 		store, err = js.CreateOrUpdateObjectStore(ctx, s.cfg.jetStream(s.name))

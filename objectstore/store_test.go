@@ -3,6 +3,7 @@ package objectstore_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -170,5 +171,21 @@ func TestStoreRecreatedEvent(t *testing.T) {
 	}
 	if n := len(natstest.All[objectstore.StoreRecreated](rec)); n != 1 {
 		t.Fatalf("%d StoreRecreated events, want 1", n)
+	}
+}
+
+// A bound store that does not exist: ErrStoreNotFound, naming the store,
+// saying objectstore: once.
+func TestBoundStoreMissingReadsOnce(t *testing.T) {
+	t.Parallel()
+	_, nc := open(t, "unused")
+	s, err := objectstore.Open("absent", objectstore.Config{Bind: true}, connection.NewFixed(nc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.GetBytes(ctxT(t), "doc")
+	if !errors.Is(err, objectstore.ErrStoreNotFound) || !strings.Contains(err.Error(), "absent") ||
+		strings.Count(err.Error(), "objectstore: ") != 1 {
+		t.Fatalf("get from a missing bound store: got %v, want ErrStoreNotFound naming absent, saying objectstore: once", err)
 	}
 }
