@@ -227,8 +227,9 @@ func TestRequestReply(t *testing.T) {
 		c := e.status("echo").Counters
 		return c.Processed+c.Failed == 4
 	})
-	if c := e.status("echo").Counters; c.Processed != 1 || c.Failed != 3 {
-		t.Fatalf("counters: got %+v, want 1 processed and 3 failed", c)
+	// The 422 is the request's fault: a client error, not a failure.
+	if c := e.status("echo").Counters; c.Processed != 2 || c.ClientErrors != 1 || c.Failed != 2 {
+		t.Fatalf("counters: got %+v, want 2 processed (1 a client error) and 2 failed", c)
 	}
 	cleanStop(t, stop)
 }

@@ -57,7 +57,7 @@ func (g *Group) Handle(name string, cfg Config, h Handler) error {
 		return fmt.Errorf("consumer: handler %q: %w: overflow: reject answers requests; this handler does not (use HandleRequest)",
 			name, ErrInvalidConfig)
 	}
-	return g.add(name, cfg, h, handleInvoker(h))
+	return g.add(name, cfg, h, func(*counters) invoker { return handleInvoker(h) })
 }
 
 // HandleRequest declares a request/reply endpoint named name: h's reply,
@@ -70,10 +70,12 @@ func (g *Group) HandleRequest(name string, cfg Config, h RequestHandler) error {
 		return fmt.Errorf("consumer: handler %q: %w: stream: a request handler answers core requests; JetStream handlers use Handle",
 			name, ErrInvalidConfig)
 	}
-	return g.add(name, cfg, nil, requestInvoker(h))
+	return g.add(name, cfg, nil, func(stats *counters) invoker { return requestInvoker(h, &stats.clientErrors) })
 }
 
-func (g *Group) add(name string, cfg Config, h Handler, invoke invoker) error {
+// add declares a handler; invoke makes its invoker, which may count in the
+// handler's counters.
+func (g *Group) add(name string, cfg Config, h Handler, invoke func(*counters) invoker) error {
 	if !validName.MatchString(name) {
 		return fmt.Errorf("consumer: handler name %q: %w: letters, digits, '-' and '_' only", name, ErrInvalidConfig)
 	}
@@ -89,14 +91,15 @@ func (g *Group) add(name string, cfg Config, h Handler, invoke invoker) error {
 	if _, dup := g.byName[name]; dup {
 		return fmt.Errorf("consumer: handler %q: %w", name, ErrDuplicateHandler)
 	}
+	stats := &counters{}
 	var c service
 	if cfg.IsJetStream() {
 		c = &jsHandler{h: h}
 	} else {
-		c = &coreHandler{invoke: invoke}
+		c = &coreHandler{invoke: invoke(stats)}
 	}
 	b := c.base()
-	b.name, b.cfg, b.src, b.events, b.stats = name, cfg, g.src, g.events, &counters{}
+	b.name, b.cfg, b.src, b.events, b.stats = name, cfg, g.src, g.events, stats
 	if err := g.tree.Add(c.String(), c, cfg.Restart); err != nil { // supervisor.ErrRunning once serving
 		return fmt.Errorf("consumer: handler %q: %w", name, err)
 	}

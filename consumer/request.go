@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/nats-io/nats.go"
 )
@@ -39,7 +40,9 @@ const (
 
 // ServiceError is an error answered to a request with its code, in the
 // micro convention: 400 for a bad request, 503 when busy, 504 on timeout,
-// 500 otherwise.
+// 500 otherwise. A 4xx code says the request was at fault: such an answer
+// counts in [Counters].ClientErrors, not as a failure; any other code
+// counts in Failed.
 type ServiceError struct {
 	Code        int
 	Description string
@@ -74,18 +77,26 @@ func ResponseError(reply *nats.Msg) *ServiceError {
 }
 
 // requestInvoker adapts a RequestHandler: the reply, or the error as a
-// service error, goes back to the caller.
-func requestInvoker(h RequestHandler) invoker {
+// service error, goes back to the caller. A 4xx service error is the
+// request's fault, answered as the handler meant: it is counted in
+// clientErrors and returned as nil, so the pool counts it processed, not
+// failed.
+func requestInvoker(h RequestHandler, clientErrors *atomic.Uint64) invoker {
 	return func(ctx context.Context, m *Msg) error {
 		reply, err := h.HandleRequest(ctx, m)
-		if m.raw.Reply == "" {
-			return err
+		if err == nil {
+			if m.raw.Reply == "" {
+				return nil
+			}
+			return m.raw.RespondMsg(&nats.Msg{Subject: m.raw.Reply, Data: reply.Data, Header: reply.Header})
 		}
-		if err != nil {
-			respondError(m.raw, serviceError(ctx, err))
-			return err
+		se := serviceError(ctx, err)
+		respondError(m.raw, se)
+		if se.Code >= 400 && se.Code < 500 {
+			clientErrors.Add(1)
+			return nil
 		}
-		return m.raw.RespondMsg(&nats.Msg{Subject: m.raw.Reply, Data: reply.Data, Header: reply.Header})
+		return err
 	}
 }
 

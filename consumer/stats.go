@@ -10,10 +10,17 @@ import (
 type Counters struct {
 	// Received counts messages the subscription delivered.
 	Received uint64
-	// Processed counts handler calls that returned nil.
+	// Processed counts handler calls that returned nil, and requests
+	// answered with a 4xx service error (also in ClientErrors).
 	Processed uint64
-	// Failed counts handler calls that returned an error or panicked.
+	// Failed counts handler calls that returned an error or panicked; for
+	// request handlers, requests answered with any service error but a
+	// 4xx (500, 503, 504, ...).
 	Failed uint64
+	// ClientErrors counts requests answered with a 4xx service error
+	// (400 bad request, 404 not found, ...): the request's fault, not the
+	// handler's, so not in Failed.
+	ClientErrors uint64
 	// Panicked counts handler calls that panicked (also in Failed).
 	Panicked uint64
 	// Dropped counts messages dropped by the overflow policy, by nats.go
@@ -66,6 +73,9 @@ type counters struct {
 	// use; the current one's count is read from it.
 	natsDropped atomic.Uint64
 	_           [64]byte
+	// clientErrors counts a request handler's 4xx answers, written by the
+	// workers.
+	clientErrors atomic.Uint64
 	// JetStream settlement, written by the workers.
 	acked, naked, terminated, deadLettered, deadLetterFailed atomic.Uint64
 	redelivered, ackFailed, inProgress                       atomic.Uint64
@@ -90,6 +100,7 @@ func (v *runView) snapshot(c *counters) Counters {
 		Received:         c.received.Load(),
 		Processed:        c.work.Processed(),
 		Failed:           c.work.Failed(),
+		ClientErrors:     c.clientErrors.Load(),
 		Panicked:         c.work.Panicked(),
 		Dropped:          c.dropped.Load() + pendingDropped,
 		PendingDropped:   pendingDropped,
