@@ -17,7 +17,6 @@ import (
 	"github.com/corral-go/corral/publisher"
 	"github.com/corral-go/corral/supervisor"
 	"github.com/corral-go/corral/tasks"
-	"go.yaml.in/yaml/v3"
 )
 
 // EnvPrefix starts the name of every environment override: the field
@@ -102,18 +101,19 @@ func LoadConfig(path string) (Config, error) {
 	return cfg, nil
 }
 
-// ParseConfig decodes YAML, rejecting keys that match no field. Durations
-// read like "2s", sizes like "64MiB".
+// ParseConfig decodes YAML. Durations read like "2s", sizes like "64MiB".
+// Keys that match no field, keys written twice, values of the wrong type
+// and YAML that does not parse are reported all at once in a
+// *ValidationError (wrapping ErrInvalidConfig), each problem with its path
+// and line: `handlers.fulfil.workers (line 26): want an integer, got
+// "eight"`.
 func ParseConfig(data []byte) (Config, error) {
 	var cfg Config
-	if err := conf.DecodeYAML(data, &cfg); err != nil {
+	doc, err := conf.DecodeYAML(data, &cfg)
+	if err != nil {
 		return Config{}, err
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return Config{}, err
-	}
-	cfg.keys = conf.KeysOf(&doc)
+	cfg.keys = conf.KeysOf(doc)
 	return cfg, nil
 }
 

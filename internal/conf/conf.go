@@ -12,16 +12,24 @@ var ErrInvalid = errors.New("invalid config")
 // Problem is one invalid field.
 type Problem struct {
 	Field  string // yaml path, e.g. "connection.servers[0]"
+	Line   int    // in the YAML file, when the problem was found there; else 0
 	Reason string
 }
 
-// String is the problem as a validation error lists it: its field, then
-// why.
+// String is the problem as a validation error lists it: its field and
+// line, then why.
 func (p Problem) String() string {
-	if p.Field == "" {
+	where := p.Field
+	switch {
+	case p.Line > 0 && where == "":
+		where = fmt.Sprintf("line %d", p.Line)
+	case p.Line > 0:
+		where += fmt.Sprintf(" (line %d)", p.Line)
+	}
+	if where == "" {
 		return p.Reason
 	}
-	return p.Field + ": " + p.Reason
+	return where + ": " + p.Reason
 }
 
 // ValidationError lists every problem found in a configuration.
@@ -65,7 +73,13 @@ func (p Problems) Under(name string) Problems {
 
 // Addf records a problem with field (relative to the prefix).
 func (p Problems) Addf(field, format string, args ...any) {
-	*p.list = append(*p.list, Problem{Field: join(p.prefix, field), Reason: fmt.Sprintf(format, args...)})
+	p.AddLinef(field, 0, format, args...)
+}
+
+// AddLinef records a problem with field (relative to the prefix) found on
+// line of a YAML file.
+func (p Problems) AddLinef(field string, line int, format string, args ...any) {
+	*p.list = append(*p.list, Problem{Field: join(p.prefix, field), Line: line, Reason: fmt.Sprintf(format, args...)})
 }
 
 // Merge records the problems of err, a *ValidationError from a nested
@@ -77,7 +91,7 @@ func (p Problems) Merge(field string, err error) {
 	var ve *ValidationError
 	if errors.As(err, &ve) {
 		for _, q := range ve.Problems {
-			*p.list = append(*p.list, Problem{Field: join(join(p.prefix, field), q.Field), Reason: q.Reason})
+			*p.list = append(*p.list, Problem{Field: join(join(p.prefix, field), q.Field), Line: q.Line, Reason: q.Reason})
 		}
 		return
 	}

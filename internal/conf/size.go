@@ -46,7 +46,7 @@ func ParseByteSize(s string) (ByteSize, error) {
 // UnmarshalYAML accepts an integer or a string with a unit.
 func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: size must be a scalar", n.Line)
+		return fmt.Errorf("want a size such as 64MiB, got %s", describe(n))
 	}
 	v, err := ParseByteSize(n.Value)
 	if err != nil {

@@ -1,0 +1,92 @@
+package conf
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+)
+
+type decoded struct {
+	Workers int                `yaml:"workers"`
+	Wait    time.Duration      `yaml:"wait"`
+	Size    ByteSize           `yaml:"size"`
+	Inner   inner              `yaml:",inline"`
+	Entries map[string]section `yaml:"entries"`
+}
+
+// Every mistake is reported at once with its path and line, through
+// inline fields, map entries, merge keys and custom forms.
+func TestDecodeYAMLReportsEveryMistake(t *testing.T) {
+	doc := `workers: eight
+wait: soon
+size: lots
+bind: maybe
+base: &base {workers: 1}
+entries:
+  a: {<<: *base, workrs: 2}
+  b: {restart: {mode: x, backof: 1s}, items: {x: 1}}
+  a: {}
+`
+	var got decoded
+	_, err := DecodeYAML([]byte(doc), &got)
+	var ve *ValidationError
+	if !errors.As(err, &ve) || !errors.Is(err, ErrInvalid) {
+		t.Fatalf("got %v, want a *ValidationError", err)
+	}
+	want := []Problem{
+		{Field: "workers", Line: 1}, {Field: "wait", Line: 2}, {Field: "size", Line: 3}, {Field: "bind", Line: 4},
+		{Field: "base", Line: 5}, {Field: "entries.a.workrs", Line: 7}, {Field: "entries.b.restart.backof", Line: 8},
+		{Field: "entries.b.items", Line: 8}, {Field: "entries.a", Line: 9},
+	}
+	if len(ve.Problems) != len(want) {
+		t.Fatalf("got %d problems, want %d: %v", len(ve.Problems), len(want), err)
+	}
+	for i, p := range ve.Problems {
+		if p.Field != want[i].Field || p.Line != want[i].Line {
+			t.Errorf("problem %d: got %s (line %d), want %s (line %d)", i, p.Field, p.Line, want[i].Field, want[i].Line)
+		}
+	}
+	if !reflect.DeepEqual(got, decoded{}) {
+		t.Errorf("a document with mistakes changed the value: %+v", got)
+	}
+}
+
+func TestDecodeYAMLValid(t *testing.T) {
+	var got decoded
+	doc, err := DecodeYAML([]byte("workers: 3\nsize: 1KiB\nentries: {a: {workers: 2, restart: {backoff: 1s}}}\n"), &got)
+	if err != nil || doc == nil {
+		t.Fatal(err)
+	}
+	if got.Workers != 3 || got.Size != 1024 || got.Entries["a"].Restart.Backoff != time.Second {
+		t.Fatalf("got %+v", got)
+	}
+}
+
+func TestProblemString(t *testing.T) {
+	for _, tt := range []struct {
+		p    Problem
+		want string
+	}{
+		{Problem{Field: "a.b", Line: 3, Reason: "bad"}, "a.b (line 3): bad"},
+		{Problem{Line: 3, Reason: "bad"}, "line 3: bad"},
+		{Problem{Field: "a.b", Reason: "bad"}, "a.b: bad"},
+		{Problem{Reason: "bad"}, "bad"},
+	} {
+		if got := tt.p.String(); got != tt.want {
+			t.Errorf("got %q, want %q", got, tt.want)
+		}
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	fields := []string{"restart_delay", "workers", "tls"}
+	for name, want := range map[string]string{
+		"restart_dely": " (did you mean restart_delay?)", "workrs": " (did you mean workers?)",
+		"tsl": "", "queue": "",
+	} {
+		if got := suggest(name, fields); got != want {
+			t.Errorf("suggest(%q): got %q, want %q", name, got, want)
+		}
+	}
+}
