@@ -21,7 +21,8 @@ import (
 
 // EnvPrefix starts the name of every environment override: the field
 // tagged "servers" in the section tagged "connection" is overridden by
-// CORRAL_CONNECTION_SERVERS.
+// CORRAL_CONNECTION_SERVERS. Every variable named EnvPrefix + "_" and
+// more must name a field (see Config.ApplyEnv).
 const EnvPrefix = "CORRAL"
 
 // ByteSize is a size in bytes, written in YAML as an integer or with a unit
@@ -80,10 +81,12 @@ type WatchesConfig struct {
 	Restart supervisor.Policy `yaml:"restart"`
 }
 
-// LoadConfig reads the YAML file at path (none if path is empty), rejecting
-// unknown keys, then applies CORRAL_* environment overrides, which win over
-// the file. It does not validate: New does, reporting every problem at
-// once.
+// LoadConfig reads the YAML file at path (none if path is empty) as
+// ParseConfig does, then applies the process's CORRAL_* environment
+// variables with ApplyEnv; they win over the file. A mistake in the file
+// is an error wrapping ErrConfigFile and ErrInvalidConfig that lists every
+// one with its path and line. It does not validate the values: New does,
+// reporting every problem at once.
 func LoadConfig(path string) (Config, error) {
 	var cfg Config
 	if path != "" {
@@ -95,7 +98,7 @@ func LoadConfig(path string) (Config, error) {
 			return Config{}, fmt.Errorf("%w %s: %w", ErrConfigFile, path, err)
 		}
 	}
-	if err := cfg.ApplyEnv(os.LookupEnv); err != nil {
+	if err := cfg.ApplyEnv(os.Environ()); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil
@@ -117,12 +120,18 @@ func ParseConfig(data []byte) (Config, error) {
 	return cfg, nil
 }
 
-// ApplyEnv overrides fields from environment variables named EnvPrefix
-// and the path of yaml tags to the field (CORRAL_CONNECTION_PING_INTERVAL);
-// lists are comma-separated. lookup is os.LookupEnv in production. Every bad
-// value is reported, wrapping ErrInvalidConfig.
-func (c *Config) ApplyEnv(lookup func(string) (string, bool)) error {
-	set, err := conf.ApplyEnv(c, EnvPrefix, lookup)
+// ApplyEnv overrides fields from the variables of environ ("NAME=value",
+// as os.Environ returns them; a later one wins) named EnvPrefix and the
+// path of yaml keys to the field, upper-cased, with "_" for "." and "-":
+// CORRAL_CONNECTION_PING_INTERVAL, CORRAL_HANDLERS_ORDERS_WORKERS. Values
+// read as in YAML; lists are comma-separated. A variable reaches only the
+// map entries c has (those the file declares): it never adds one. Every
+// variable starting with EnvPrefix and "_" must name exactly one field;
+// one that names none, or two (entries order_events and order-events),
+// is an error, as is a bad value. All are reported at once, wrapping
+// ErrInvalidConfig, and c is changed only when there is none.
+func (c *Config) ApplyEnv(environ []string) error {
+	set, err := conf.ApplyEnv(c, EnvPrefix, environ)
 	if c.keys == nil {
 		c.keys = conf.Keys{}
 	}

@@ -2,44 +2,119 @@ package conf
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// ApplyEnv overrides fields of the struct pointed to by v from environment
-// variables. A field's variable is prefix and the path of yaml tags down to
-// it, upper-cased and joined with "_": the field tagged "servers" in the
-// section tagged "connection" is CORRAL_CONNECTION_SERVERS. Lists are
-// comma-separated; maps of sections are entered by their existing keys.
-// lookup is os.LookupEnv in production. It returns the keys it set; every
-// bad value is reported.
-func ApplyEnv(v any, prefix string, lookup func(string) (string, bool)) (Keys, error) {
+// ApplyEnv overrides fields of the struct pointed to by v from the
+// variables of environ ("NAME=value", as os.Environ returns them; a later
+// one wins) whose names start with prefix and "_". A field's variable is
+// prefix and the path of yaml keys down to it, upper-cased, with "_" for
+// "." and "-", joined with "_": the field tagged "servers" in the section
+// tagged "connection" is CORRAL_CONNECTION_SERVERS, and the workers of the
+// entry orders of the map tagged "handlers" is
+// CORRAL_HANDLERS_ORDERS_WORKERS. Lists are comma-separated; other values
+// read as in YAML. Only the map entries v has are reached.
+//
+// Every variable under the prefix must name exactly one field: one that
+// names none (a typo, an entry v lacks) or two (the entries order_events
+// and order-events) is reported, as is every bad value, at once in a
+// *ValidationError; then v is left as it is. ApplyEnv returns the keys it
+// set.
+func ApplyEnv(v any, prefix string, environ []string) (Keys, error) {
 	p := NewProblems("")
+	vars := map[string]string{}
+	for _, kv := range environ {
+		if name, value, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(name, prefix+"_") {
+			vars[name] = value
+		}
+	}
+	root := reflect.ValueOf(v).Elem()
+
+	// The variable of every field, and of every map that a variable could
+	// have meant to extend.
+	fields := map[string][]string{} // variable -> paths
+	types := map[string]reflect.Type{}
+	entries := map[string]string{} // variable prefix of a map's entries -> its path
+	walkEnv(root, prefix, "", func(_ reflect.Value, name, path string, t reflect.Type) {
+		fields[name] = append(fields[name], path)
+		types[path] = t
+	}, func(name, path string) { entries[name+"_"] = path })
+
+	values := map[string]reflect.Value{} // path -> value to set
+	for _, name := range slices.Sorted(maps.Keys(vars)) {
+		paths := fields[name]
+		switch {
+		case len(paths) == 0:
+			p.Addf("", "environment %s: %s", name, unknownVar(name, fields, entries))
+		case len(paths) > 1:
+			slices.Sort(paths)
+			p.Addf("", "environment %s: ambiguous: names both %s", name, strings.Join(paths, " and "))
+		default:
+			val := reflect.New(types[paths[0]]).Elem()
+			if err := setScalar(val, vars[name]); err != nil {
+				p.Addf("", "environment %s: %v", name, err)
+				continue
+			}
+			values[paths[0]] = val
+		}
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
 	set := Keys{}
-	e := envWalk{lookup: lookup, problems: p, set: set}
-	e.apply(reflect.ValueOf(v).Elem(), prefix, "")
-	return set, p.Err()
+	walkEnv(root, prefix, "", func(f reflect.Value, _, path string, _ reflect.Type) {
+		if val, ok := values[path]; ok {
+			f.Set(val)
+			for q := path; q != ""; q, _ = cutLast(q) {
+				set[q] = true
+			}
+		}
+	}, func(string, string) {})
+	return set, nil
 }
 
-// envWalk is one pass of ApplyEnv over a configuration.
-type envWalk struct {
-	lookup   func(string) (string, bool)
-	problems Problems
-	set      Keys
+// unknownVar says why a variable names no field: a likely typo, or an
+// entry the configuration does not declare.
+func unknownVar(name string, fields map[string][]string, entries map[string]string) string {
+	if s := suggest(name, slices.Collect(maps.Keys(fields))); s != "" {
+		return "names no field" + s
+	}
+	if path, ok := entries[name+"_"]; ok {
+		return fmt.Sprintf("names %s, whose entries' fields are set one by one: %s_<ENTRY>_<FIELD>", path, name)
+	}
+	longest := ""
+	for m := range entries {
+		if strings.HasPrefix(name, m) && len(m) > len(longest) {
+			longest = m
+		}
+	}
+	if longest != "" {
+		return fmt.Sprintf("names no field, nor an entry of %s the configuration declares "+
+			"(a variable never adds an entry: declare it in the file, as `name: {}` at least)", entries[longest])
+	}
+	return "names no field"
 }
 
 var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
 
-func (e envWalk) apply(v reflect.Value, name, path string) {
+// walkEnv calls leaf with every field below v that a variable can name
+// (with the variable and the field's path), and entered with every map of
+// sections. The fields of map entries are set through a copy stored back.
+func walkEnv(v reflect.Value, name, path string, leaf func(f reflect.Value, name, path string, t reflect.Type), entered func(name, path string)) {
 	t := v.Type()
 	switch {
-	case t.Kind() == reflect.Struct && !reflect.PointerTo(t).Implements(unmarshalerType):
+	case t.Kind() == reflect.Struct:
+		// A section with its own YAML form has its fields entered too.
+		custom := reflect.PointerTo(t).Implements(unmarshalerType)
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
 			tag, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-			if !f.IsExported() || tag == "-" {
+			if !f.IsExported() || tag == "-" || custom && tag == "" {
 				continue
 			}
 			child, childPath := name, path
@@ -49,37 +124,18 @@ func (e envWalk) apply(v reflect.Value, name, path string) {
 				}
 				child, childPath = name+"_"+envName(tag), join(path, tag)
 			}
-			e.apply(v.Field(i), child, childPath)
+			walkEnv(v.Field(i), child, childPath, leaf, entered)
 		}
-		return
-	case t.Kind() == reflect.Struct: // a section with its own YAML form: enter its fields too
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-			if f.IsExported() && tag != "-" && tag != "" {
-				e.apply(v.Field(i), name+"_"+envName(tag), join(path, tag))
-			}
-		}
-		return
 	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.Struct:
+		entered(name, path)
 		for _, k := range v.MapKeys() {
 			entry := reflect.New(t.Elem()).Elem()
 			entry.Set(v.MapIndex(k))
-			e.apply(entry, name+"_"+envName(k.String()), join(path, k.String()))
+			walkEnv(entry, name+"_"+envName(k.String()), join(path, k.String()), leaf, entered)
 			v.SetMapIndex(k, entry)
 		}
-		return
-	}
-	s, ok := e.lookup(name)
-	if !ok {
-		return
-	}
-	if err := setScalar(v, s); err != nil {
-		e.problems.Addf("", "environment %s: %v", name, err)
-		return
-	}
-	for p := path; p != ""; p, _ = cutLast(p) {
-		e.set[p] = true
+	default:
+		leaf(v, name, path, t)
 	}
 }
 
@@ -105,12 +161,15 @@ func setScalar(v reflect.Value, s string) error {
 		v.Set(l)
 		return nil
 	case t.Kind() == reflect.Slice || t.Kind() == reflect.Map || t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct:
-		return fmt.Errorf("%s cannot be set from the environment", t)
+		return fmt.Errorf("this field cannot be set from the environment: set it in the file")
 	}
 	n := &yaml.Node{Kind: yaml.ScalarNode, Value: s}
 	ptr := reflect.New(t)
 	if err := n.Decode(ptr.Interface()); err != nil {
-		return fmt.Errorf("%q is not a valid %s", s, t)
+		if reflect.PointerTo(t).Implements(unmarshalerType) {
+			return err // its own words, such as a size's
+		}
+		return fmt.Errorf("want %s, got %q", kindName(t), s)
 	}
 	v.Set(ptr.Elem())
 	return nil
