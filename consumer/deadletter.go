@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -66,6 +67,10 @@ func (r *jsRun) deadLetter(ctx context.Context, m *Msg, cause error) {
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jsapi.Timeout)
 		_, err = (*js).PublishMsg(pctx, out)
 		cancel()
+	}
+	if errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) {
+		// nats.go's words ("no response from stream") do not say why.
+		err = fmt.Errorf("no stream stores the subject %s: %w", j.cfg.DeadLetter, err)
 	}
 	if err != nil {
 		_ = m.Nak(j.backoff(m))

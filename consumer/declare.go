@@ -24,6 +24,9 @@ func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created boo
 		}
 	}
 	existing, infoErr := js.Consumer(ctx, c.Stream, c.Consumer)
+	if errors.Is(infoErr, jetstream.ErrStreamNotFound) {
+		return false, r.j.streamMissing(infoErr)
+	}
 	if c.Bind {
 		if infoErr != nil {
 			return false, fmt.Errorf("bind consumer %s of stream %s: %w", c.Consumer, c.Stream, infoErr)
@@ -43,6 +46,9 @@ func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created boo
 		cfg.MaxDeliver = -1
 	}
 	if _, err := js.CreateOrUpdateConsumer(ctx, c.Stream, cfg); err != nil {
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return false, r.j.streamMissing(err)
+		}
 		var apiErr *jetstream.APIError
 		if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeConsumerCreate ||
 			errors.As(err, &apiErr) && strings.Contains(strings.ToLower(apiErr.Description), "can not be updated") {
@@ -52,6 +58,35 @@ func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created boo
 		return false, fmt.Errorf("declare consumer %s of stream %s: %w", c.Consumer, c.Stream, err)
 	}
 	return errors.Is(infoErr, jetstream.ErrConsumerNotFound), nil
+}
+
+// streamMissing is the error of a handler whose stream the server does
+// not have, with the fix; it wraps err (jetstream.ErrStreamNotFound).
+func (j *jsHandler) streamMissing(err error) error {
+	return fmt.Errorf("handler %q: stream %s does not exist on the server: declare it under the top-level streams: "+
+		"section of the configuration, or give the handler create_stream: %w", j.name, j.cfg.Stream, err)
+}
+
+// checkDeadLetter makes sure a stream stores the dead-letter subject: a
+// message is terminated only once its copy is stored, so without one
+// every message past max_deliver would be delivered again and fail again,
+// forever.
+func (j *jsHandler) checkDeadLetter(ctx context.Context, js jetstream.JetStream) error {
+	dl := j.cfg.DeadLetter
+	if dl == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, jsapi.Timeout)
+	defer cancel()
+	_, err := js.StreamNameBySubject(ctx, dl)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("handler %q: %w: dead_letter %q: no stream stores the subject: declare one that does "+
+			"under the top-level streams: section of the configuration", j.name, ErrInvalidConfig, dl)
+	}
+	if err != nil {
+		return fmt.Errorf("handler %q: dead_letter %q: %w", j.name, dl, err)
+	}
+	return nil
 }
 
 // consumerConfig is the durable pull consumer c declares, with explicit

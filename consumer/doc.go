@@ -45,7 +45,10 @@
 //
 // [Group.Handle] and [Group.HandleRequest] fail at once for a bad
 // declaration: errors wrap [ErrInvalidConfig], [ErrDuplicateHandler] or
-// [ErrNilHandler] and name the field. A handler's own error is counted
+// [ErrNilHandler] and name the field. A JetStream handler checks at start
+// what only the server knows: a stream that does not exist, or a
+// DeadLetter subject that no stream stores, fails its start with an error
+// naming the handler and the fix. A handler's own error is counted
 // (and, for JetStream, settles the message); a panic is recovered per
 // message into a *[supervisor.PanicError], counted as a failure and
 // reported by [HandlerPanicked]. Failures to consume (a lost pull request,

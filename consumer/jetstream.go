@@ -114,6 +114,9 @@ func (j *jsHandler) Serve(ctx context.Context) error {
 			return fail(err)
 		}
 		if !started {
+			if err := j.checkDeadLetter(ctx, js); err != nil {
+				return fail(err)
+			}
 			started = true
 			r.pool.Start()
 			go r.keep(keeperStop, keeperDone)

@@ -69,21 +69,30 @@ func TestJetStreamDeadLetters(t *testing.T) {
 	if err := e.sup.Handle("stored", cfg, fail); err != nil {
 		t.Fatal(err)
 	}
-	// Its dead-letter subject is in no stream yet: the copy cannot be
-	// stored, so the message is not terminated, and is tried again.
+	// Its dead-letter stream is deleted once it has started: the copy
+	// cannot be stored, so the message is not terminated, and is tried
+	// again.
 	later := consumer.Config{Subject: "work.later", JetStream: consumer.JetStream{Stream: "WORK", MaxDeliver: 2,
 		Backoff: []time.Duration{10 * time.Millisecond}, DeadLetter: "later.work"}}
 	if err := e.sup.Handle("later", later, fail); err != nil {
+		t.Fatal(err)
+	}
+	laterStream := jetstream.StreamConfig{Name: "LATER", Subjects: []string{"later.>"}}
+	if _, err := e.js.CreateStream(ctx, laterStream); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.js.Publish(ctx, "work.stored", []byte("m1"), jetstream.WithMsgID("id-1"),
 		jetstream.WithExpectLastSequence(0)); err != nil {
 		t.Fatal(err)
 	}
+	stop := e.serve()
+	e.subscribed(2)
+	if err := e.js.DeleteStream(ctx, "LATER"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := e.js.Publish(ctx, "work.later", []byte("m2")); err != nil {
 		t.Fatal(err)
 	}
-	stop := e.serve()
 
 	ev, _ := natstest.WaitFor[consumer.DeadLettered](t, e.rec, 0, 20*time.Second, nil)
 	if ev.Sequence != 1 || ev.Deliveries != 3 || ev.DeadLetter != "dlq.work" {
@@ -108,7 +117,10 @@ func TestJetStreamDeadLetters(t *testing.T) {
 	var from int
 	for range 2 {
 		failed, i := natstest.WaitFor[consumer.DeadLetterFailed](t, e.rec, from, 20*time.Second, nil)
-		if failed.PublishErr == nil || failed.Subject != "work.later" {
+		// In words as clear as the publisher's, not nats.go's "no
+		// response from stream".
+		if failed.PublishErr == nil || failed.Subject != "work.later" ||
+			!strings.Contains(failed.PublishErr.Error(), "no stream stores the subject later.work") {
 			t.Fatalf("dead-letter failure: %+v", failed)
 		}
 		from = i + 1
@@ -117,7 +129,7 @@ func TestJetStreamDeadLetters(t *testing.T) {
 		t.Fatalf("a message whose copy failed was settled: %+v", c)
 	}
 	// Once the dead-letter stream exists, the next try stores the copy.
-	if _, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: "LATER", Subjects: []string{"later.>"}}); err != nil {
+	if _, err := e.js.CreateStream(ctx, laterStream); err != nil {
 		t.Fatal(err)
 	}
 	natstest.WaitFor[consumer.DeadLettered](t, e.rec, 0, 20*time.Second, func(ev consumer.DeadLettered) bool {
