@@ -2,6 +2,7 @@ package conf
 
 import (
 	"bytes"
+	"encoding"
 	"errors"
 	"io"
 	"reflect"
@@ -73,7 +74,10 @@ func syntaxError(err error) error {
 	return p.Err()
 }
 
-var durationType = reflect.TypeFor[time.Duration]()
+var (
+	durationType        = reflect.TypeFor[time.Duration]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
 
 // check records in p every mistake in n, read as a value of type t.
 func check(n *yaml.Node, t reflect.Type, p Problems) {
@@ -84,7 +88,14 @@ func check(n *yaml.Node, t reflect.Type, p Problems) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if reflect.PointerTo(t).Implements(unmarshalerType) {
+	switch pt := reflect.PointerTo(t); {
+	case pt.Implements(unmarshalerType):
+		checkUnmarshaler(n, t, p)
+		return
+	case pt.Implements(textUnmarshalerType) && n.Kind != yaml.ScalarNode:
+		p.AddLinef("", n.Line, "want a string, got %s", describe(n))
+		return
+	case pt.Implements(textUnmarshalerType):
 		checkUnmarshaler(n, t, p)
 		return
 	}
@@ -125,8 +136,8 @@ func check(n *yaml.Node, t reflect.Type, p Problems) {
 	}
 }
 
-// checkUnmarshaler records the mistakes of a value with its own YAML
-// form, as its UnmarshalYAML reports them.
+// checkUnmarshaler records the mistakes of a value with its own YAML or
+// text form, as its UnmarshalYAML or UnmarshalText reports them.
 func checkUnmarshaler(n *yaml.Node, t reflect.Type, p Problems) {
 	err := n.Decode(reflect.New(t).Interface())
 	var ve *ValidationError

@@ -3,6 +3,7 @@ package conf
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -88,5 +89,20 @@ func TestSuggest(t *testing.T) {
 		if got := suggest(name, fields); got != want {
 			t.Errorf("suggest(%q): got %q, want %q", name, got, want)
 		}
+	}
+}
+
+// A value with a text form is checked by its UnmarshalText.
+func TestDecodeYAMLTextForm(t *testing.T) {
+	var got struct {
+		At time.Time `yaml:"at"`
+	}
+	_, err := DecodeYAML([]byte("at: 2026-12-03T15:00:00Z\n"), &got)
+	if err != nil || got.At.Hour() != 15 {
+		t.Fatalf("got %v, %v", got.At, err)
+	}
+	_, err = DecodeYAML([]byte("at: {hour: 3}\n"), &got)
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "at (line 1)") {
+		t.Fatalf("got %v, want at (line 1) named", err)
 	}
 }
