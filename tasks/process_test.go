@@ -25,7 +25,7 @@ import (
 // until it is killed or told to stop (SIGTERM). It says what it does on
 // core subjects: "child.started" (worker and task of each run) and
 // "child.event" (the kind of each event).
-const childEnv = "CORRAL_TASKS_CHILD_URL"
+const childEnv = "TASKS_TEST_CHILD_URL"
 
 // childConfig is the queue configuration of the worker processes and of
 // the workers the tests run beside them.
@@ -40,7 +40,7 @@ func runChildWorker() int {
 	}
 	cfg := childConfig
 	cfg.Events = supervisor.Events{Hook: func(e supervisor.Event) { _ = nc.Publish("child.event", []byte(e.Kind())) }}
-	taskTime, _ := time.ParseDuration(os.Getenv("CORRAL_TASKS_CHILD_TASK_TIME"))
+	taskTime, _ := time.ParseDuration(os.Getenv("TASKS_TEST_CHILD_TASK_TIME"))
 	w, err := tasks.New("q", cfg, connection.NewFixed(nc), tasks.HandlerFunc(func(ctx context.Context, t *tasks.Task) error {
 		_ = nc.Publish("child.started", []byte(t.Worker()+" "+t.ID()))
 		select {
@@ -67,7 +67,7 @@ func runChildWorker() int {
 func startChildWorker(t *testing.T, url string, taskTime time.Duration) *natstest.Child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+url, "CORRAL_TASKS_CHILD_TASK_TIME="+taskTime.String())
+	cmd.Env = append(os.Environ(), childEnv+"="+url, "TASKS_TEST_CHILD_TASK_TIME="+taskTime.String())
 	return natstest.StartChild(t, cmd)
 }
 
