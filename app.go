@@ -42,6 +42,8 @@ type Client struct {
 	workers map[string]*tasks.Worker
 	groups  []*group // in the order they join the tree
 	serving bool
+	ready   *readiness
+	synced  map[string]<-chan struct{} // a watch's Synced, by its name
 }
 
 // New validates cfg, reporting every problem at once (an error wrapping
@@ -57,9 +59,10 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	if cfg.Name == "" {
 		cfg.Name = "corral"
 	}
-	events := supervisor.Events{Logger: o.logger, Hook: o.hook, Clock: o.now}
+	ready := newReadiness()
+	events := supervisor.Events{Logger: o.logger, Hook: ready.hook(o.hook), Clock: o.now}
 	c := &Client{cfg: cfg, events: events, tree: supervisor.NewTree(cfg.Name, events), bound: map[string]bool{},
-		workers: map[string]*tasks.Worker{},
+		workers: map[string]*tasks.Worker{}, ready: ready, synced: map[string]<-chan struct{}{},
 		handles: handles{buckets: map[string]*kv.Bucket[[]byte]{}, stores: map[string]*objectstore.Store{}, locks: map[string]*kv.Lock{}}}
 
 	// Children stop in reverse order of adding: the publisher flushes
@@ -157,20 +160,32 @@ func (c *Client) String() string { return c.cfg.Name }
 // Serve runs the tree until ctx ends, then stops it in order: dependents
 // first, the connection drained last, each child within its shutdown
 // timeout. It returns ctx.Err() after a clean stop (the suture.Service
-// contract), or an error wrapping ErrShutdownIncomplete.
+// contract), or an error wrapping ErrShutdownIncomplete. Before any child
+// starts, it fails with an error wrapping ErrUnboundHandler, naming each
+// handler of Config.Handlers that code never bound; the error also
+// matches suture.ErrDoNotRestart, as only a change of code or
+// configuration mends it.
 func (c *Client) Serve(ctx context.Context) error {
 	if names := c.unbound(); len(names) > 0 {
-		return &unboundError{names: names}
-	}
-	if err := c.addDeclared(); err != nil {
+		err := &unboundError{names: names}
+		c.ready.began()
+		c.ready.ended(err, true)
 		return err
 	}
-	defer func() {
-		c.mu.Lock()
-		c.serving = false
-		c.mu.Unlock()
-	}()
-	return c.tree.Serve(ctx)
+	if err := c.addDeclared(); err != nil {
+		if !errors.Is(err, ErrRunning) { // a run that failed, not a second one
+			c.ready.began()
+			c.ready.ended(err, true)
+		}
+		return err
+	}
+	c.ready.began()
+	err := c.tree.Serve(ctx)
+	c.mu.Lock()
+	c.serving = false
+	c.mu.Unlock()
+	c.ready.ended(err, ctx.Err() == nil)
+	return err
 }
 
 // ShutdownTimeout bounds how long Serve takes to return once its ctx ends:

@@ -88,17 +88,16 @@ func TestRunsOnTheEmbeddedServer(t *testing.T) {
 	}
 
 	// Children start concurrently: the connection may be up before the
-	// publisher's Serve has begun.
-	allUp := func() bool {
-		for _, ch := range c.Status().Children {
-			if ch.State != supervisor.Running {
-				return false
-			}
-		}
-		return true
+	// publisher's Serve has begun. Ready waits for both.
+	if err := c.Ready(ctx); err != nil {
+		t.Fatal(err)
 	}
-	natstest.Eventually(t, 10*time.Second, allUp, func() string { return "not all running:\n" + c.Status().String() })
 	st := c.Status()
+	for _, ch := range st.Children {
+		if ch.State != supervisor.Running {
+			t.Fatalf("%s %s after Ready:\n%s", ch.Name, ch.State, st)
+		}
+	}
 	names := []string{}
 	for _, ch := range st.Children {
 		names = append(names, ch.Name)

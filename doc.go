@@ -29,7 +29,10 @@
 //
 // [New] validates the configuration and builds the tree; nothing connects
 // until [Client.Run] (or Serve, when the Client is a child of an
-// application's own suture tree). When the context ends, children stop in
+// application's own suture tree). [Client.Ready] waits until everything
+// declared is connected, subscribed, leased and watching, without polling;
+// a test or a main that must not publish into the void waits for it. When
+// the context ends, children stop in
 // reverse order of their start, each within its shutdown timeout: handlers
 // and watches first, then the publisher (flushed), the connection
 // (drained), and the embedded server last.
@@ -45,9 +48,12 @@
 // # Errors
 //
 // Configuration errors wrap [ErrInvalidConfig] and list every problem
-// with its field ([ValidationError]). Run returns nil after a clean stop
-// and an error wrapping [ErrShutdownIncomplete] when a child did not stop
-// in time.
+// with its field ([ValidationError]). A handler in the configuration that
+// code never bound fails Run before any child starts, with
+// [ErrUnboundHandler] naming each. Run returns nil after a clean stop and
+// an error wrapping [ErrShutdownIncomplete] when a child did not stop in
+// time. Ready fails with [ErrNotReady], naming what is not ready yet. Each
+// error names its package once, at its start.
 //
 // # Concurrency
 //

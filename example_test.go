@@ -33,7 +33,7 @@ func ExampleClient_Run() {
 
 	waitCtx, waitCancel := context.WithTimeout(ctx, 10*time.Second)
 	defer waitCancel()
-	if _, err := c.Conn(waitCtx); err != nil {
+	if err := c.Ready(waitCtx); err != nil {
 		fmt.Println(err)
 	}
 	for _, ch := range c.Status().Children {
@@ -74,15 +74,17 @@ func ExampleClient_HandleRequest() {
 	go func() { done <- c.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 
+	// Ready: connected, and the handler subscribed.
 	waitCtx, waitCancel := context.WithTimeout(ctx, 10*time.Second)
 	defer waitCancel()
+	if err := c.Ready(waitCtx); err != nil {
+		fmt.Println(err)
+		return
+	}
 	nc, err := c.Conn(waitCtx)
 	if err != nil {
 		fmt.Println(err)
 		return
-	}
-	for !c.Status().Handlers[0].Ready && waitCtx.Err() == nil {
-		time.Sleep(time.Millisecond)
 	}
 	for _, req := range []string{"hello", ""} {
 		reply, err := nc.Request("svc.upper", []byte(req), 5*time.Second)

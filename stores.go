@@ -91,7 +91,8 @@ func (c *Client) Lock(name string) (*kv.Lock, error) {
 // (or any suture.Service), to the Client's tree, under the watchers group
 // and named by its String. It runs with the watches' restart policy:
 // after an error, a server restart or a replaced connection it resumes
-// where it left off. Declare watches before Run.
+// where it left off. Declare watches before Run. Ready waits for a watch
+// with a Synced method (kv's and objectstore's) until its channel closes.
 func (c *Client) Watch(w suture.Service) error {
 	name := fmt.Sprint(w)
 	c.mu.Lock()
@@ -101,6 +102,9 @@ func (c *Client) Watch(w suture.Service) error {
 	}
 	if err := c.watchers.Add(name, w, c.watchPolicy()); err != nil {
 		return fmt.Errorf("corral: watch: %w", err) // names it
+	}
+	if s, ok := w.(interface{ Synced() <-chan struct{} }); ok {
+		c.synced[name] = s.Synced() // for Ready
 	}
 	return nil
 }

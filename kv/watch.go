@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -40,7 +41,9 @@ type WatchFunc[T any] func(ctx context.Context, e Entry[T]) error
 // delivered as Expired. Serve it once at a time; it may be served again
 // after Serve returned.
 type Watch[T any] struct {
-	watch *streamwatch.Watch
+	watch  *streamwatch.Watch
+	synced chan struct{}
+	once   sync.Once
 }
 
 // Serve delivers changes until ctx ends, following replaced connections,
@@ -51,6 +54,11 @@ func (w *Watch[T]) Serve(ctx context.Context) error { return w.watch.Serve(ctx) 
 
 // String returns the watch's name, for the supervisor's logs.
 func (w *Watch[T]) String() string { return w.watch.String() }
+
+// Synced returns a channel closed once the watch has first delivered the
+// current values and the Synced entry (at once with UpdatesOnly): from
+// then on every change is delivered, a change made after it included.
+func (w *Watch[T]) Synced() <-chan struct{} { return w.synced }
 
 // Watch returns a watch of the bucket, named name, that calls fn. The
 // bucket is declared (or bound) before it is watched. It fails with
@@ -67,7 +75,8 @@ func (b *Bucket[T]) Watch(name string, cfg WatchConfig, fn WatchFunc[T]) (*Watch
 		return nil, fmt.Errorf("kv: watch %s: %w", name, err)
 	}
 	var declared jetstream.KeyValue // by Prepare; the watch calls Prepare and Missing in turn
-	w := streamwatch.New(streamwatch.Config{
+	out := &Watch[T]{synced: make(chan struct{})}
+	out.watch = streamwatch.New(streamwatch.Config{
 		Name: name, Stream: streamName(h.name), Filters: filters, UpdatesOnly: cfg.UpdatesOnly,
 		Deliver: func(ctx context.Context, m jetstream.Msg) error {
 			e, err := b.watchEntry(m)
@@ -79,7 +88,13 @@ func (b *Bucket[T]) Watch(name string, cfg WatchConfig, fn WatchFunc[T]) (*Watch
 			}
 			return fn(ctx, e)
 		},
-		InitialDone: func(ctx context.Context) error { return fn(ctx, Entry[T]{Op: Synced}) },
+		InitialDone: func(ctx context.Context) error {
+			if err := fn(ctx, Entry[T]{Op: Synced}); err != nil {
+				return err
+			}
+			out.once.Do(func() { close(out.synced) })
+			return nil
+		},
 		// The bucket may have been declared before and deleted since: the
 		// watch then declares it again rather than fail until another call
 		// does.
@@ -89,7 +104,7 @@ func (b *Bucket[T]) Watch(name string, cfg WatchConfig, fn WatchFunc[T]) (*Watch
 		},
 		Missing: func() { h.declared.Missing(declared) },
 	}, h.src)
-	return &Watch[T]{watch: w}, nil
+	return out, nil
 }
 
 // watchFilters are the subjects of keys (every key when there are none)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -38,7 +39,9 @@ type WatchFunc func(ctx context.Context, c Change) error
 // changes the store still holds and no duplicate. Serve it once at a
 // time; it may be served again after Serve returned.
 type Watch struct {
-	watch *streamwatch.Watch
+	watch  *streamwatch.Watch
+	synced chan struct{}
+	once   sync.Once
 }
 
 // Serve delivers changes until ctx ends, following replaced connections,
@@ -50,6 +53,11 @@ func (w *Watch) Serve(ctx context.Context) error { return w.watch.Serve(ctx) }
 // String returns the watch's name, for the supervisor's logs.
 func (w *Watch) String() string { return w.watch.String() }
 
+// Synced returns a channel closed once the watch has first delivered the
+// current objects and the Synced change (at once with UpdatesOnly): from
+// then on every change is delivered, a change made after it included.
+func (w *Watch) Synced() <-chan struct{} { return w.synced }
+
 // Watch returns a watch of the store, named name, that calls fn. The store
 // is declared (or bound) before it is watched. It fails with
 // [ErrInvalidConfig] when fn is nil.
@@ -59,7 +67,8 @@ func (s *Store) Watch(name string, cfg WatchConfig, fn WatchFunc) (*Watch, error
 	}
 	store := s.name
 	var declared jetstream.ObjectStore // by Prepare; the watch calls Prepare and Missing in turn
-	w := streamwatch.New(streamwatch.Config{
+	out := &Watch{synced: make(chan struct{})}
+	out.watch = streamwatch.New(streamwatch.Config{
 		Name: name, Stream: streamName(store), Filters: []string{allMetaSubjects(store)}, UpdatesOnly: cfg.UpdatesOnly,
 		Deliver: func(ctx context.Context, m jetstream.Msg) error {
 			var info jetstream.ObjectInfo
@@ -74,7 +83,13 @@ func (s *Store) Watch(name string, cfg WatchConfig, fn WatchFunc) (*Watch, error
 			}
 			return fn(ctx, Change{Info: &info})
 		},
-		InitialDone: func(ctx context.Context) error { return fn(ctx, Change{Synced: true}) },
+		InitialDone: func(ctx context.Context) error {
+			if err := fn(ctx, Change{Synced: true}); err != nil {
+				return err
+			}
+			out.once.Do(func() { close(out.synced) })
+			return nil
+		},
 		// The store may have been declared before and deleted since: the
 		// watch then declares it again rather than fail until another call
 		// does.
@@ -84,5 +99,5 @@ func (s *Store) Watch(name string, cfg WatchConfig, fn WatchFunc) (*Watch, error
 		},
 		Missing: func() { s.declared.Missing(declared) },
 	}, s.src)
-	return &Watch{watch: w}, nil
+	return out, nil
 }

@@ -42,8 +42,9 @@ type Buffered struct {
 	// one is, a PublishSync caller must not send directly, or it could
 	// overtake it.
 	taken       int
-	directSends int      // of taken, those PublishSync callers hand over themselves
-	session     *session // the send loop's session, nil when not connected
+	directSends int           // of taken, those PublishSync callers hand over themselves
+	session     *session      // the send loop's session, nil when not connected
+	readyChange chan struct{} // closed and replaced when session turns nil or non-nil
 	serving     bool
 	stopping    bool // Publish is refused
 	closed      bool // a stop has collected what is left: late returns are undelivered
@@ -90,7 +91,7 @@ func New(cfg Config, src connection.Source) (*Buffered, error) {
 	}
 	cfg = cfg.withDefaults()
 	p := &Buffered{cfg: cfg, src: src, events: event.New(cfg.Events), inflight: map[*nats.Msg]*entry{},
-		space: make(chan struct{}), work: make(chan struct{}, 1), noStream: map[string]time.Time{}}
+		space: make(chan struct{}), work: make(chan struct{}, 1), noStream: map[string]time.Time{}, readyChange: make(chan struct{})}
 	p.maxPayload.Store(1 << 20) // nats-server's default, until connected
 	if err := p.recoverSpool(); err != nil {
 		return nil, err
@@ -165,17 +166,30 @@ type Status struct {
 	Published, Acked, Duplicates, Retried, Failed, Rejected, Undelivered uint64
 	// Spooled is whether accepted messages are kept in a spool.
 	Spooled bool
+	// Ready is true while Serve sends on a connection where the configured
+	// streams are declared: a message published now is sent at once.
+	Ready bool
 }
 
 // Status returns a snapshot of the publisher's buffer and counts.
 func (p *Buffered) Status() Status {
+	st, _ := p.Watch()
+	return st
+}
+
+// Watch returns a snapshot of the publisher and a channel closed at the
+// next change of its Ready, so that a caller waits for it without
+// polling.
+func (p *Buffered) Watch() (Status, <-chan struct{}) {
 	p.mu.Lock()
-	st := Status{Buffered: p.count, BufferedBytes: p.bytes, InFlight: len(p.inflight), Spooled: p.spool != nil}
+	st := Status{Buffered: p.count, BufferedBytes: p.bytes, InFlight: len(p.inflight), Spooled: p.spool != nil,
+		Ready: p.session != nil}
+	changed := p.readyChange
 	p.mu.Unlock()
 	c := &p.stats
 	st.Published, st.Acked, st.Duplicates = c.published.Load(), c.acked.Load(), c.duplicates.Load()
 	st.Retried, st.Failed, st.Rejected, st.Undelivered = c.retried.Load(), c.failed.Load(), c.rejected.Load(), c.undelivered.Load()
-	return st
+	return st, changed
 }
 
 // counters are the publisher's counts since it was created.

@@ -160,9 +160,14 @@ func (p *Buffered) waitConnected(ctx context.Context, sess *session) error {
 	}
 }
 
-// setSession tells PublishSync whether it may send directly, on sess.
+// setSession tells PublishSync whether it may send directly, on sess,
+// and Watch callers whether the publisher is ready.
 func (p *Buffered) setSession(sess *session) {
 	p.mu.Lock()
+	if (sess == nil) != (p.session == nil) {
+		close(p.readyChange)
+		p.readyChange = make(chan struct{})
+	}
 	p.session = sess
 	p.mu.Unlock()
 }
