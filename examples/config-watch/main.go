@@ -51,17 +51,15 @@ type watcher struct {
 	mu      sync.Mutex
 	revs    []uint64
 	failed  bool
-	synced  chan struct{}
 	changed chan struct{}
 }
 
 func newWatcher(name string, failAt uint64) *watcher {
-	return &watcher{name: name, failAt: failAt, synced: make(chan struct{}), changed: make(chan struct{}, 1)}
+	return &watcher{name: name, failAt: failAt, changed: make(chan struct{}, 1)}
 }
 
 func (w *watcher) see(_ context.Context, e kv.Entry[limit]) error {
 	if e.Op == kv.Synced {
-		close(w.synced)
 		return nil
 	}
 	w.mu.Lock()
@@ -159,7 +157,7 @@ func run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	clients.start(writer)
-	if err := waitSynced(ctx, watchers, clients.errs); err != nil {
+	if err := waitReady(ctx, watchers); err != nil {
 		return err
 	}
 
@@ -242,18 +240,15 @@ func (w *watcher) start(url string, clients *fleet) error {
 	return nil
 }
 
-// waitSynced waits until every watcher's watch has started, so that it
-// sees every update that follows.
-func waitSynced(ctx context.Context, watchers []*watcher, errs <-chan error) error {
+// waitReady waits until every watcher's client is ready: its watch has
+// delivered the bucket's current values, so that it sees every update that
+// follows. Ready reports a client whose Run failed.
+func waitReady(ctx context.Context, watchers []*watcher) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for _, w := range watchers {
-		select {
-		case <-w.synced:
-		case err := <-errs:
-			return err
-		case <-ctx.Done():
-			return fmt.Errorf("watcher %s did not start: %w", w.name, ctx.Err())
+		if err := w.client.Ready(ctx); err != nil {
+			return fmt.Errorf("watcher %s: %w", w.name, err)
 		}
 	}
 	return nil

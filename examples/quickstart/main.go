@@ -262,22 +262,21 @@ func demoObjects(ctx context.Context, client *corral.Client, p *printer) error {
 	return nil
 }
 
-// demo waits for the connection and the handlers, then uses them.
+// demo waits until the client is ready (connected, publisher and
+// handlers too), then uses it.
 func demo(ctx context.Context, client *corral.Client, greeted, ordered <-chan string, p *printer) error {
+	if err := client.Ready(ctx); err != nil {
+		return err // it names what is not ready
+	}
 	nc, err := client.Conn(ctx)
 	if err != nil {
-		return fmt.Errorf("not connected: %w", err)
+		return err
 	}
 	rtt, err := nc.RTT()
 	if err != nil {
 		return err
 	}
 	p.printf("round trip to the server: %v\n", rtt.Round(time.Microsecond))
-	for !ready(client) {
-		if err := sleep(ctx, 5*time.Millisecond); err != nil {
-			return fmt.Errorf("handlers not subscribed: %w", err)
-		}
-	}
 
 	if err := nc.Publish("quickstart.greet", []byte("hello, corral")); err != nil {
 		return err
@@ -314,15 +313,6 @@ func demo(ctx context.Context, client *corral.Client, greeted, ordered <-chan st
 		return fmt.Errorf("no order: %w", ctx.Err())
 	}
 	return nil
-}
-
-func ready(c *corral.Client) bool {
-	for _, h := range c.Status().Handlers {
-		if !h.Ready {
-			return false
-		}
-	}
-	return true
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

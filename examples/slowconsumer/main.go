@@ -70,14 +70,12 @@ func runPolicy(ctx context.Context, dir string, policy consumer.Overflow, out io
 	}()
 	waitCtx, waitCancel := context.WithTimeout(ctx, 30*time.Second)
 	defer waitCancel()
+	if err := client.Ready(waitCtx); err != nil {
+		return err
+	}
 	nc, err := client.Conn(waitCtx)
 	if err != nil {
 		return err
-	}
-	for !running(client) {
-		if err := sleep(waitCtx, time.Millisecond); err != nil {
-			return err
-		}
 	}
 
 	queue := watchQueue(client)
@@ -194,11 +192,6 @@ func (w *queueWatch) stop() int {
 }
 
 func status(c *corral.Client) consumer.Status { return c.Status().Handlers[0] }
-
-func running(c *corral.Client) bool {
-	hs := c.Status().Handlers
-	return len(hs) == 1 && hs[0].Ready
-}
 
 func sleep(ctx context.Context, d time.Duration) error {
 	select {

@@ -98,7 +98,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := waitReady(waitCtx, a); err != nil {
+	if err := a.Ready(waitCtx); err != nil {
 		return err
 	}
 
@@ -111,7 +111,7 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	stopB := start(ctx, b)
 	defer stopB()
-	if err := waitReady(waitCtx, b); err != nil {
+	if err := b.Ready(waitCtx); err != nil {
 		return err
 	}
 
@@ -252,13 +252,6 @@ func start(ctx context.Context, c *corral.Client) func() error {
 		})
 		return err
 	}
-}
-
-func waitReady(ctx context.Context, c *corral.Client) error {
-	return poll(ctx, 30*time.Second, func() bool {
-		hs := c.Status().Handlers
-		return len(hs) == 1 && hs[0].Ready
-	})
 }
 
 func poll(ctx context.Context, limit time.Duration, cond func() bool) error {
