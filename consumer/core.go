@@ -34,6 +34,7 @@ type coreRun struct {
 }
 
 func (c *coreHandler) newRun() *coreRun {
+	c.subscribedOnce.Store(false)
 	r := &coreRun{c: c, sub: &subCounts{stats: c.stats}}
 	r.pool = pool.New[*Msg](pool.Config{Workers: c.cfg.Workers, QueueSize: c.cfg.QueueSize, Timeout: c.cfg.Timeout,
 		Stats: &c.stats.work}, r)
@@ -66,8 +67,7 @@ func (c *coreHandler) Serve(ctx context.Context) error {
 			}
 			return fmt.Errorf("subscribe %s: %w", c.cfg.Subject, err)
 		}
-		c.ready.Store(true)
-		c.events.Emit(Subscribed{EventTime: c.events.Stamp(), Handler: c.name, Subject: c.cfg.Subject, Queue: c.cfg.QueueGroup})
+		c.subscribed(Subscribed{EventTime: c.events.Stamp(), Handler: c.name, Subject: c.cfg.Subject, Queue: c.cfg.QueueGroup})
 		select {
 		case <-ctx.Done():
 			c.ready.Store(false)

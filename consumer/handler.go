@@ -46,9 +46,31 @@ type handlerBase struct {
 
 	current atomic.Pointer[runView]
 	ready   atomic.Bool
+	// subscribedOnce says the current run has subscribed at least once;
+	// newRun clears it.
+	subscribedOnce atomic.Bool
+	// started tells the tree that a run has started: subscribed, or
+	// pulling from its consumer. Set once, before Serve.
+	started func()
 }
 
 func (b *handlerBase) base() *handlerBase { return b }
+
+// OnStarted takes the function that tells the tree the handler has
+// started; it makes the handler a [supervisor.Starter], so that a handler
+// failing at every start (its stream missing, say) is reported once, not
+// at each restart.
+func (b *handlerBase) OnStarted(started func()) { b.started = started }
+
+// subscribed marks the handler ready and reports it.
+func (b *handlerBase) subscribed(ev Subscribed) {
+	b.ready.Store(true)
+	b.subscribedOnce.Store(true)
+	b.events.Emit(ev)
+	if b.started != nil {
+		b.started()
+	}
+}
 
 // String names the handler in the tree.
 func (b *handlerBase) String() string { return "handler/" + b.name }
@@ -59,8 +81,13 @@ func (b *handlerBase) reportPanic(m *Msg, pe *supervisor.PanicError, suppressed 
 	b.events.Emit(HandlerPanicked{EventTime: b.events.Stamp(), Handler: b.name, Subject: m.Subject(), Err: pe, Suppressed: suppressed})
 }
 
-// drained emits the Drained event of a stop that began at start.
+// drained emits the Drained event of a stop that began at start, unless
+// the run never subscribed and had nothing to drain: a start that failed
+// is reported by the tree, once per episode.
 func (b *handlerBase) drained(subject string, start time.Time, finished, abandoned, returned uint64) {
+	if !b.subscribedOnce.Load() && finished == 0 && abandoned == 0 && returned == 0 {
+		return
+	}
 	b.events.Emit(Drained{EventTime: b.events.Stamp(), Handler: b.name, Subject: subject,
 		Finished: finished, Abandoned: abandoned, Returned: returned, Took: time.Since(start)})
 }

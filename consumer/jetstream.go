@@ -58,6 +58,7 @@ var errPastMaxDeliver = errors.New("delivered past max_deliver; its dead-letter 
 var errConnClosed = errors.New("its connection closed before it started")
 
 func (j *jsHandler) newRun() *jsRun {
+	j.subscribedOnce.Store(false)
 	capacity := j.cfg.Workers + j.cfg.QueueSize
 	r := &jsRun{j: j, held: newHeldMsgs()}
 	r.setLimits(j.cfg.AckWait, j.cfg.MaxDeliver)

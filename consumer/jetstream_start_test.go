@@ -3,12 +3,17 @@ package consumer_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/supervisor"
@@ -69,4 +74,48 @@ func TestJetStreamMissingStreamIsAClearError(t *testing.T) {
 		}
 		cleanStop(t, stop)
 	}
+}
+
+// A handler whose stream is missing fails at every restart, but reports
+// it once: over many restarts, one error line names the stream and one
+// info line the first restart, and nothing else is logged above debug;
+// the episode ends when the stream appears and the handler starts.
+func TestJetStreamMissingStreamIsReportedOncePerEpisode(t *testing.T) {
+	t.Parallel()
+	e := newJSEnv(t, jetstream.StreamConfig{Name: "OTHER", Subjects: []string{"other"}})
+	core, logs := observer.New(zapcore.DebugLevel)
+	g := consumer.NewGroup(connection.NewFixed(e.sub), supervisor.Events{Logger: zap.New(core), Hook: e.rec.Hook})
+	e.sup = g
+	fast := supervisor.Policy{RestartDelay: time.Millisecond, Backoff: 10 * time.Millisecond, FailureThreshold: 1000}
+	cfg := consumer.Config{JetStream: consumer.JetStream{Stream: "LATE"}, Restart: fast}
+	if err := g.Handle("late", cfg, consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil })); err != nil {
+		t.Fatal(err)
+	}
+	stop := e.serve()
+	const restarts = 8
+	natstest.Eventually(t, 20*time.Second, func() bool { return len(natstest.All[supervisor.ChildFailed](e.rec)) >= restarts },
+		func() string { return fmt.Sprintf("%d failures", len(natstest.All[supervisor.ChildFailed](e.rec))) })
+	var loud []string
+	for _, l := range logs.All() {
+		if l.Level >= zapcore.InfoLevel {
+			loud = append(loud, l.Level.String()+" "+l.Message)
+		}
+		if l.Level == zapcore.ErrorLevel && !strings.Contains(fmt.Sprint(l.ContextMap()), "stream LATE does not exist") {
+			t.Errorf("%s: %v, want the missing stream named", l.Message, l.ContextMap())
+		}
+	}
+	if want := []string{"error supervisor.child_failed", "info supervisor.child_started"}; fmt.Sprint(loud) != fmt.Sprint(want) {
+		t.Fatalf("over %d failures, logged above debug: %q, want %q", restarts, loud, want)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: "LATE", Subjects: []string{"late"}}); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := natstest.WaitFor[supervisor.ChildRecovered](t, e.rec, 0, 20*time.Second, nil)
+	if rec.Failures < restarts {
+		t.Fatalf("recovered after %d failures, want %d or more", rec.Failures, restarts)
+	}
+	cleanStop(t, stop)
 }

@@ -21,8 +21,7 @@ func (r *jsRun) pull(ctx context.Context, nc *nats.Conn, js jetstream.JetStream,
 	if err != nil {
 		return err
 	}
-	j.ready.Store(true)
-	j.events.Emit(Subscribed{EventTime: j.events.Stamp(), Handler: j.name, Subject: j.cfg.Subject,
+	j.subscribed(Subscribed{EventTime: j.events.Stamp(), Handler: j.name, Subject: j.cfg.Subject,
 		Stream: j.cfg.Stream, Consumer: j.cfg.Consumer})
 	err = session.Run(ctx, js, gone)
 	if ctx.Err() != nil {

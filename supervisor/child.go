@@ -55,9 +55,23 @@ type child struct {
 	starts      int
 	consecutive int
 	delay       time.Duration
-	// failedDelays holds the restart delay of each failure not yet
-	// reported by the tree's hook, oldest first.
-	failedDelays []time.Duration
+	// unreported holds what the tree's hook reports of each failure
+	// suture has not reported yet, oldest first.
+	unreported []failure
+	// The failure episode: the failures since the child last started
+	// successfully (see Starter), the last one's text, and how many in a
+	// row repeated it. startedOK says the current run has started.
+	episode   int
+	lastErr   string
+	repeated  int
+	startedOK bool
+}
+
+// failure is what ChildFailed reports of one failure, beside suture's.
+type failure struct {
+	restartIn time.Duration
+	failures  int
+	repeated  int
 }
 
 func (c *child) String() string { return c.name }
@@ -65,8 +79,43 @@ func (c *child) String() string { return c.name }
 func (c *child) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.starts, c.consecutive, c.delay, c.failedDelays = 0, 0, 0, nil
+	c.starts, c.consecutive, c.delay, c.unreported = 0, 0, 0, nil
+	c.episode, c.lastErr, c.repeated, c.startedOK = 0, "", 0, false
 	c.status = ChildStatus{Name: c.name, State: Stopped, Since: c.tree.now(), Policy: c.policy}
+}
+
+// started ends the child's failure episode, if any: the current run has
+// started successfully. A Starter's service calls it.
+func (c *child) started() {
+	c.mu.Lock()
+	if !c.serving || c.startedOK {
+		c.mu.Unlock()
+		return
+	}
+	c.startedOK = true
+	failures := c.episode
+	c.episode, c.lastErr, c.repeated = 0, "", 0
+	c.mu.Unlock()
+	if failures > 0 {
+		c.tree.emit(ChildRecovered{EventTime: c.tree.stamp(), Child: c.name, Failures: failures})
+	}
+}
+
+// countFailureLocked counts a failure of a run that lasted ran in the
+// child's episode: a run that started successfully, or lasted longer than
+// FailureDecay, ends the one before.
+func (c *child) countFailureLocked(err error, ran time.Duration) {
+	if c.startedOK || ran > c.policy.FailureDecay {
+		c.episode, c.lastErr, c.repeated = 0, "", 0
+	}
+	text := err.Error()
+	if c.episode > 0 && text == c.lastErr {
+		c.repeated++
+	} else {
+		c.repeated = 0
+	}
+	c.episode++
+	c.lastErr = text
 }
 
 // Serve runs the wrapped service once, applying the restart policy to how
@@ -86,13 +135,14 @@ func (c *child) Serve(ctx context.Context) error {
 	}
 
 	c.mu.Lock()
-	restarts := c.starts
+	restarts, repeated := c.starts, c.repeated
 	c.starts++
 	c.serving = true
+	c.startedOK = false
 	c.status.Restarts = restarts
 	c.setStateLocked(Running)
 	c.mu.Unlock()
-	c.tree.emit(ChildStarted{EventTime: c.tree.stamp(), Child: c.name, Restarts: restarts})
+	c.tree.emit(ChildStarted{EventTime: c.tree.stamp(), Child: c.name, Restarts: restarts, Repeated: repeated})
 
 	start := c.tree.now()
 	err := c.run(ctx)
@@ -140,9 +190,10 @@ func (c *child) Serve(ctx context.Context) error {
 		d = c.policy.Backoff
 	}
 	c.delay = jitter{frac: *c.policy.Jitter, rnd: c.tree.rnd}.Jitter(d)
+	c.countFailureLocked(err, ran)
 	// suture reports this failure to the tree's hook, which takes the
-	// delay from here: by then the next run may have begun.
-	c.failedDelays = append(c.failedDelays, c.delay)
+	// rest from here: by then the next run may have begun.
+	c.unreported = append(c.unreported, failure{restartIn: c.delay, failures: c.episode, repeated: c.repeated})
 	c.serving = false
 	c.recordErrorLocked(err)
 	c.setStateLocked(BackingOff)
@@ -166,17 +217,25 @@ func (c *child) pendingDelay() time.Duration {
 	return c.delay
 }
 
-// takeFailedDelay returns the restart delay of the oldest failure not yet
+// takeFailure returns what is known of the oldest failure not yet
 // reported.
-func (c *child) takeFailedDelay() time.Duration {
+func (c *child) takeFailure() failure {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.failedDelays) == 0 {
-		return 0
+	if len(c.unreported) == 0 {
+		return failure{failures: max(c.episode, 1), repeated: c.repeated}
 	}
-	d := c.failedDelays[0]
-	c.failedDelays = c.failedDelays[1:]
-	return d
+	f := c.unreported[0]
+	c.unreported = c.unreported[1:]
+	return f
+}
+
+// repeating returns how many failures in a row repeated the episode's
+// last one.
+func (c *child) repeating() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.repeated
 }
 
 // pauseReplacesDelay drops the child's own restart delay when its
@@ -186,8 +245,8 @@ func (c *child) pauseReplacesDelay() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.delay = 0
-	if n := len(c.failedDelays); n > 0 {
-		c.failedDelays[n-1] = 0 // the failure that caused the pause
+	if n := len(c.unreported); n > 0 {
+		c.unreported[n-1].restartIn = 0 // the failure that caused the pause
 	}
 	c.setStateLocked(BackingOff)
 }

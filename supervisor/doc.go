@@ -34,7 +34,12 @@
 // # Errors
 //
 // Invalid policies wrap [ErrInvalidConfig]. Children do not log their
-// failures: the tree emits one [ChildFailed] event for each.
+// failures: the tree emits one [ChildFailed] event for each, counting the
+// failures of the episode as whole numbers. A failure that repeats the one
+// before it, the child not having started successfully in between (a
+// [Starter] says when it has), is logged at debug: a child that fails the
+// same way at every restart logs one error, and [ChildRecovered] when it
+// starts again.
 //
 // # Concurrency
 //

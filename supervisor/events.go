@@ -9,40 +9,73 @@ import (
 )
 
 // ChildStarted is emitted when a child's Serve begins. Restarts counts
-// its earlier runs in the current Serve of the tree.
+// its earlier runs in the current Serve of the tree; Repeated is that of
+// the failure it restarts after (see ChildFailed).
 type ChildStarted struct {
 	EventTime
 	Child    string
 	Restarts int
+	Repeated int
 }
 
 // ChildFailed is emitted when a child fails: it returned an error,
-// panicked, or returned nil while permanent. RestartIn is the delay before it runs again; when
-// Restarting is false its supervisor is pausing (see ChildBackoff) or the
-// child will not be restarted.
+// panicked, or returned nil while permanent. RestartIn is the delay before
+// it runs again; when Restarting is false its supervisor is pausing (see
+// ChildBackoff) or the child will not be restarted.
+//
+// A child's failures form an episode, which ends when the child starts
+// successfully: when a [Starter] says so, or else when a run lasts longer
+// than its FailureDecay. Failures counts the episode's failures, this one
+// included. Repeated counts the failures in a row, before this one, whose
+// error read the same: a failure that repeats the one before it is logged
+// at debug, so that a child failing the same way at every restart logs
+// one error per episode rather than one per restart.
 type ChildFailed struct {
 	EventTime
 	Child      string
 	Err        error
-	Failures   float64
+	Failures   int
+	Repeated   int
 	Threshold  float64
 	Restarting bool
 	RestartIn  time.Duration
 }
 
 // ChildBackoff is emitted when a child failed more often than its
-// threshold allows: its restarts pause for about Backoff.
+// threshold allows: its restarts pause for about Backoff. Repeated is as
+// in ChildFailed.
 type ChildBackoff struct {
 	EventTime
-	Child   string
-	Backoff time.Duration
+	Child    string
+	Backoff  time.Duration
+	Repeated int
 }
 
 // ChildResumed is emitted when the pause that ChildBackoff announced is
-// over.
+// over. Repeated is as in ChildFailed.
 type ChildResumed struct {
 	EventTime
-	Child string
+	Child    string
+	Repeated int
+}
+
+// ChildRecovered is emitted when a [Starter] child that had failed starts
+// successfully: its failure episode is over. Failures counts the
+// episode's failures.
+type ChildRecovered struct {
+	EventTime
+	Child    string
+	Failures int
+}
+
+// Starter is implemented by a service whose start can fail after its
+// Serve began (a handler that must find its stream, say). The tree calls
+// OnStarted once, when the child is added; the service calls started
+// whenever a run has started successfully, which ends the child's failure
+// episode (see ChildFailed). A service that is not a Starter has started
+// once a run lasts longer than its FailureDecay.
+type Starter interface {
+	OnStarted(started func())
 }
 
 // ChildStopped is emitted when a child ended and will not be restarted:
@@ -75,28 +108,50 @@ func (ChildBackoff) Kind() string { return "supervisor.child_backoff" }
 // Kind returns "supervisor.child_resumed".
 func (ChildResumed) Kind() string { return "supervisor.child_resumed" }
 
+// Kind returns "supervisor.child_recovered".
+func (ChildRecovered) Kind() string { return "supervisor.child_recovered" }
+
 // Kind returns "supervisor.child_stopped".
 func (ChildStopped) Kind() string { return "supervisor.child_stopped" }
 
 // Kind returns "supervisor.child_stop_timeout".
 func (ChildStopTimeout) Kind() string { return "supervisor.child_stop_timeout" }
 
-// Level returns the level the event is logged at.
+// Level returns InfoLevel for a restart, DebugLevel for the first start
+// or a restart after a repeated failure.
 func (e ChildStarted) Level() Level {
-	if e.Restarts > 0 {
+	if e.Restarts > 0 && e.Repeated == 0 {
 		return InfoLevel
 	}
 	return DebugLevel
 }
 
-// Level returns ErrorLevel.
-func (ChildFailed) Level() Level { return ErrorLevel }
+// Level returns ErrorLevel, or DebugLevel for a repeated failure.
+func (e ChildFailed) Level() Level {
+	if e.Repeated > 0 {
+		return DebugLevel
+	}
+	return ErrorLevel
+}
 
-// Level returns WarnLevel.
-func (ChildBackoff) Level() Level { return WarnLevel }
+// Level returns WarnLevel, or DebugLevel while a failure repeats.
+func (e ChildBackoff) Level() Level {
+	if e.Repeated > 0 {
+		return DebugLevel
+	}
+	return WarnLevel
+}
+
+// Level returns InfoLevel, or DebugLevel while a failure repeats.
+func (e ChildResumed) Level() Level {
+	if e.Repeated > 0 {
+		return DebugLevel
+	}
+	return InfoLevel
+}
 
 // Level returns InfoLevel.
-func (ChildResumed) Level() Level { return InfoLevel }
+func (ChildRecovered) Level() Level { return InfoLevel }
 
 // Level returns the level the event is logged at.
 func (e ChildStopped) Level() Level {
@@ -113,6 +168,9 @@ func (ChildStopTimeout) Level() Level { return ErrorLevel }
 func (e ChildStarted) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("child", e.Child)
 	enc.AddInt("restarts", e.Restarts)
+	if e.Repeated > 0 {
+		enc.AddInt("repeated", e.Repeated)
+	}
 	return nil
 }
 
@@ -120,7 +178,10 @@ func (e ChildStarted) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 func (e ChildFailed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("child", e.Child)
 	logfield.Error(enc, e.Err)
-	enc.AddFloat64("failures", e.Failures)
+	enc.AddInt("failures", e.Failures)
+	if e.Repeated > 0 {
+		enc.AddInt("repeated", e.Repeated)
+	}
 	enc.AddFloat64("threshold", e.Threshold)
 	enc.AddBool("restarting", e.Restarting)
 	enc.AddDuration("restart_in", e.RestartIn)
@@ -137,6 +198,13 @@ func (e ChildBackoff) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 // MarshalLogObject writes the event's fields for zap.
 func (e ChildResumed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("child", e.Child)
+	return nil
+}
+
+// MarshalLogObject writes the event's fields for zap.
+func (e ChildRecovered) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("child", e.Child)
+	enc.AddInt("failures", e.Failures)
 	return nil
 }
 

@@ -32,7 +32,7 @@ func TestPolicyYAML(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got section
-			err := conf.DecodeYAML([]byte(tt.yaml), &got)
+			_, err := conf.DecodeYAML([]byte(tt.yaml), &got)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("got error %v, want one naming %q", err, tt.wantErr)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -80,6 +81,9 @@ func (t *Tree) Add(name string, svc suture.Service, p Policy) error {
 	}
 	c := &child{name: name, svc: svc, policy: p.Inherit(Defaults()), tree: t}
 	c.status = ChildStatus{Name: name, State: Stopped, Policy: c.policy}
+	if s, ok := svc.(Starter); ok {
+		s.OnStarted(c.started)
+	}
 	t.children = append(t.children, c)
 	t.byName[name] = c
 	return nil
@@ -239,28 +243,31 @@ func (t *Tree) onSutureEvent(e suture.Event) {
 		if name == t.name {
 			name = e.ServiceName
 		}
-		ev := ChildFailed{EventTime: at, Child: name, Err: asError(e.Err),
-			Failures: e.CurrentFailures, Threshold: e.FailureThreshold, Restarting: e.Restarting}
+		ev := ChildFailed{EventTime: at, Child: name, Err: asError(e.Err), Failures: 1,
+			Threshold: e.FailureThreshold, Restarting: e.Restarting}
 		if c := t.child(name); c != nil {
-			ev.RestartIn = c.takeFailedDelay()
+			f := c.takeFailure()
+			ev.RestartIn, ev.Failures, ev.Repeated = f.restartIn, f.failures, f.repeated
 		}
 		t.emit(ev)
 	case suture.EventServicePanic:
+		// Not reached while child.run recovers panics: kept so that none
+		// goes unreported.
 		name := e.SupervisorName
 		if name == t.name {
 			name = e.ServiceName
 		}
 		t.emit(ChildFailed{EventTime: at, Child: name,
 			Err:      &PanicError{Value: e.PanicMsg, Stack: []byte(e.Stacktrace)},
-			Failures: e.CurrentFailures, Threshold: e.FailureThreshold, Restarting: e.Restarting})
+			Failures: max(int(math.Round(e.CurrentFailures)), 1), Threshold: e.FailureThreshold, Restarting: e.Restarting})
 	case suture.EventBackoff:
 		if c := t.child(e.SupervisorName); c != nil {
 			c.pauseReplacesDelay()
-			t.emit(ChildBackoff{EventTime: at, Child: c.name, Backoff: c.policy.Backoff})
+			t.emit(ChildBackoff{EventTime: at, Child: c.name, Backoff: c.policy.Backoff, Repeated: c.repeating()})
 		}
 	case suture.EventResume:
 		if c := t.child(e.SupervisorName); c != nil {
-			t.emit(ChildResumed{EventTime: at, Child: c.name})
+			t.emit(ChildResumed{EventTime: at, Child: c.name, Repeated: c.repeating()})
 		}
 	case suture.EventStopTimeout:
 		name := e.SupervisorName

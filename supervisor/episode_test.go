@@ -1,0 +1,135 @@
+package supervisor_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/supervisor"
+)
+
+// fastRestarts restarts at once, never pausing.
+func fastRestarts() supervisor.Policy {
+	return supervisor.Policy{RestartDelay: time.Millisecond, Backoff: time.Millisecond, FailureThreshold: 1000, Jitter: noJitter()}
+}
+
+// A child that fails the same way at every restart logs one error for the
+// episode, not one per restart, and its failures are counted as people
+// count them: 1, 2, 3.
+func TestRepeatedFailureLogsOneError(t *testing.T) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	rec := natstest.NewRecorder()
+	tree := supervisor.NewTree("t", supervisor.Events{Logger: zap.New(core), Hook: rec.Hook})
+	const fails = 6
+	failing := &fn{name: "failing", serve: func(ctx context.Context, start int) error {
+		if start <= fails {
+			return errBoom
+		}
+		return untilDone(ctx, start)
+	}}
+	if err := tree.Add("failing", failing, fastRestarts()); err != nil {
+		t.Fatal(err)
+	}
+	stop := serve(t, tree)
+	natstest.Eventually(t, 10*time.Second, func() bool { return failing.starts.Load() > fails }, func() string {
+		return fmt.Sprintf("started %d times", failing.starts.Load())
+	})
+	if err := stop(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Serve: %v", err)
+	}
+	var errorLines, failedLines int
+	for _, e := range logs.All() {
+		if e.Message == "supervisor.child_failed" {
+			failedLines++
+			if e.Level == zapcore.ErrorLevel {
+				errorLines++
+			}
+			if n := e.ContextMap()["failures"]; fmt.Sprint(n) != fmt.Sprint(failedLines) {
+				t.Fatalf("failure %d logged failures=%#v, want %d", failedLines, e.ContextMap()["failures"], failedLines)
+			}
+		}
+		if e.Message == "supervisor.child_started" && e.Level > zapcore.InfoLevel {
+			t.Fatalf("a restart logged at %v", e.Level)
+		}
+	}
+	if failedLines != fails || errorLines != 1 {
+		t.Fatalf("%d child_failed lines, %d at error; want %d, one at error", failedLines, errorLines, fails)
+	}
+	var info int
+	for _, e := range logs.FilterMessage("supervisor.child_started").All() {
+		if e.Level == zapcore.InfoLevel {
+			info++
+		}
+	}
+	if info != 1 {
+		t.Fatalf("%d restarts logged at info, want 1 (the first)", info)
+	}
+}
+
+// starter is a service that says when it has started.
+type starter struct {
+	fn
+	started func()
+}
+
+func (s *starter) OnStarted(f func()) { s.started = f }
+
+// A Starter's episode ends when it says it has started: the next failure
+// is reported at error again, even with the same error, and its failures
+// are counted from 1; a different error is reported at error too.
+func TestEpisodeEndsWhenAStarterStarts(t *testing.T) {
+	rec := natstest.NewRecorder()
+	tree := supervisor.NewTree("t", supervisor.Events{Hook: rec.Hook})
+	errOther := errors.New("other")
+	svc := &starter{}
+	svc.fn = fn{name: "s", serve: func(ctx context.Context, start int) error {
+		switch {
+		case start <= 3: // episode 1: boom, boom, boom
+			return errBoom
+		case start == 4: // started, then boom: episode 2
+			svc.started()
+			return errBoom
+		case start <= 6: // boom, other
+			if start == 6 {
+				return errOther
+			}
+			return errBoom
+		}
+		svc.started()
+		return untilDone(ctx, start)
+	}}
+	if err := tree.Add("s", svc, fastRestarts()); err != nil {
+		t.Fatal(err)
+	}
+	stop := serve(t, tree)
+	natstest.Eventually(t, 10*time.Second, func() bool { return len(natstest.All[supervisor.ChildRecovered](rec)) == 2 },
+		func() string { return fmt.Sprintf("recoveries: %+v", natstest.All[supervisor.ChildRecovered](rec)) })
+	if err := stop(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Serve: %v", err)
+	}
+	type got struct {
+		failures, repeated int
+		level              supervisor.Level
+	}
+	var gots []got
+	for _, e := range natstest.All[supervisor.ChildFailed](rec) {
+		gots = append(gots, got{e.Failures, e.Repeated, e.Level()})
+	}
+	E, D := supervisor.ErrorLevel, supervisor.DebugLevel
+	want := []got{{1, 0, E}, {2, 1, D}, {3, 2, D}, {1, 0, E}, {2, 1, D}, {3, 0, E}}
+	if fmt.Sprint(gots) != fmt.Sprint(want) {
+		t.Fatalf("failures (count, repeated, level): got %v, want %v", gots, want)
+	}
+	for _, e := range natstest.All[supervisor.ChildRecovered](rec) {
+		if e.Child != "s" || e.Failures != 3 {
+			t.Fatalf("recovered: %+v, want s after 3 failures", e)
+		}
+	}
+}
