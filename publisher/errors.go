@@ -2,6 +2,7 @@ package publisher
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/corral-go/corral/internal/conf"
 )
@@ -37,3 +38,14 @@ var (
 	// stores.
 	ErrNoStream = errors.New("publisher: no stream stores the subject")
 )
+
+// both is an error matching first and second with errors.Is that reads
+// as first then second, the package's prefix said once: "publisher:
+// stopped: kept in the spool for the next start".
+type both struct{ first, second error }
+
+func (e both) Error() string {
+	return e.first.Error() + ": " + strings.TrimPrefix(e.second.Error(), "publisher: ")
+}
+
+func (e both) Unwrap() []error { return []error{e.first, e.second} }

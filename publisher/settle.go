@@ -132,14 +132,16 @@ func (p *Buffered) undeliver(e *entry) {
 		return
 	}
 	if e.seg != nil {
-		e.future.complete(nil, fmt.Errorf("%w: %w", ErrStopped, ErrSpooled))
+		e.future.complete(nil, both{ErrStopped, ErrSpooled})
 		return
 	}
-	errs := []error{ErrStopped}
+	var err error = ErrStopped
 	if e.sent {
-		errs = append(errs, ErrMaybeStored)
+		err = both{ErrStopped, ErrMaybeStored}
 	}
-	err := errors.Join(append(errs, e.lastErr)...)
+	if e.lastErr != nil {
+		err = fmt.Errorf("%w: %w", err, e.lastErr)
+	}
 	p.stats.undelivered.Add(1)
 	p.report(e, err)
 	e.future.complete(nil, err)

@@ -239,8 +239,8 @@ func TestStopWithMessagesInFlight(t *testing.T) {
 	}
 	for i, f := range futures {
 		_, err := f.Result()
-		if !errors.Is(err, publisher.ErrStopped) || !errors.Is(err, publisher.ErrMaybeStored) {
-			t.Fatalf("future %d: %v, want ErrStopped and ErrMaybeStored", i, err)
+		if !errors.Is(err, publisher.ErrStopped) || !errors.Is(err, publisher.ErrMaybeStored) || strings.Count(err.Error(), "publisher: ") != 1 {
+			t.Fatalf("future %d: %v, want ErrStopped and ErrMaybeStored, saying publisher: once", i, err)
 		}
 	}
 	if u.len() != n {
@@ -307,8 +307,8 @@ func TestServeAgainAfterAStop(t *testing.T) {
 		t.Fatalf("first serve: %v", err)
 	}
 	for i, f := range futures {
-		if _, err := f.Result(); !errors.Is(err, publisher.ErrStopped) || !errors.Is(err, publisher.ErrSpooled) {
-			t.Fatalf("future %d: %v, want ErrStopped and ErrSpooled", i, err)
+		if _, err := f.Result(); !errors.Is(err, publisher.ErrStopped) || !errors.Is(err, publisher.ErrSpooled) || strings.Count(err.Error(), "publisher: ") != 1 {
+			t.Fatalf("future %d: %v, want ErrStopped and ErrSpooled, saying publisher: once", i, err)
 		}
 	}
 	if _, err := p.Publish(ctx, "again", nil); !errors.Is(err, publisher.ErrStopped) {
