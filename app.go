@@ -135,13 +135,13 @@ func (c *Client) addConnection(extra []nats.Option) error {
 	return nil
 }
 
-// addPublisher adds the buffered publisher to the tree; it declares the
-// configured streams and those of the task queues.
+// addPublisher adds the buffered publisher to the tree; it declares every
+// stream of the configuration and those of the task queues.
 func (c *Client) addPublisher() error {
 	pc := c.cfg.Publisher
 	pc.Events = c.events
 	pc.Restart = pc.Restart.Inherit(c.cfg.Restart)
-	pc.Streams = c.cfg.taskStreams(pc.Streams)
+	pc.Streams = c.cfg.taskStreams(c.cfg.declaredStreams())
 	pub, err := publisher.New(pc, c.conn)
 	if err != nil {
 		return err

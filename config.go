@@ -15,6 +15,7 @@ import (
 	"github.com/corral-go/corral/kv"
 	"github.com/corral-go/corral/objectstore"
 	"github.com/corral-go/corral/publisher"
+	"github.com/corral-go/corral/stream"
 	"github.com/corral-go/corral/supervisor"
 	"github.com/corral-go/corral/tasks"
 )
@@ -45,6 +46,13 @@ type Config struct {
 	// Restart is the restart policy every child inherits; each section's
 	// own restart field overrides it field by field.
 	Restart supervisor.Policy `yaml:"restart"`
+	// Streams declares JetStream streams by name, in one place for the
+	// whole Client: each is created, or updated to match, by the
+	// publisher when it connects and by every JetStream handler of it
+	// before its consumer, so that none depends on another starting first.
+	// publisher.streams and a handler's create_stream declare streams the
+	// same way; a stream is declared in one of them only.
+	Streams map[string]stream.Config `yaml:"streams"`
 	// Publisher configures the buffered publisher.
 	Publisher publisher.Config `yaml:"publisher"`
 	// Handlers configures message handlers by name. Code binds a function
@@ -171,6 +179,7 @@ func (c Config) Validate() error {
 		p.Merge("tasks."+name, c.Tasks[name].Validate())
 	}
 	c.validateLocks(p)
+	c.validateStreams(p)
 	p.Merge("watches.restart", c.Watches.Restart.Validate())
 	c.validatePolicies(p)
 	return p.Err()
