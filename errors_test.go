@@ -10,6 +10,7 @@ import (
 	"github.com/thejerf/suture/v4"
 
 	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/supervisor"
 )
@@ -66,6 +67,8 @@ func TestErrorsNameTheirPackageOnce(t *testing.T) {
 	_, kvErr := c.KV("nosuchbucket")
 	_, storeErr := c.ObjectStore("nosuchstore")
 	_, lockErr := c.Lock("nosuchlock")
+	handlerErr := c.Handle("nosuchhandler", consumer.Config{}, consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil }))
+	_, queueErr := c.Enqueue(context.Background(), "nosuchqueue", nil)
 	for _, tc := range []struct {
 		err  error
 		want string
@@ -73,6 +76,8 @@ func TestErrorsNameTheirPackageOnce(t *testing.T) {
 		{kvErr, `corral: bucket not in the kv configuration: "nosuchbucket"`},
 		{storeErr, `corral: store not in the object_stores configuration: "nosuchstore"`},
 		{lockErr, `corral: lock not in the locks configuration: "nosuchlock"`},
+		{handlerErr, `corral: handler not in the handlers configuration and declared without settings: "nosuchhandler"`},
+		{queueErr, `corral: task queue not in the tasks configuration: "nosuchqueue"`},
 	} {
 		if tc.err == nil || tc.err.Error() != tc.want {
 			t.Errorf("got %v, want %s", tc.err, tc.want)

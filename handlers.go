@@ -30,7 +30,7 @@ func (c *Client) HandleRequest(name string, cfg consumer.Config, h consumer.Requ
 func (c *Client) declare(name string, hc consumer.Config, add func(consumer.Config) error) error {
 	file, inFile := c.cfg.Handlers[name]
 	if !inFile && reflect.ValueOf(hc).IsZero() {
-		return fmt.Errorf("handler %q: %w", name, ErrUnknownHandler)
+		return fmt.Errorf("%w: %q", ErrUnknownHandler, name)
 	}
 	if inFile {
 		conf.Override(&hc, file, c.cfg.keys.Under("handlers."+name))

@@ -3,7 +3,6 @@ package corral_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -53,10 +52,9 @@ handlers:
 	defer cancel()
 	nc, _ := c.Conn(ctx)
 
-	// Subscriptions are registered by the time every handler is running;
-	// wait for that in the status.
-	natstest.Eventually(t, 10*time.Second, func() bool { return allRunning(c) },
-		func() string { return fmt.Sprintf("handlers not running: %v", c.Status()) })
+	if err := c.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
 	reply, err := nc.Request("svc.prices", nil, 5*time.Second)
 	if err != nil || string(reply.Data) != "42" {
 		t.Fatalf("request: %v %v", reply, err)
@@ -85,16 +83,6 @@ handlers:
 	if !strings.Contains(c.Status().String(), "orders") {
 		t.Fatalf("status drawing lacks handlers:\n%s", c.Status())
 	}
-}
-
-func allRunning(c *corral.Client) bool {
-	hs := c.Status().Handlers
-	for _, h := range hs {
-		if !h.Ready {
-			return false
-		}
-	}
-	return len(hs) > 0
 }
 
 func TestHandlerDeclarationErrors(t *testing.T) {

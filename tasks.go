@@ -38,7 +38,7 @@ func (c *Client) HandleTasks(queue string, cfg tasks.Config, h tasks.Handler) er
 		return fmt.Errorf("corral: task queue %q: %w: declare workers before Run", queue, ErrRunning)
 	}
 	if _, dup := c.workers[queue]; dup {
-		return fmt.Errorf("corral: task queue %q: %w", queue, ErrDuplicateWorker)
+		return fmt.Errorf("%w: %q", ErrDuplicateWorker, queue)
 	}
 	if err := c.tasks.Add(w.String(), w, w.Config().Restart); err != nil {
 		return fmt.Errorf("corral: task queue %q: %w", queue, err)
@@ -59,7 +59,7 @@ func (c *Client) HandleTasks(queue string, cfg tasks.Config, h tasks.Handler) er
 func (c *Client) Enqueue(ctx context.Context, queue string, data []byte, opts ...publisher.Option) (*publisher.Future, error) {
 	cfg, ok := c.cfg.Tasks[queue]
 	if !ok {
-		return nil, fmt.Errorf("corral: task queue %q: %w", queue, ErrUnknownQueue)
+		return nil, fmt.Errorf("%w: %q", ErrUnknownQueue, queue)
 	}
 	if w, ok := c.Worker(queue); ok {
 		cfg = w.Config()
@@ -70,7 +70,7 @@ func (c *Client) Enqueue(ctx context.Context, queue string, data []byte, opts ..
 		o(m.Header)
 	}
 	if id := m.Header.Get(jetstream.MsgIDHeader); strings.HasPrefix(id, tasks.ReservedMsgIDPrefix) {
-		return nil, fmt.Errorf("corral: task queue %q: Msg-Id %q: %w", queue, id, tasks.ErrReservedMsgID)
+		return nil, fmt.Errorf("corral: task queue %q: %w: %q", queue, tasks.ErrReservedMsgID, id)
 	}
 	return c.pub.PublishMsg(ctx, m)
 }

@@ -152,8 +152,8 @@ func TestSpoolSurvivesACrash(t *testing.T) {
 	const n = 20000
 
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSpoolHelperProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "CORRAL_SPOOL_HELPER=1", "CORRAL_SPOOL_URL="+srv.URL(),
-		"CORRAL_SPOOL_DIR="+dir, "CORRAL_SPOOL_N="+strconv.Itoa(n))
+	cmd.Env = append(os.Environ(), "SPOOL_TEST_HELPER=1", "SPOOL_TEST_URL="+srv.URL(),
+		"SPOOL_TEST_DIR="+dir, "SPOOL_TEST_N="+strconv.Itoa(n))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -214,12 +214,12 @@ func TestSpoolSurvivesACrash(t *testing.T) {
 
 // TestSpoolHelperProcess is the child of TestSpoolSurvivesACrash.
 func TestSpoolHelperProcess(t *testing.T) {
-	if os.Getenv("CORRAL_SPOOL_HELPER") == "" {
+	if os.Getenv("SPOOL_TEST_HELPER") == "" {
 		t.Skip("run by TestSpoolSurvivesACrash")
 	}
-	n, _ := strconv.Atoi(os.Getenv("CORRAL_SPOOL_N"))
-	p, _, _ := run(t, []string{os.Getenv("CORRAL_SPOOL_URL")},
-		publisher.Config{SpoolDir: os.Getenv("CORRAL_SPOOL_DIR"), BufferMsgs: n, MaxInFlight: 64})
+	n, _ := strconv.Atoi(os.Getenv("SPOOL_TEST_N"))
+	p, _, _ := run(t, []string{os.Getenv("SPOOL_TEST_URL")},
+		publisher.Config{SpoolDir: os.Getenv("SPOOL_TEST_DIR"), BufferMsgs: n, MaxInFlight: 64})
 	w := bufio.NewWriter(os.Stdout)
 	for i := range n {
 		if _, err := p.Publish(context.Background(), "spool", []byte(strconv.Itoa(i))); err != nil {
