@@ -39,7 +39,12 @@ type JetStream struct {
 	// Default [1s, 5s, 30s].
 	Backoff []time.Duration `yaml:"backoff"`
 	// MaxAckPending bounds unacknowledged messages across every instance
-	// of the consumer. Default the server's (1000).
+	// of the consumer: those held, and those naked and waiting out their
+	// backoff. At the limit the server delivers nothing new, and
+	// redeliveries can wait far past their nak delay; a handler near it is
+	// reported ([AckPendingHigh], [Status].NearMaxAckPending). Default the
+	// server's (1000), or twice Workers + QueueSize when that is more, so
+	// that one instance's own pool never reaches it.
 	MaxAckPending int `yaml:"max_ack_pending"`
 	// InactiveThreshold deletes the consumer after this long without a
 	// client. Default never.

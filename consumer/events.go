@@ -304,3 +304,48 @@ func addStream(enc zapcore.ObjectEncoder, stream, consumer string) {
 		enc.AddString("consumer", consumer)
 	}
 }
+
+// AckPendingHigh is emitted when a JetStream handler's consumer has at
+// least nine tenths of its MaxAckPending messages unacknowledged, across
+// every instance: held by handlers, or naked and waiting out their
+// backoff. At the limit the server delivers nothing new, and redeliveries
+// can wait far longer than their nak delay. [AckPendingNormal] ends the
+// episode, once the count is below seven tenths.
+type AckPendingHigh struct {
+	supervisor.EventTime
+	Handler       string
+	Stream        string
+	Consumer      string
+	AckPending    int
+	MaxAckPending int
+}
+
+// Kind returns "consumer.ack_pending_high".
+func (AckPendingHigh) Kind() string { return "consumer.ack_pending_high" }
+
+// Level returns [supervisor.WarnLevel].
+func (AckPendingHigh) Level() supervisor.Level { return supervisor.WarnLevel }
+
+// MarshalLogObject writes the event's fields for zap.
+func (e AckPendingHigh) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("handler", e.Handler)
+	addStream(enc, e.Stream, e.Consumer)
+	enc.AddInt("ack_pending", e.AckPending)
+	enc.AddInt("max_ack_pending", e.MaxAckPending)
+	return nil
+}
+
+// AckPendingNormal is emitted when the episode [AckPendingHigh] began is
+// over.
+type AckPendingNormal AckPendingHigh
+
+// Kind returns "consumer.ack_pending_normal".
+func (AckPendingNormal) Kind() string { return "consumer.ack_pending_normal" }
+
+// Level returns [supervisor.InfoLevel].
+func (AckPendingNormal) Level() supervisor.Level { return supervisor.InfoLevel }
+
+// MarshalLogObject writes the event's fields for zap.
+func (e AckPendingNormal) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	return AckPendingHigh(e).MarshalLogObject(enc)
+}

@@ -135,6 +135,12 @@ type Status struct {
 	// SlowConsumer is true during a slow-consumer episode, from
 	// SlowConsumerStarted to SlowConsumerEnded.
 	SlowConsumer bool
+	// AckPending and MaxAckPending are, for JetStream handlers, the
+	// consumer's unacknowledged messages (all instances') and its limit, as
+	// last read (every 5s); NearMaxAckPending is true from AckPendingHigh
+	// to AckPendingNormal.
+	AckPending, MaxAckPending int
+	NearMaxAckPending         bool
 }
 
 // Status returns a snapshot of every handler, in the order declared.
@@ -157,6 +163,10 @@ func (g *Group) Status() []Status {
 		}
 		if v := c.current.Load(); v != nil {
 			st.Counters, st.SlowConsumer = v.snapshot(c.stats), v.slow.active.Load()
+		}
+		if j, ok := svc.(*jsHandler); ok {
+			st.AckPending, st.MaxAckPending = int(j.ackPending.Load()), int(j.maxAckPending.Load())
+			st.NearMaxAckPending = j.nearMaxAckPending.Load()
 		}
 		out[i] = st
 	}

@@ -23,6 +23,10 @@ type jsHandler struct {
 	handlerBase
 	h          Handler
 	numPending atomic.Uint64 // the stream's pending count, from the last message
+	// The consumer's ack-pending count and limit, as last read, and
+	// whether it is near the limit (see ackpending.go).
+	ackPending, maxAckPending atomic.Int64
+	nearMaxAckPending         atomic.Bool
 }
 
 // jsRun is the state of one Serve, and the work its pool runs: Handle
@@ -84,12 +88,13 @@ func (j *jsHandler) Serve(ctx context.Context) error {
 	// The workers and the keeper start once the consumer is ensured: a
 	// bound consumer's ack wait is known from then on.
 	started := false
-	keeperDone := make(chan struct{})
+	keeperDone, watchDone := make(chan struct{}), make(chan struct{})
 	keeperStop := make(chan struct{})
 	defer func() {
 		close(keeperStop)
 		if started {
 			<-keeperDone
+			<-watchDone
 		}
 	}()
 
@@ -121,6 +126,7 @@ func (j *jsHandler) Serve(ctx context.Context) error {
 			started = true
 			r.pool.Start()
 			go r.keep(keeperStop, keeperDone)
+			go r.watchAckPending(ctx, keeperStop, watchDone)
 		}
 		unwatch := j.watchAdvisories(nc)
 		err = r.pull(ctx, nc, js, gone)
