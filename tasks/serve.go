@@ -58,7 +58,6 @@ func (w *Worker) newRun(ctx context.Context) (*run, error) {
 		minAge: w.cfg.LeaseTTL,
 		events: w.events, ledger: r.ledger, recovered: &w.stats.recovered}
 	r.connected = make(chan struct{})
-	w.events.Emit(LeaseAcquired{EventTime: w.events.Stamp(), Queue: w.queue, Worker: r.id, Capacity: capacity})
 	return r, nil
 }
 
@@ -88,6 +87,8 @@ func (r *run) serve(ctx context.Context) error {
 	w := r.w
 	r.serving.Store(true)
 	defer r.serving.Store(false)
+	// Once Status reports the lease held, as the event says.
+	w.events.Emit(LeaseAcquired{EventTime: w.events.Stamp(), Queue: w.queue, Worker: r.id, Capacity: w.cfg.MaxConcurrency})
 	r.pool.Start()
 	pctx, stopPulling := context.WithCancel(ctx)
 	defer stopPulling()
