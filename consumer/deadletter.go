@@ -75,9 +75,11 @@ func (r *jsRun) deadLetter(ctx context.Context, m *Msg, cause error) {
 	if err != nil {
 		_ = m.Nak(j.backoff(m))
 		j.stats.deadLetterFailed.Add(1)
-		j.events.Emit(DeadLetterFailed{DeadLettered: ev, PublishErr: err})
+		repeated := j.deadLetterFailing.Add(1) - 1
+		j.events.Emit(DeadLetterFailed{DeadLettered: ev, PublishErr: err, Repeated: int(repeated)})
 		return
 	}
+	j.deadLetterFailing.Store(0)
 	if m.Term("dead-lettered to "+j.cfg.DeadLetter+": "+reason) == nil {
 		j.stats.deadLettered.Add(1)
 	}

@@ -250,23 +250,36 @@ func (e DeadLettered) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 
 // DeadLetterFailed is emitted when a dead-letter copy could not be
 // stored: the message was naked instead of terminated, and stays in its
-// stream to be copied again at its next delivery.
+// stream to be copied again at its next delivery. Repeated counts the
+// copies of the handler that failed just before, none stored since: a
+// repeated failure is logged at debug, so that one outage of the
+// dead-letter stream logs one error, not one per delivery.
 type DeadLetterFailed struct {
 	DeadLettered
 	PublishErr error
+	Repeated   int
 }
 
 // Kind returns "consumer.dead_letter_failed".
 func (DeadLetterFailed) Kind() string { return "consumer.dead_letter_failed" }
 
-// Level returns [supervisor.ErrorLevel].
-func (DeadLetterFailed) Level() supervisor.Level { return supervisor.ErrorLevel }
+// Level returns [supervisor.ErrorLevel], or [supervisor.DebugLevel] for a
+// repeated failure.
+func (e DeadLetterFailed) Level() supervisor.Level {
+	if e.Repeated > 0 {
+		return supervisor.DebugLevel
+	}
+	return supervisor.ErrorLevel
+}
 
 // MarshalLogObject writes the event's fields for zap.
 func (e DeadLetterFailed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	_ = e.DeadLettered.MarshalLogObject(enc)
 	if e.PublishErr != nil {
 		enc.AddString("publish_error", e.PublishErr.Error())
+	}
+	if e.Repeated > 0 {
+		enc.AddInt("repeated", e.Repeated)
 	}
 	return nil
 }

@@ -27,6 +27,8 @@ type jsHandler struct {
 	// whether it is near the limit (see ackpending.go).
 	ackPending, maxAckPending atomic.Int64
 	nearMaxAckPending         atomic.Bool
+	// deadLetterFailing counts dead-letter copies that failed in a row.
+	deadLetterFailing atomic.Int64
 }
 
 // jsRun is the state of one Serve, and the work its pool runs: Handle

@@ -13,6 +13,7 @@ import (
 
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/supervisor"
 )
 
 func TestJetStreamNakBackoffFollowsSchedule(t *testing.T) {
@@ -115,8 +116,12 @@ func TestJetStreamDeadLetters(t *testing.T) {
 	}
 
 	var from int
-	for range 2 {
+	for n := range 2 {
 		failed, i := natstest.WaitFor[consumer.DeadLetterFailed](t, e.rec, from, 20*time.Second, nil)
+		// One error for the outage, not one per delivery.
+		if want := []supervisor.Level{supervisor.ErrorLevel, supervisor.DebugLevel}[n]; failed.Level() != want {
+			t.Fatalf("dead-letter failure %d logged at %v, want %v", n+1, failed.Level(), want)
+		}
 		// In words as clear as the publisher's, not nats.go's "no
 		// response from stream".
 		if failed.PublishErr == nil || failed.Subject != "work.later" ||
