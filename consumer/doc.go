@@ -19,7 +19,11 @@
 // pulls only what its pool has room for and settles each message by the
 // handler's result: nil acks, an error naks with backoff, [Terminal]
 // terminates, and past MaxDeliver the message goes to the dead-letter
-// subject. See the README's "Handlers, queues and overflow policies" and
+// subject. A consumer near its MaxAckPending, where the server holds back
+// deliveries and redeliveries, is reported once an episode
+// ([AckPendingHigh], [AckPendingNormal]). A request answered with a 4xx
+// [ServiceError] counts in [Counters].ClientErrors, not as a failure.
+// See the README's "Handlers, queues and overflow policies" and
 // "JetStream handlers" sections for the full behaviour.
 //
 // # Lifecycle
