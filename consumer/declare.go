@@ -63,8 +63,12 @@ func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created boo
 // streamMissing is the error of a handler whose stream the server does
 // not have, with the fix; it wraps err (jetstream.ErrStreamNotFound).
 func (j *jsHandler) streamMissing(err error) error {
-	return fmt.Errorf("handler %q: stream %s does not exist on the server: declare it under the top-level streams: "+
-		"section of the configuration, or give the handler create_stream: %w", j.name, j.cfg.Stream, err)
+	fix := "declare it under the top-level streams: section of the configuration, or give the handler create_stream"
+	if j.cfg.Bind {
+		// A bound handler declares nothing: create_stream is refused.
+		fix = "declare it under the top-level streams: section of the configuration, or create it and the consumer"
+	}
+	return fmt.Errorf("handler %q: stream %s does not exist on the server: %s: %w", j.name, j.cfg.Stream, fix, err)
 }
 
 // checkDeadLetter makes sure a stream stores the dead-letter subject: a
