@@ -80,7 +80,7 @@ func (j *jsHandler) ackPendingRead(pending, limit int) {
 // when none is configured: the server's, or twice what one instance
 // holds (workers + queue) when that is more, so that one instance's own
 // pool, with as many again waiting out their nak delays, never reaches
-// it. 0 leaves it to the server (whose limits may be lower than 1000).
+// it. 0 leaves it to the server, as does a limit the default exceeds.
 func defaultMaxAckPending(capacity int) int {
 	if 2*capacity > serverMaxAckPending {
 		return 2 * capacity

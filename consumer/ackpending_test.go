@@ -50,25 +50,32 @@ func TestJetStreamReportsMaxAckPending(t *testing.T) {
 
 // A pool larger than the server's default max_ack_pending gets a consumer
 // whose limit is twice the pool, so that the instance's own pool never
-// reaches it; a small pool leaves the server's default.
+// reaches it; a small pool leaves the server's default, as does a stream
+// whose own limit is lower.
 func TestJetStreamMaxAckPendingDefaultCoversThePool(t *testing.T) {
 	t.Parallel()
 	e := newJSEnv(t, jetstream.StreamConfig{Name: "BIG", Subjects: []string{"big.>"}})
-	noop := consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil })
-	big := consumer.Config{Subject: "big.a", Workers: 100, QueueSize: 500, JetStream: consumer.JetStream{Stream: "BIG"}}
-	small := consumer.Config{Subject: "big.b", Workers: 8, JetStream: consumer.JetStream{Stream: "BIG"}}
-	if err := e.sup.Handle("big", big, noop); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.sup.Handle("small", small, noop); err != nil {
-		t.Fatal(err)
-	}
-	stop := e.serve()
-	e.subscribed(2)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	for name, want := range map[string]int{"big": 1200, "small": 1000} {
-		c, err := e.js.Consumer(ctx, "BIG", name)
+	if _, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: "LIMITED", Subjects: []string{"limited"},
+		ConsumerLimits: jetstream.StreamConsumerLimits{MaxAckPending: 800}}); err != nil {
+		t.Fatal(err)
+	}
+	noop := consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil })
+	handlers := map[string]consumer.Config{
+		"big":     {Subject: "big.a", Workers: 100, QueueSize: 500, JetStream: consumer.JetStream{Stream: "BIG"}},
+		"small":   {Subject: "big.b", Workers: 8, JetStream: consumer.JetStream{Stream: "BIG"}},
+		"limited": {Workers: 100, QueueSize: 500, JetStream: consumer.JetStream{Stream: "LIMITED"}},
+	}
+	for name, cfg := range handlers {
+		if err := e.sup.Handle(name, cfg, noop); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := e.serve()
+	e.subscribed(len(handlers))
+	for name, want := range map[string]int{"big": 1200, "small": 1000, "limited": 800} {
+		c, err := e.js.Consumer(ctx, handlers[name].Stream, name)
 		if err != nil {
 			t.Fatal(err)
 		}

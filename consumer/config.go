@@ -103,9 +103,6 @@ func (c Config) withDefaults() Config {
 		if len(c.Backoff) == 0 {
 			c.Backoff = []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}
 		}
-		if c.MaxAckPending == 0 {
-			c.MaxAckPending = defaultMaxAckPending(c.Workers + c.QueueSize)
-		}
 	}
 	if c.Overflow == "" {
 		c.Overflow = Block

@@ -45,7 +45,14 @@ func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created boo
 		// is delivered again to try once more.
 		cfg.MaxDeliver = -1
 	}
-	if _, err := js.CreateOrUpdateConsumer(ctx, c.Stream, cfg); err != nil {
+	_, err = js.CreateOrUpdateConsumer(ctx, c.Stream, cfg)
+	if code, _ := jsapi.Code(err); code == codeMaxAckPendingExcess && c.MaxAckPending == 0 {
+		// The stream's, account's or server's limit is below the default:
+		// the server's own default respects it.
+		cfg.MaxAckPending = 0
+		_, err = js.CreateOrUpdateConsumer(ctx, c.Stream, cfg)
+	}
+	if err != nil {
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			return false, r.j.streamMissing(err)
 		}
@@ -59,6 +66,11 @@ func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created boo
 	}
 	return errors.Is(infoErr, jetstream.ErrConsumerNotFound), nil
 }
+
+// codeMaxAckPendingExcess is the server refusing a max_ack_pending above
+// a limit of the stream's, the account's or its own
+// (JSConsumerMaxPendingAckExcessErrF).
+const codeMaxAckPendingExcess jetstream.ErrorCode = 10121
 
 // streamMissing is the error of a handler whose stream the server does
 // not have, with the fix; it wraps err (jetstream.ErrStreamNotFound).
@@ -103,6 +115,9 @@ func (c Config) consumerConfig() jetstream.ConsumerConfig {
 		MaxDeliver:        c.MaxDeliver,
 		MaxAckPending:     c.MaxAckPending,
 		InactiveThreshold: c.InactiveThreshold,
+	}
+	if cc.MaxAckPending == 0 {
+		cc.MaxAckPending = defaultMaxAckPending(c.Workers + c.QueueSize)
 	}
 	filters := c.FilterSubjects
 	if c.Subject != "" {
