@@ -44,7 +44,8 @@ type JetStream struct {
 	// redeliveries can wait far past their nak delay; a handler near it is
 	// reported ([AckPendingHigh], [Status].NearMaxAckPending). Default the
 	// server's (1000), or twice Workers + QueueSize when that is more, so
-	// that one instance's own pool never reaches it.
+	// that one instance's own pool never reaches it; a lower limit of the
+	// stream's, account's or server's still applies.
 	MaxAckPending int `yaml:"max_ack_pending"`
 	// InactiveThreshold deletes the consumer after this long without a
 	// client. Default never.
