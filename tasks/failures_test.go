@@ -141,3 +141,13 @@ func TestLeaseBucketThatDisagreesIsRefusedAtStart(t *testing.T) {
 		})
 	}
 }
+
+// A nil handler is refused at New, in an error that names its package once.
+func TestNilHandlerReadsOnce(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	_, err := tasks.New("q", tasks.Config{}, connection.NewFixed(connect(t, srv.URL())), nil)
+	if !errors.Is(err, tasks.ErrNilHandler) || err.Error() != `tasks: nil handler: queue "q"` {
+		t.Fatalf("New with a nil handler: %v, want ErrNilHandler reading once", err)
+	}
+}

@@ -61,7 +61,7 @@ func (w *Worker) dies(step string) bool { return w.crash != nil && w.crash(step)
 // queue name or cfg, and ErrNilHandler for a nil h.
 func New(queue string, cfg Config, src connection.Source, h Handler) (*Worker, error) {
 	if f, ok := h.(HandlerFunc); h == nil || ok && f == nil {
-		return nil, fmt.Errorf("tasks: queue %q: %w", queue, ErrNilHandler)
+		return nil, fmt.Errorf("%w: queue %q", ErrNilHandler, queue)
 	}
 	if err := subject.ValidBucket(queue); err != nil {
 		return nil, fmt.Errorf("tasks: %w: queue %w", ErrInvalidConfig, err)
