@@ -37,6 +37,9 @@ handlers:
 		t.Fatal(err)
 	}
 	if err := c.HandleRequest("prices", consumer.Config{}, consumer.RequestFunc(func(ctx context.Context, m *consumer.Msg) (consumer.Reply, error) {
+		if string(m.Data()) == "bad" {
+			return consumer.Reply{}, consumer.Errorf(400, "no such product")
+		}
 		return consumer.Reply{Data: []byte("42")}, nil
 	})); err != nil {
 		t.Fatal(err)
@@ -83,6 +86,13 @@ handlers:
 	if !strings.Contains(c.Status().String(), "orders") {
 		t.Fatalf("status drawing lacks handlers:\n%s", c.Status())
 	}
+	// A request the handler refused as bad is drawn apart from failures.
+	if _, err := nc.Request("svc.prices", []byte("bad"), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	natstest.Eventually(t, 10*time.Second, func() bool {
+		return strings.Contains(c.Status().String(), "failed=0 client_errors=1")
+	}, func() string { return "the bad request is not drawn as a client error:\n" + c.Status().String() })
 }
 
 func TestHandlerDeclarationErrors(t *testing.T) {

@@ -102,12 +102,18 @@ func (s Status) drawHandlers(b *strings.Builder, indent string) {
 			fmt.Fprintf(b, " stream=%s consumer=%s workers=%d held=%d/%d received=%d acked=%d naked=%d dead_lettered=%d",
 				h.Stream, h.Consumer, h.Workers, cn.InFlight+int64(cn.QueueDepth), h.Workers+h.QueueSize,
 				cn.Received, cn.Acked, cn.Naked, cn.DeadLettered)
+			if h.MaxAckPending != 0 {
+				fmt.Fprintf(b, " ack_pending=%d/%d", h.AckPending, h.MaxAckPending)
+			}
 		} else {
-			fmt.Fprintf(b, " subject=%s workers=%d queue=%d/%d received=%d processed=%d failed=%d dropped=%d",
-				h.Subject, h.Workers, cn.QueueDepth, h.QueueSize, cn.Received, cn.Processed, cn.Failed, cn.Dropped)
+			fmt.Fprintf(b, " subject=%s workers=%d queue=%d/%d received=%d processed=%d failed=%d client_errors=%d dropped=%d",
+				h.Subject, h.Workers, cn.QueueDepth, h.QueueSize, cn.Received, cn.Processed, cn.Failed, cn.ClientErrors, cn.Dropped)
 		}
 		if h.SlowConsumer {
 			b.WriteString(" slow_consumer")
+		}
+		if h.NearMaxAckPending {
+			b.WriteString(" near_max_ack_pending")
 		}
 		b.WriteByte('\n')
 	}
