@@ -110,6 +110,9 @@ func TestExampleConfigurationsAreAccepted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if found == 0 {
+		t.Fatal("no configuration found under examples/: the check would pass on nothing")
+	}
 	t.Logf("%d configurations under examples/", found)
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -29,6 +30,29 @@ func TestQuickstartRunsAndExits(t *testing.T) {
 		"watch settings-watch saw put greeting = {Text:hello Shout:false}",
 		"watch settings-watch saw put greeting = {Text:hello Shout:true}",
 		"object report.csv: put 22000 bytes", "got 22000 bytes back", "└── settings-watch",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// The configuration file beside the quickstart retunes what its code
+// declares, and the stream it declares is the one the code's handler uses.
+func TestQuickstartRunsWithItsConfigFile(t *testing.T) {
+	path, err := filepath.Abs("corral.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	t.Setenv("NATS_URL", "")
+
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"-config", path}, &out); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{
+		`handler orders processed order #1 (stream sequence`, "stream=QUICKSTART consumer=orders workers=8",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
