@@ -2,6 +2,7 @@ package corral_test
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -78,5 +79,17 @@ func TestEnvironmentDoesNotAddMapEntries(t *testing.T) {
 	}
 	if len(cfg.Handlers) != 1 {
 		t.Errorf("handlers: got %v, want fulfil alone", cfg.Handlers)
+	}
+}
+
+// The Kubernetes service-link variables are passed over only because no
+// section of the configuration is named service or port: a new one would
+// make them ambiguous.
+func TestNoSectionNamedLikeAServiceLink(t *testing.T) {
+	for i := range reflect.TypeFor[corral.Config]().NumField() {
+		f := reflect.TypeFor[corral.Config]().Field(i)
+		if tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); strings.HasPrefix(tag, "service") || strings.HasPrefix(tag, "port") {
+			t.Errorf("Config.%s is tagged %q, which CORRAL_SERVICE_*/CORRAL_PORT_* service links would collide with", f.Name, tag)
+		}
 	}
 }

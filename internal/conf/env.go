@@ -23,13 +23,15 @@ import (
 // Every variable under the prefix must name exactly one field: one that
 // names none (a typo, an entry v lacks) or two (the entries order_events
 // and order-events) is reported, as is every bad value, at once in a
-// *ValidationError; then v is left as it is. ApplyEnv returns the keys it
-// set.
+// *ValidationError; then v is left as it is. The variables Kubernetes
+// gives every pod for a Service named like the prefix (CORRAL_SERVICE_HOST,
+// CORRAL_PORT_4222_TCP...) are not Corral's and are passed over, provided
+// no field is tagged service or port. ApplyEnv returns the keys it set.
 func ApplyEnv(v any, prefix string, environ []string) (Keys, error) {
 	p := NewProblems("")
 	vars := map[string]string{}
 	for _, kv := range environ {
-		if name, value, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(name, prefix+"_") {
+		if name, value, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(name, prefix+"_") && !serviceLink(name, prefix) {
 			vars[name] = value
 		}
 	}
@@ -186,4 +188,13 @@ func cutLast(path string) (string, bool) {
 		return "", false
 	}
 	return path[:i], true
+}
+
+// serviceLink reports whether name is one of the variables Kubernetes
+// sets for a Service named like the prefix: PREFIX_SERVICE_HOST,
+// PREFIX_SERVICE_PORT[_name], PREFIX_PORT and PREFIX_PORT_<port>_<proto>[...].
+func serviceLink(name, prefix string) bool {
+	rest := strings.TrimPrefix(name, prefix+"_")
+	return rest == "SERVICE_HOST" || rest == "SERVICE_PORT" || strings.HasPrefix(rest, "SERVICE_PORT_") ||
+		rest == "PORT" || strings.HasPrefix(rest, "PORT_")
 }

@@ -59,3 +59,16 @@ func TestApplyEnvReportsEveryMistakeAndSetsNothing(t *testing.T) {
 		t.Errorf("set despite mistakes: %+v", cfg)
 	}
 }
+
+// The variables Kubernetes sets for a Service named like the prefix are
+// passed over, not reported as names of no field.
+func TestApplyEnvPassesOverServiceLinks(t *testing.T) {
+	var cfg envConfig
+	_, err := ApplyEnv(&cfg, "X", []string{
+		"X_SERVICE_HOST=10.0.0.1", "X_SERVICE_PORT=4222", "X_SERVICE_PORT_CLIENT=4222", "X_PORT=tcp://10.0.0.1:4222",
+		"X_PORT_4222_TCP=tcp://10.0.0.1:4222", "X_PORT_4222_TCP_PROTO=tcp", "X_NAME=set",
+	})
+	if err != nil || cfg.Name != "set" {
+		t.Fatalf("ApplyEnv: %v, name %q: want the service links passed over and X_NAME set", err, cfg.Name)
+	}
+}
