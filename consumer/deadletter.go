@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -70,18 +71,46 @@ func (r *jsRun) deadLetter(ctx context.Context, m *Msg, cause error) {
 	}
 	if errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) {
 		// nats.go's words ("no response from stream") do not say why.
-		err = fmt.Errorf("no stream stores the subject %s: %w", j.cfg.DeadLetter, err)
+		err = fmt.Errorf("no stream answered for %s (none stores it, or JetStream is unavailable): %w", j.cfg.DeadLetter, err)
 	}
 	if err != nil {
 		_ = m.Nak(j.backoff(m))
 		j.stats.deadLetterFailed.Add(1)
-		repeated := j.deadLetterFailing.Add(1) - 1
-		j.events.Emit(DeadLetterFailed{DeadLettered: ev, PublishErr: err, Repeated: int(repeated)})
+		repeated := j.deadLetterFailing.fail(err.Error())
+		j.events.Emit(DeadLetterFailed{DeadLettered: ev, PublishErr: err, Repeated: repeated})
 		return
 	}
-	j.deadLetterFailing.Store(0)
+	j.deadLetterFailing.end()
 	if m.Term("dead-lettered to "+j.cfg.DeadLetter+": "+reason) == nil {
 		j.stats.deadLettered.Add(1)
 	}
 	j.events.Emit(ev)
+}
+
+// repeats counts failures in a row that repeat the error before them, so
+// that an outage is reported once and a new error in it is not hidden.
+type repeats struct {
+	mu   sync.Mutex
+	last string
+	n    int
+}
+
+// fail records a failure with error text msg and returns how many before
+// it, in a row, had the same.
+func (r *repeats) fail(msg string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if msg != r.last {
+		r.last, r.n = msg, 0
+		return 0
+	}
+	r.n++
+	return r.n
+}
+
+// end records a success: the next failure is new.
+func (r *repeats) end() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.last, r.n = "", 0
 }

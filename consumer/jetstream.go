@@ -27,8 +27,9 @@ type jsHandler struct {
 	// whether it is near the limit (see ackpending.go).
 	ackPending, maxAckPending atomic.Int64
 	nearMaxAckPending         atomic.Bool
-	// deadLetterFailing counts dead-letter copies that failed in a row.
-	deadLetterFailing atomic.Int64
+	// deadLetterFailing counts dead-letter copies that failed in a row
+	// with the same error.
+	deadLetterFailing repeats
 }
 
 // jsRun is the state of one Serve, and the work its pool runs: Handle

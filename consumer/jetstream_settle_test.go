@@ -125,7 +125,7 @@ func TestJetStreamDeadLetters(t *testing.T) {
 		// In words as clear as the publisher's, not nats.go's "no
 		// response from stream".
 		if failed.PublishErr == nil || failed.Subject != "work.later" ||
-			!strings.Contains(failed.PublishErr.Error(), "no stream stores the subject later.work") {
+			!strings.Contains(failed.PublishErr.Error(), "no stream answered for later.work (none stores it") {
 			t.Fatalf("dead-letter failure: %+v", failed)
 		}
 		from = i + 1
