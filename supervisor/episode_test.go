@@ -133,3 +133,37 @@ func TestEpisodeEndsWhenAStarterStarts(t *testing.T) {
 		}
 	}
 }
+
+// A quiet episode still says it goes on: each pause of a child failing the
+// same way is a warning, however many repeats came before.
+func TestPausesOfARepeatingFailureAreWarnings(t *testing.T) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	tree := supervisor.NewTree("t", supervisor.Events{Logger: zap.New(core)})
+	const fails = 4
+	failing := &fn{name: "failing", serve: func(ctx context.Context, start int) error {
+		if start <= fails {
+			return errBoom
+		}
+		return untilDone(ctx, start)
+	}}
+	p := supervisor.Policy{RestartDelay: time.Millisecond, Backoff: time.Millisecond, FailureThreshold: 1, Jitter: noJitter()}
+	if err := tree.Add("failing", failing, p); err != nil {
+		t.Fatal(err)
+	}
+	stop := serve(t, tree)
+	natstest.Eventually(t, 10*time.Second, func() bool { return failing.starts.Load() > fails }, func() string {
+		return fmt.Sprintf("started %d times", failing.starts.Load())
+	})
+	if err := stop(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Serve: %v", err)
+	}
+	pauses := logs.FilterMessage("supervisor.child_backoff").All()
+	if len(pauses) < 2 {
+		t.Fatalf("%d pauses logged, want one per failure past the threshold", len(pauses))
+	}
+	for i, e := range pauses {
+		if e.Level != zapcore.WarnLevel {
+			t.Fatalf("pause %d logged at %v, want warn", i+1, e.Level)
+		}
+	}
+}

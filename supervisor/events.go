@@ -29,7 +29,10 @@ type ChildStarted struct {
 // included. Repeated counts the failures in a row, before this one, whose
 // error read the same: a failure that repeats the one before it is logged
 // at debug, so that a child failing the same way at every restart logs
-// one error per episode rather than one per restart.
+// one error per episode rather than one per restart (its pauses, see
+// ChildBackoff, are still warnings). Threshold is the policy's
+// failure_threshold, which suture compares with a count that decays over
+// FailureDecay, not with Failures.
 type ChildFailed struct {
 	EventTime
 	Child      string
@@ -43,7 +46,7 @@ type ChildFailed struct {
 
 // ChildBackoff is emitted when a child failed more often than its
 // threshold allows: its restarts pause for about Backoff. Repeated is as
-// in ChildFailed.
+// in ChildFailed, but a pause is logged at warn even in a repeat.
 type ChildBackoff struct {
 	EventTime
 	Child    string
@@ -134,13 +137,9 @@ func (e ChildFailed) Level() Level {
 	return ErrorLevel
 }
 
-// Level returns WarnLevel, or DebugLevel while a failure repeats.
-func (e ChildBackoff) Level() Level {
-	if e.Repeated > 0 {
-		return DebugLevel
-	}
-	return WarnLevel
-}
+// Level returns WarnLevel, repeated or not: a pause is rare (once per
+// Backoff at most) and is what says a quiet episode still goes on.
+func (e ChildBackoff) Level() Level { return WarnLevel }
 
 // Level returns InfoLevel, or DebugLevel while a failure repeats.
 func (e ChildResumed) Level() Level {
