@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"math/rand/v2"
 	"time"
 
 	"github.com/corral-go/corral/internal/jsapi"
@@ -30,7 +31,9 @@ const (
 // longer than asked.
 func (r *jsRun) watchAckPending(ctx context.Context, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
-	t := time.NewTicker(ackPendingEvery)
+	// A random phase, so that a fleet's instances, started together, do
+	// not all ask the server at once.
+	t := time.NewTimer(rand.N(ackPendingEvery) + time.Millisecond)
 	defer t.Stop()
 	for {
 		select {
@@ -38,6 +41,7 @@ func (r *jsRun) watchAckPending(ctx context.Context, stop <-chan struct{}, done 
 			return
 		case <-t.C:
 			r.readAckPending(ctx)
+			t.Reset(ackPendingEvery)
 		}
 	}
 }

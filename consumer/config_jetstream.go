@@ -45,7 +45,11 @@ type JetStream struct {
 	// reported ([AckPendingHigh], [Status].NearMaxAckPending). Default the
 	// server's (1000), or twice Workers + QueueSize when that is more, so
 	// that one instance's own pool never reaches it; a lower limit of the
-	// stream's, account's or server's still applies.
+	// stream's, account's or server's still applies. Each instance declares
+	// the consumer with its own value when it starts, so instances whose
+	// pools differ (a rolling deploy) leave the last one's: set it when
+	// they differ. Each instance reads the consumer's info every 5s to
+	// report it.
 	MaxAckPending int `yaml:"max_ack_pending"`
 	// InactiveThreshold deletes the consumer after this long without a
 	// client. Default never.
