@@ -91,7 +91,13 @@ tasks:
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	// Called before Run: it waits for Run too.
+	// Before Run nothing is ready: Ready waits, here until its ctx ends.
+	early, cancelEarly := context.WithTimeout(ctx, 100*time.Millisecond)
+	if err := c.Ready(early); !errors.Is(err, corral.ErrNotReady) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Ready before Run: %v, want ErrNotReady at its ctx's end", err)
+	}
+	cancelEarly()
+	// Called as Run starts, whichever goes first: it waits for Run too.
 	ready := make(chan error, 1)
 	go func() { ready <- c.Ready(ctx) }()
 	running(t, c)
@@ -134,8 +140,9 @@ tasks:
 	}
 }
 
-// Ready reports a Run that failed, whether it failed before Ready was
-// called or while Ready waited.
+// Ready reports a Run that failed, whether it is called as Run starts
+// (before or after Run fails: the test cannot tell which) or after Run
+// returned.
 func TestReadyReportsAFailedRun(t *testing.T) {
 	t.Parallel()
 	cfg, err := corral.ParseConfig([]byte("handlers:\n  lonely: {subject: nobody.binds.me}\n"))
