@@ -51,7 +51,9 @@ type Config struct {
 	// publisher when it connects and by every JetStream handler of it
 	// before its consumer, so that none depends on another starting first.
 	// publisher.streams and a handler's create_stream declare streams the
-	// same way; a stream is declared in one of them only.
+	// same way; a stream written in more than one must read the same in
+	// each. What is declared here wins: a change made to the stream by
+	// other means (the nats CLI) is undone at the next start.
 	Streams map[string]stream.Config `yaml:"streams"`
 	// Publisher configures the buffered publisher.
 	Publisher publisher.Config `yaml:"publisher"`

@@ -37,7 +37,8 @@ func (c Config) declaredStreams() map[string]stream.Config {
 }
 
 // validateStreams checks what the file can tell about its streams: each
-// is valid and declared one way only, no two store the same subject (the
+// is valid and, written in more than one place, the same in each; no two
+// store the same subject (the
 // server would refuse the second), and each handler of a declared stream
 // selects subjects the stream stores.
 func (c Config) validateStreams(p conf.Problems) {
