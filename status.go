@@ -63,6 +63,9 @@ func (s Status) String() string {
 			if s.Connection.URL != "" {
 				fmt.Fprintf(&b, " url=%s", s.Connection.URL)
 			}
+			if len(s.Connection.Discovered) > 0 {
+				fmt.Fprintf(&b, " discovered=%s", strings.Join(s.Connection.Discovered, ","))
+			}
 		case "publisher":
 			p := s.Publisher
 			fmt.Fprintf(&b, " buffered=%d in_flight=%d published=%d acked=%d retried=%d failed=%d",

@@ -19,6 +19,8 @@ import (
 type Config struct {
 	// Servers are the URLs to connect to (nats://, tls://, ws://, wss://).
 	// Empty: the embedded server. Credentials in URLs are never logged.
+	// The servers a cluster announces are kept (Status.Discovered) and
+	// dialled after these when the connection is replaced.
 	Servers []string `yaml:"servers"`
 	// Name is the connection name the server shows. Default "corral".
 	Name string `yaml:"name"`
@@ -31,6 +33,13 @@ type Config struct {
 	// ReconnectJitter is the random time, up to this, added to each wait so
 	// that clients do not reconnect in step. Default 250ms.
 	ReconnectJitter time.Duration `yaml:"reconnect_jitter"`
+	// Reconnect lets nats.go reconnect by itself when the connection
+	// drops. false: a drop closes the connection for good, and the
+	// connection's restart policy decides what follows (permanent and
+	// transient make a new connection, temporary leaves it closed). The
+	// first connection is still retried per RetryOnFailedConnect. Default
+	// true.
+	Reconnect *bool `yaml:"reconnect"`
 	// MaxReconnects is how many times each server is retried before
 	// nats.go gives up and closes the connection (the supervisor then
 	// makes a new one). 0 or negative: never give up. Default 0.
@@ -153,6 +162,10 @@ func (c Config) withDefaults() Config {
 	if c.RetryOnFailedConnect == nil {
 		t := true
 		c.RetryOnFailedConnect = &t
+	}
+	if c.Reconnect == nil {
+		t := true
+		c.Reconnect = &t
 	}
 	if c.DrainTimeout == 0 {
 		c.DrainTimeout = 10 * time.Second

@@ -10,8 +10,10 @@
 // (connected, disconnected, reconnected, closed, discovered servers, lame
 // duck, slow consumer, async error) into an event, with credentials
 // redacted from URLs ([Redact]). When the connection closes for good
-// (reconnects exhausted, authorization refused), Serve returns an error so
-// that its tree restarts it, which makes a new connection.
+// (reconnects exhausted, authorization refused, or any drop with
+// Config.Reconnect off), Serve returns an error so that its tree restarts
+// it, which makes a new connection; the servers the cluster announced are
+// kept and dialled by it after the configured ones.
 //
 // Handlers, the publisher, buckets, stores and watches take a [Source]:
 // Conn returns the live connection and a channel closed when it is gone

@@ -30,6 +30,12 @@ type harness struct {
 
 func newHarness(t *testing.T, cfg connection.Config, dependents ...*dependent) *harness {
 	t.Helper()
+	return newHarnessPolicy(t, cfg, supervisor.Policy{RestartDelay: 10 * time.Millisecond, Backoff: time.Second}, dependents...)
+}
+
+// newHarnessPolicy is newHarness with the connection's restart policy.
+func newHarnessPolicy(t *testing.T, cfg connection.Config, policy supervisor.Policy, dependents ...*dependent) *harness {
+	t.Helper()
 	core, logs := observer.New(zap.DebugLevel)
 	h := &harness{t: t, rec: natstest.NewRecorder(), logs: logs}
 	events := supervisor.Events{Logger: zap.New(core), Hook: h.rec.Hook}
@@ -40,7 +46,7 @@ func newHarness(t *testing.T, cfg connection.Config, dependents ...*dependent) *
 	}
 	h.sup = sup
 	h.tree = supervisor.NewTree("test", events)
-	if err := h.tree.Add("connection", sup, supervisor.Policy{RestartDelay: 10 * time.Millisecond, Backoff: time.Second}); err != nil {
+	if err := h.tree.Add("connection", sup, policy); err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range dependents {

@@ -31,6 +31,9 @@ func (s *Supervisor) options(l *live) []nats.Option {
 	if c.NoRandomize {
 		opts = append(opts, nats.DontRandomize())
 	}
+	if !*c.Reconnect {
+		opts = append(opts, nats.NoReconnect())
+	}
 	opts = append(opts, tlsOptions(c.TLS)...)
 	opts = append(opts, authOptions(c.Auth)...)
 	opts = append(opts, c.Options...)
@@ -43,11 +46,16 @@ func (s *Supervisor) options(l *live) []nats.Option {
 	return append(opts, s.callbacks(l, &theirs)...)
 }
 
-// reconnectDelay grows the wait exponentially per full round of the
-// server list, with jitter so that many clients spread out.
+// reconnectDelay returns nats.go's delay after the attempts-th full round
+// of the server list (from 1): wait doubled attempts-1 times, at most
+// maxWait, plus a random [0, jitter) so that many clients spread out.
 func reconnectDelay(wait, maxWait, jitter time.Duration) func(int) time.Duration {
 	return func(attempts int) time.Duration {
-		d := wait << min(max(attempts-1, 0), 30)
+		// Doubled step by step: a shift overflows for long waits.
+		d := wait
+		for i := 1; i < attempts && d > 0 && d < maxWait; i++ {
+			d *= 2
+		}
 		if d <= 0 || d > maxWait {
 			d = maxWait
 		}
@@ -76,7 +84,13 @@ func (s *Supervisor) callbacks(l *live, theirs *nats.Options) []nats.Option {
 			if !closing {
 				s.update(l, nc, StateReconnecting, err)
 			}
-			ev.Emit(Disconnected{EventTime: ev.Stamp(), URL: s.lastURL(), Err: err, Closing: closing, Generation: l.gen})
+			cause := err
+			if cause == nil && !l.draining.Load() {
+				// Closed on a drop with reconnect off: nats.go passes no
+				// error, but has recorded it.
+				cause = nc.LastError()
+			}
+			ev.Emit(Disconnected{EventTime: ev.Stamp(), URL: s.lastURL(), Err: cause, Closing: closing, Generation: l.gen})
 			callConnErr(theirs.DisconnectedErrCB, nc, err)
 			callConn(theirs.DisconnectedCB, nc)
 		}),
@@ -107,6 +121,7 @@ func (s *Supervisor) callbacks(l *live, theirs *nats.Options) []nats.Option {
 			callConn(theirs.ClosedCB, nc)
 		}),
 		nats.DiscoveredServersHandler(func(nc *nats.Conn) {
+			s.learn(l, nc)
 			ev.Emit(DiscoveredServers{EventTime: ev.Stamp(), URLs: RedactAll(nc.DiscoveredServers()), Generation: l.gen})
 			callConn(theirs.DiscoveredServersCB, nc)
 		}),

@@ -36,6 +36,15 @@ type Status struct {
 	// Generation counts the connections made; it increases each time a
 	// closed connection is replaced.
 	Generation uint64
+	// Discovered are the servers beyond the configured ones that the
+	// cluster announced (redacted), as the connection's pool held them
+	// when it was last up. They are kept across replacements: a new
+	// connection dials the configured servers and these, so that it finds
+	// the cluster when every configured server is gone. One announced
+	// once stays while connections are replaced, until nats.go gives up
+	// on it (max_reconnects). Over TLS each is verified against its own
+	// host unless tls.server_name is set.
+	Discovered []string
 	// LastError is the error the last connection closed or dropped with.
 	LastError string
 	// Stats are nats.go's counters for the current connection.

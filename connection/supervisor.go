@@ -32,12 +32,17 @@ type Supervisor struct {
 	gen     uint64
 	status  Status
 	changed chan struct{} // closed and replaced at every change of cur or status
+	// discovered are the servers beyond the seeds in the pool of the
+	// connection when it was last up, with the credentials of the URL it
+	// was connected to; a replacement dials them after the seeds.
+	discovered []string
 }
 
 // live is one *nats.Conn and the signal that it closed for good.
 type live struct {
 	nc       *nats.Conn
 	gen      uint64
+	seeds    []string // the servers configured, or the embedded one
 	closed   chan struct{}
 	once     sync.Once
 	draining atomic.Bool  // the supervisor asked it to close
@@ -62,23 +67,26 @@ var _ Source = (*Supervisor)(nil)
 // String names the service in the tree.
 func (s *Supervisor) String() string { return "connection" }
 
-// Serve connects and supervises the connection until ctx ends, then drains
-// it (bounded by DrainTimeout) and returns ctx.Err(). If the connection
-// closes for good first (reconnects exhausted, authorization revoked), it
+// Serve connects, to the configured servers and then those discovered
+// by earlier connections (Status.Discovered), and supervises the
+// connection until ctx ends, then drains it (bounded by DrainTimeout) and
+// returns ctx.Err(). If the connection closes for good first (reconnects
+// exhausted, authorization revoked, a drop with Reconnect off), it
 // returns an error saying why; the tree restarts it, which connects anew.
 func (s *Supervisor) Serve(ctx context.Context) error {
 	s.mu.Lock()
 	s.setStatusLocked(StateConnecting, nil)
 	s.mu.Unlock()
-	urls, err := s.urls(ctx)
+	seeds, err := s.seeds(ctx)
 	if err != nil {
 		s.mu.Lock()
 		s.setStatusLocked(StateStopped, nil)
 		s.mu.Unlock()
 		return err
 	}
-	l := &live{closed: make(chan struct{})}
+	l := &live{closed: make(chan struct{}), seeds: seeds}
 	s.mu.Lock()
+	urls := withDiscovered(seeds, s.discovered)
 	s.gen++
 	l.gen = s.gen
 	s.cur = l
@@ -113,19 +121,21 @@ func (s *Supervisor) Serve(ctx context.Context) error {
 	}
 }
 
-// urls returns the configured servers, or waits for the embedded server.
-func (s *Supervisor) urls(ctx context.Context) ([]string, error) {
-	if len(s.cfg.Servers) > 0 {
-		return s.cfg.Servers, nil
+// seeds returns the configured servers, or waits for the embedded server.
+func (s *Supervisor) seeds(ctx context.Context) ([]string, error) {
+	seeds := s.cfg.Servers
+	switch {
+	case len(seeds) > 0:
+	case s.cfg.Embedded == nil:
+		seeds = []string{nats.DefaultURL}
+	default:
+		u, err := s.cfg.Embedded.ClientURL(ctx)
+		if err != nil {
+			return nil, err
+		}
+		seeds = []string{u}
 	}
-	if s.cfg.Embedded == nil {
-		return []string{nats.DefaultURL}, nil
-	}
-	u, err := s.cfg.Embedded.ClientURL(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return []string{u}, nil
+	return seeds, nil
 }
 
 func (s *Supervisor) drain(l *live) {
@@ -222,6 +232,7 @@ func (s *Supervisor) Status() Status {
 
 func (s *Supervisor) snapshotLocked() Status {
 	st := s.status
+	st.Discovered = RedactAll(s.discovered)
 	if s.cur != nil && s.cur.nc != nil {
 		st.Stats = s.cur.nc.Stats()
 	}
@@ -255,9 +266,22 @@ func (s *Supervisor) update(l *live, nc *nats.Conn, st State, cause error) bool 
 		s.status.URL = Redact(nc.ConnectedUrl())
 		s.status.ServerID = nc.ConnectedServerId()
 		s.status.ServerName = nc.ConnectedServerName()
+		s.discovered = discovered(nc, l.seeds)
 	}
 	s.setStatusLocked(st, cause)
 	return true
+}
+
+// learn keeps the servers the cluster announced to l, if still current.
+func (s *Supervisor) learn(l *live, nc *nats.Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur != l {
+		return
+	}
+	s.discovered = discovered(nc, l.seeds)
+	close(s.changed)
+	s.changed = make(chan struct{})
 }
 
 func (s *Supervisor) lastURL() string {
