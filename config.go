@@ -57,6 +57,9 @@ type Config struct {
 	Streams map[string]stream.Config `yaml:"streams"`
 	// Publisher configures the buffered publisher.
 	Publisher publisher.Config `yaml:"publisher"`
+	// Requests configures the requests the Client makes (Client.Request):
+	// whether one made while disconnected waits, and the default timeout.
+	Requests RequestsConfig `yaml:"requests"`
 	// Handlers configures message handlers by name. Code binds a function
 	// to each name with Client.Handle or Client.HandleRequest; fields set
 	// here override those declared in code.
@@ -159,6 +162,7 @@ func (c Config) Validate() error {
 	}
 	p.Merge("restart", c.Restart.Validate())
 	p.Merge("publisher", c.Publisher.Validate())
+	p.Merge("requests", c.Requests.Validate())
 	for _, name := range slices.Sorted(maps.Keys(c.Handlers)) {
 		p.Merge("handlers."+name, c.Handlers[name].ValidateOverride())
 	}

@@ -2,6 +2,7 @@ package corral
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/nats-io/nats.go"
@@ -21,38 +22,126 @@ func (c *Client) Publish(ctx context.Context, subject string, data []byte, opts 
 	return c.pub.Publish(ctx, subject, data, opts...)
 }
 
+// PublishMsg is Publish for a message with headers; msg is copied, and
+// opts set their headers over msg's. A Nats-Msg-Id header in msg is kept
+// as the message's id, as publisher.WithMsgID sets it; see
+// publisher.Buffered.PublishMsg.
+func (c *Client) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...publisher.Option) (*publisher.Future, error) {
+	return c.pub.PublishMsg(ctx, msg, opts...)
+}
+
 // PublishSync publishes through the buffer and waits for the stream's ack.
 func (c *Client) PublishSync(ctx context.Context, subject string, data []byte, opts ...publisher.Option) (*jetstream.PubAck, error) {
 	return c.pub.PublishSync(ctx, subject, data, opts...)
 }
 
 // PublishCore publishes on core NATS: at most once, with no ack and no
-// buffer of Corral's (only nats.go's reconnect buffer, while reconnecting).
-// It waits for the connection until ctx ends. Data larger than the
-// server's max payload fails, as Publish does, with an error wrapping
-// publisher.ErrTooLarge that says both sizes; it also matches
-// nats.ErrMaxPayload.
+// buffer of Corral's. Where the connection is decides what it does:
+//
+//   - connected: it hands the message to nats.go and returns;
+//   - reconnecting (the connection dropped and nats.go is reconnecting
+//     it): the message goes into nats.go's reconnect buffer, sent once
+//     the connection is back, and PublishCore returns at once. When that
+//     buffer is full, or disabled (connection.reconnect_buf_size: -1), it
+//     fails at once with an error wrapping ErrDisconnected and
+//     nats.ErrReconnectBufExceeded;
+//   - not connected yet, or closed for good and not yet replaced: it waits
+//     for the connection until ctx ends, then fails with ctx's error.
+//
+// Data larger than the server's max payload fails, as Publish does, with
+// an error wrapping publisher.ErrTooLarge that says both sizes; it also
+// matches nats.ErrMaxPayload.
 func (c *Client) PublishCore(ctx context.Context, subject string, data []byte) error {
-	nc, err := c.Conn(ctx)
-	if err != nil {
-		return err
+	return c.PublishCoreMsg(ctx, &nats.Msg{Subject: subject, Data: data})
+}
+
+// PublishCoreMsg is PublishCore for a message with headers (and a reply
+// subject, if msg has one). The size it checks counts the headers.
+func (c *Client) PublishCoreMsg(ctx context.Context, msg *nats.Msg) error {
+	if msg == nil {
+		return errors.New("publish: nil message")
 	}
-	if limit := nc.MaxPayload(); int64(len(data)) > limit {
-		return &tooLarge{size: len(data), limit: limit}
+	for {
+		nc, gone, changed := c.conn.Current()
+		if nc == nil {
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("publish to %q: waiting for the connection: %w", msg.Subject, ctx.Err())
+			case <-changed:
+				continue
+			}
+		}
+		if size, limit := payloadSize(msg), nc.MaxPayload(); int64(size) > limit {
+			return &tooLarge{size: size, limit: limit, headers: len(msg.Header) > 0}
+		}
+		err := nc.PublishMsg(msg)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, nats.ErrConnectionClosed) && !nc.IsDraining():
+			// Closed for good under us: wait for its replacement.
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("publish to %q: waiting for the connection: %w", msg.Subject, ctx.Err())
+			case <-gone:
+				continue
+			}
+		case errors.Is(err, nats.ErrReconnectBufExceeded):
+			return &bufExceeded{subject: msg.Subject, size: int64(c.cfg.Connection.ReconnectBufSize), err: err}
+		}
+		return fmt.Errorf("publish to %q: %w", msg.Subject, err)
 	}
-	return nc.Publish(subject, data)
+}
+
+// payloadSize is what nats-server checks against its max payload: the data
+// and the encoded headers ("NATS/1.0\r\n", "Key: value\r\n" each, "\r\n").
+func payloadSize(m *nats.Msg) int {
+	n := len(m.Data)
+	if len(m.Header) == 0 {
+		return n
+	}
+	n += len("NATS/1.0\r\n") + len("\r\n")
+	for k, vs := range m.Header {
+		for _, v := range vs {
+			n += len(k) + len(": ") + len(v) + len("\r\n")
+		}
+	}
+	return n
 }
 
 // tooLarge is publisher.ErrTooLarge for core data, with its sizes. It
 // matches nats.ErrMaxPayload too: that is what PublishCore returned before
 // it said the sizes.
 type tooLarge struct {
-	size  int
-	limit int64
+	size    int
+	limit   int64
+	headers bool
 }
 
 func (e *tooLarge) Error() string {
-	return fmt.Sprintf("%v: %d bytes of data, the server accepts %d", publisher.ErrTooLarge, e.size, e.limit)
+	what := "data"
+	if e.headers {
+		what = "data and headers"
+	}
+	return fmt.Sprintf("%v: %d bytes of %s, the server accepts %d", publisher.ErrTooLarge, e.size, what, e.limit)
 }
 
 func (e *tooLarge) Unwrap() []error { return []error{publisher.ErrTooLarge, nats.ErrMaxPayload} }
+
+// bufExceeded is a core publish refused while reconnecting: nats.go's
+// reconnect buffer is full or disabled. Its text is Corral's alone; it
+// matches ErrDisconnected and nats.ErrReconnectBufExceeded.
+type bufExceeded struct {
+	subject string
+	size    int64 // as configured: -1 disabled, 0 the default
+	err     error
+}
+
+func (e *bufExceeded) Error() string {
+	if e.size < 0 {
+		return fmt.Sprintf("%v: publish to %q while reconnecting: the reconnect buffer is disabled (connection.reconnect_buf_size: -1)", ErrDisconnected, e.subject)
+	}
+	return fmt.Sprintf("%v: publish to %q while reconnecting: the reconnect buffer is full (connection.reconnect_buf_size)", ErrDisconnected, e.subject)
+}
+
+func (e *bufExceeded) Unwrap() []error { return []error{ErrDisconnected, e.err} }
