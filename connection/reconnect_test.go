@@ -178,3 +178,31 @@ func TestReconnectsOverTLSAfterServerRestart(t *testing.T) {
 	}
 	h.shutdown()
 }
+
+// Servers are shuffled by default, so that clients spread over them, and
+// tried in the order written with no_randomize.
+func TestServerOrder(t *testing.T) {
+	t.Parallel()
+	const clients = 16 // all on the first of 3 by chance: p = 3^-16
+	for _, inOrder := range []bool{false, true} {
+		t.Run(map[bool]string{false: "shuffled", true: "no_randomize"}[inOrder], func(t *testing.T) {
+			t.Parallel()
+			servers := []*natstest.Server{natstest.RunServer(t), natstest.RunServer(t), natstest.RunServer(t)}
+			urls := []string{servers[0].URL(), servers[1].URL(), servers[2].URL()}
+			for range clients {
+				h := newHarness(t, connection.Config{Servers: urls, NoRandomize: inOrder})
+				h.conn()
+			}
+			var on []int
+			for _, s := range servers {
+				on = append(on, s.Raw().NumClients())
+			}
+			switch {
+			case inOrder && on[0] != clients:
+				t.Fatalf("clients per server %v, want all %d on the first", on, clients)
+			case !inOrder && on[0] == clients:
+				t.Fatalf("clients per server %v, want them spread", on)
+			}
+		})
+	}
+}
