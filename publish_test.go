@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/publisher"
@@ -96,5 +97,79 @@ func TestSpoolIsReleasedByRunAndClose(t *testing.T) {
 	}
 	if err := third.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// PublishMsg carries a message's headers and the options to the stream:
+// its own Nats-Msg-Id is kept (a second publish is a duplicate), and an
+// expectation the stream checks is final. PublishCoreMsg carries headers
+// on core NATS, and counts them in the size it checks.
+func TestPublishWithHeadersAndOptions(t *testing.T) {
+	t.Parallel()
+	cfg := embeddedConfig(t)
+	cfg.Streams = map[string]stream.Config{"EVENTS": {Subjects: []string{"events.>"}}}
+	c, err := corral.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	running(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nc, err := c.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	msg := &nats.Msg{Subject: "events.h", Data: []byte("1"), Header: nats.Header{"Trace": {"t-1"}, nats.MsgIdHdr: {"id-1"}}}
+	for i, wantDup := range []bool{false, true} {
+		f, err := c.PublishMsg(ctx, msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ack, err := f.Wait(ctx)
+		if err != nil || ack.Sequence != 1 || ack.Duplicate != wantDup {
+			t.Fatalf("PublishMsg #%d: %+v, %v; want sequence 1, duplicate %v", i+1, ack, err, wantDup)
+		}
+	}
+	f, err := c.PublishMsg(ctx, &nats.Msg{Subject: "events.h", Data: []byte("2")}, publisher.WithMsgID("id-2"), publisher.WithExpectLastSequence(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Wait(ctx); err == nil {
+		t.Fatal("PublishMsg expecting last sequence 7 of a stream at 1: acknowledged")
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := js.Stream(ctx, "EVENTS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := s.GetMsg(ctx, 1)
+	if err != nil || stored.Header.Get("Trace") != "t-1" || stored.Header.Get(nats.MsgIdHdr) != "id-1" {
+		t.Fatalf("stored: %+v, %v", stored, err)
+	}
+	if n := s.CachedInfo().State.Msgs; n != 1 {
+		t.Fatalf("the stream holds %d messages, want 1", n)
+	}
+
+	sub, err := nc.SubscribeSync("core.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PublishCoreMsg(ctx, &nats.Msg{Subject: "core.h", Data: []byte("x"), Header: nats.Header{"Trace": {"t-2"}}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := sub.NextMsgWithContext(ctx)
+	if err != nil || got.Header.Get("Trace") != "t-2" || string(got.Data) != "x" {
+		t.Fatalf("core message: %+v, %v", got, err)
+	}
+	limit := nc.MaxPayload()
+	big := &nats.Msg{Subject: "core.h", Data: make([]byte, limit-4), Header: nats.Header{"Trace": {"t-3"}}}
+	err = c.PublishCoreMsg(ctx, big)
+	if !errors.Is(err, publisher.ErrTooLarge) || !errors.Is(err, nats.ErrMaxPayload) ||
+		!strings.Contains(err.Error(), "bytes of data and headers, the server accepts "+strconv.FormatInt(limit, 10)) {
+		t.Fatalf("PublishCoreMsg of data that fits with headers that do not: %v", err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -291,4 +293,43 @@ func TestRequestsConfig(t *testing.T) {
 	if err := cfg.Validate(); !errors.Is(err, corral.ErrInvalidConfig) || !strings.Contains(err.Error(), "requests.timeout: must not be negative, got -1s") {
 		t.Fatalf("Validate: %v", err)
 	}
+}
+
+func ExampleRequestJSON() {
+	dir, _ := os.MkdirTemp("", "corral-example")
+	defer os.RemoveAll(dir)
+	var cfg corral.Config
+	cfg.Server.StoreDir = dir
+	c, _ := corral.New(cfg)
+	_ = c.HandleRequest("double", consumer.Config{Subject: "svc.double"}, consumer.RequestFunc(func(_ context.Context, m *consumer.Msg) (consumer.Reply, error) {
+		var o order
+		if err := json.Unmarshal(m.Data(), &o); err != nil || o.N < 0 {
+			return consumer.Reply{}, consumer.Errorf(400, "want a count, got %s", m.Data())
+		}
+		data, err := json.Marshal(doubled{Twice: 2 * o.N})
+		return consumer.Reply{Data: data}, err
+	}))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	reqCtx, reqCancel := context.WithTimeout(ctx, 10*time.Second)
+	defer reqCancel()
+	if err := c.Ready(reqCtx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	d, err := corral.RequestJSON[doubled](reqCtx, c, "svc.double", order{N: 21})
+	fmt.Println(d.Twice, err)
+	_, err = corral.RequestJSON[doubled](reqCtx, c, "svc.double", order{N: -1})
+	if se := (*consumer.ServiceError)(nil); errors.As(err, &se) {
+		fmt.Println(se.Code, se.Description)
+	}
+	_, err = c.Request(reqCtx, "svc.nobody", nil)
+	fmt.Println(errors.Is(err, corral.ErrNoResponders), err)
+	// Output:
+	// 42 <nil>
+	// 400 want a count, got {"n":-1}
+	// true corral: no responders: nothing subscribes to "svc.nobody"
 }
