@@ -60,6 +60,10 @@ type Config struct {
 	// Restart is the handler's restart policy; zero fields inherit the
 	// tree's.
 	Restart supervisor.Policy `yaml:"restart"`
+	// Middleware wraps this handler inside the group's (see [Middleware]
+	// for the order); Middleware[0] is the outermost. Code only: a file
+	// cannot set it. Default none.
+	Middleware []Middleware `yaml:"-"`
 
 	// JetStream handlers set Stream: the handler consumes a durable pull
 	// consumer of that stream instead of subscribing to Subject, which

@@ -24,6 +24,8 @@ type Group struct {
 	mu       sync.Mutex
 	handlers []service
 	byName   map[string]service
+
+	mw groupMiddleware // see Use
 }
 
 // service is a handler of either kind, as the tree runs it.
@@ -57,6 +59,7 @@ func (g *Group) Handle(name string, cfg Config, h Handler) error {
 		return fmt.Errorf("consumer: handler %q: %w: overflow: reject answers requests; this handler does not (use HandleRequest)",
 			name, ErrInvalidConfig)
 	}
+	h = g.wrap(h, cfg.Middleware)
 	return g.add(name, cfg, h, func(*counters) invoker { return handleInvoker(h) })
 }
 
@@ -70,6 +73,7 @@ func (g *Group) HandleRequest(name string, cfg Config, h RequestHandler) error {
 		return fmt.Errorf("consumer: handler %q: %w: stream: a request handler answers core requests; JetStream handlers use Handle",
 			name, ErrInvalidConfig)
 	}
+	h = g.wrapRequest(h, cfg.Middleware)
 	return g.add(name, cfg, nil, func(stats *counters) invoker { return requestInvoker(h, &stats.clientErrors) })
 }
 
