@@ -180,7 +180,7 @@ func (c *Client) Serve(ctx context.Context) error {
 		return err
 	}
 	c.ready.began()
-	err := c.tree.Serve(ctx)
+	err := c.serveTree(ctx)
 	c.mu.Lock()
 	c.serving = false
 	c.mu.Unlock()

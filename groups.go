@@ -1,7 +1,10 @@
 package corral
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/thejerf/suture/v4"
@@ -17,6 +20,11 @@ type group struct {
 	svc      suture.Service
 	children func() []supervisor.ChildStatus
 	added    bool
+	// budget is the shutdown timeout the tree gives the group, set when
+	// it joins or rejoins: what a handler added while it runs may take.
+	budget time.Duration
+	// stopping is closed when the current Run's ctx ends (consumers only).
+	stopping <-chan struct{}
 }
 
 // policy is a group's: it never fails by itself (its children have their
@@ -52,13 +60,14 @@ func (c *Client) addDeclared() error {
 				c.serving = false
 				return err
 			}
+			g.budget = p.ShutdownTimeout
 			continue
 		}
 		if err := c.tree.Add(name, g.svc, p); err != nil {
 			c.serving = false
 			return err
 		}
-		g.added = true
+		g.added, g.budget = true, p.ShutdownTimeout
 	}
 	return nil
 }
@@ -74,4 +83,54 @@ func (c *Client) pendingShutdown() time.Duration {
 		}
 	}
 	return total
+}
+
+// serveTree serves the tree until ctx ends. When no handler was declared
+// before Run, the consumers group is not in the tree (which cannot take a
+// child while it serves): serveTree then serves the group beside the
+// tree, for the handlers added while it runs, and stops it before the
+// tree, so that they drain before the publisher flushes, as in the tree.
+func (c *Client) serveTree(ctx context.Context) error {
+	c.mu.Lock()
+	g := c.groups[0]
+	g.stopping = ctx.Done()
+	late := !g.added
+	c.mu.Unlock()
+	if !late {
+		return c.tree.Serve(ctx)
+	}
+	treeCtx, stopTree := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopTree()
+	groupCtx, stopGroup := context.WithCancel(ctx)
+	defer stopGroup()
+	treeDone, groupDone := make(chan error, 1), make(chan error, 1)
+	go func() { groupDone <- c.consumers.Serve(groupCtx) }()
+	go func() { treeDone <- c.tree.Serve(treeCtx) }()
+	var treeErr, groupErr error
+	treeEnded, groupEnded := false, false
+	select {
+	case <-ctx.Done():
+	case treeErr = <-treeDone: // it terminated
+		treeEnded = true
+	case groupErr = <-groupDone:
+		groupEnded = true
+	}
+	stopGroup()
+	if !groupEnded {
+		groupErr = <-groupDone
+	}
+	stopTree()
+	if !treeEnded {
+		treeErr = <-treeDone
+	}
+	switch {
+	case ctx.Err() == nil && treeEnded:
+		return treeErr
+	case ctx.Err() == nil:
+		return fmt.Errorf("corral: %w", groupErr)
+	case errors.Is(treeErr, ErrShutdownIncomplete), errors.Is(groupErr, ErrShutdownIncomplete):
+		names := append(c.consumers.Unstopped(), c.tree.Unstopped()...)
+		return fmt.Errorf("%w: %s: %w", ErrShutdownIncomplete, strings.Join(names, ", "), ctx.Err())
+	}
+	return ctx.Err()
 }

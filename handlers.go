@@ -1,13 +1,20 @@
 package corral
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"slices"
+	"time"
 
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/supervisor"
 )
+
+// ErrStopping is returned by Handle, HandleRequest and RemoveHandler once
+// Run's ctx has ended, while the Client stops.
+var ErrStopping = consumer.ErrStopping
 
 // Handle binds h to the handler named name, as consumer.Group.Handle
 // does. Its settings are cfg, declared in code (the zero Config when they
@@ -16,7 +23,14 @@ import (
 // retunes workers, queues and policies without a code change. Handle fails
 // with a clear error when the subject or any setting is invalid, the name
 // is already bound, or the name is neither in the configuration nor given
-// settings here. Declare handlers before Run.
+// settings here.
+//
+// Declared before Run, the common path, the handler starts with the tree.
+// Declared while Run runs, it starts at once, under the tree: it fails
+// with ErrStopping once Run's ctx has ended, and with an error wrapping
+// ErrInvalidConfig when its shutdown timeout is longer than the handlers
+// were given when Run began (restart.shutdown_timeout of the handlers
+// declared then, or of the Client). RemoveHandler removes a handler.
 func (c *Client) Handle(name string, cfg consumer.Config, h consumer.Handler) error {
 	return c.declare(name, cfg, func(hc consumer.Config) error { return c.consumers.Handle(name, hc, h) })
 }
@@ -42,13 +56,64 @@ func (c *Client) declare(name string, hc consumer.Config, add func(consumer.Conf
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.serving {
-		return fmt.Errorf("corral: handler %q: %w: declare handlers before Run", name, ErrRunning)
+		if err := c.liveLocked(name, hc); err != nil {
+			return err
+		}
 	}
 	if err := add(hc); err != nil {
 		return err
 	}
 	c.bound[name] = true
 	return nil
+}
+
+// liveLocked checks a handler declared while Run runs; c.mu is held.
+func (c *Client) liveLocked(name string, hc consumer.Config) error {
+	g := c.groups[0]
+	if c.stoppingLocked() {
+		return fmt.Errorf("corral: handler %q: %w", name, ErrStopping)
+	}
+	if !g.added { // served beside the tree, as long as it takes
+		return nil
+	}
+	// The tree waits for the handlers group that long, and its handlers
+	// need a second more than their own timeout.
+	if t := hc.Restart.Inherit(supervisor.Defaults()).ShutdownTimeout; t > g.budget-time.Second {
+		return fmt.Errorf("corral: handler %q: %w: restart.shutdown_timeout %v: longer than the %v the handlers were given when Run began; declare it before Run",
+			name, ErrInvalidConfig, t, g.budget-time.Second)
+	}
+	return nil
+}
+
+// stoppingLocked reports whether the current Run's ctx has ended; c.mu is
+// held.
+func (c *Client) stoppingLocked() bool {
+	select {
+	case <-c.groups[0].stopping:
+		return c.serving
+	default:
+		return false
+	}
+}
+
+// RemoveHandler removes the handler named name, as consumer.Group.Remove
+// does. While Run runs, the handler drains as at shutdown: it takes no
+// more messages, and those in flight finish within its shutdown timeout
+// (a JetStream handler naks what it has not started; its durable
+// consumer stays on the server). RemoveHandler waits for that or for ctx.
+// Before or after Run, the handler is forgotten. It fails with an error
+// wrapping consumer.ErrNotDeclared for a name no handler has, ErrStopping
+// once Run's ctx has ended, and ErrShutdownIncomplete when the handler did
+// not stop in time. A handler of Config.Handlers removed this way is not
+// reported unbound by a later Run.
+func (c *Client) RemoveHandler(ctx context.Context, name string) error {
+	c.mu.Lock()
+	stopping := c.stoppingLocked()
+	c.mu.Unlock()
+	if stopping {
+		return fmt.Errorf("corral: handler %q: %w", name, ErrStopping)
+	}
+	return c.consumers.Remove(ctx, name)
 }
 
 // unbound lists handlers configured but never bound by code.

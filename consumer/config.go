@@ -64,6 +64,10 @@ type Config struct {
 	// for the order); Middleware[0] is the outermost. Code only: a file
 	// cannot set it. Default none.
 	Middleware []Middleware `yaml:"-"`
+	// Service names the NATS micro service a request handler is an
+	// endpoint of (see [Service]). Default: a service of its own, named
+	// after the handler, version 0.0.0.
+	Service Service `yaml:"service"`
 
 	// JetStream handlers set Stream: the handler consumes a durable pull
 	// consumer of that stream instead of subscribing to Subject, which

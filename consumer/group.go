@@ -13,17 +13,23 @@ import (
 
 // Group runs every declared handler, each as its own supervised child
 // with its own restart policy, pool and counters. Handlers are declared
-// before Serve. At shutdown the handlers drain concurrently.
+// before Serve, or while it runs (they start at once), and removed with
+// Remove. At shutdown the handlers drain concurrently. Request handlers
+// answer the NATS micro protocol too (see [Service]).
 //
 // A Group is a suture.Service; its methods are safe for concurrent use.
 type Group struct {
-	src    connection.Source
-	events *event.Emitter
-	tree   *supervisor.Tree
+	src        connection.Source
+	events     *event.Emitter
+	treeEvents supervisor.Events
+	micro      *member // answers the micro protocol
 
-	mu       sync.Mutex
-	handlers []service
-	byName   map[string]service
+	mu        sync.Mutex
+	handlers  []*member
+	byName    map[string]*member
+	services  services
+	run       *groupRun // while Serve runs
+	unstopped []string
 
 	mw groupMiddleware // see Use
 }
@@ -38,7 +44,12 @@ type service interface {
 // NewGroup returns an empty group whose handlers take their connection
 // from src and whose events go where events says.
 func NewGroup(src connection.Source, events supervisor.Events) *Group {
-	return &Group{src: src, events: event.New(events), tree: supervisor.NewGroup("consumers", events), byName: map[string]service{}}
+	g := &Group{src: src, events: event.New(events), treeEvents: events, byName: map[string]*member{}}
+	g.services.byName = map[string]*microService{}
+	g.services.changed = make(chan struct{}, 1)
+	g.micro = &member{tree: supervisor.NewGroup("consumers", events)}
+	_ = g.micro.tree.Add("micro", &responder{g: g}, supervisor.Policy{})
+	return g
 }
 
 // String names the group in the tree: "consumers".
@@ -49,8 +60,8 @@ var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 // Handle declares a handler named name that runs h on the messages of
 // cfg.Subject, or of cfg.Stream for a JetStream handler. It fails with
 // [ErrInvalidConfig] for a bad configuration, [ErrDuplicateHandler] for a
-// name in use, [ErrNilHandler] for a nil h, and [supervisor.ErrRunning]
-// once Serve runs.
+// name in use, [ErrNilHandler] for a nil h, and [ErrStopping] while Serve
+// stops. Declared while Serve runs, the handler starts at once.
 func (g *Group) Handle(name string, cfg Config, h Handler) error {
 	if f, ok := h.(HandlerFunc); h == nil || ok && f == nil {
 		return fmt.Errorf("consumer: handler %q: %w", name, ErrNilHandler)
@@ -74,7 +85,7 @@ func (g *Group) HandleRequest(name string, cfg Config, h RequestHandler) error {
 			name, ErrInvalidConfig)
 	}
 	h = g.wrapRequest(h, cfg.Middleware)
-	return g.add(name, cfg, nil, func(stats *counters) invoker { return requestInvoker(h, &stats.clientErrors) })
+	return g.add(name, cfg, nil, func(stats *counters) invoker { return requestInvoker(h, stats) })
 }
 
 // add declares a handler; invoke makes its invoker, which may count in the
@@ -104,18 +115,35 @@ func (g *Group) add(name string, cfg Config, h Handler, invoke func(*counters) i
 	}
 	b := c.base()
 	b.name, b.cfg, b.src, b.events, b.stats = name, cfg, g.src, g.events, stats
-	if err := g.tree.Add(c.String(), c, cfg.Restart); err != nil { // supervisor.ErrRunning once serving
+	m := &member{svc: c, tree: supervisor.NewGroup("consumers", g.treeEvents)}
+	if err := m.tree.Add(c.String(), c, cfg.Restart); err != nil {
 		return fmt.Errorf("consumer: handler %q: %w", name, err)
 	}
-	g.handlers = append(g.handlers, c)
-	g.byName[name] = c
+	if g.run != nil && g.run.stopping {
+		return fmt.Errorf("consumer: handler %q: %w", name, ErrStopping)
+	}
+	if h == nil { // a request handler: an endpoint of its micro service
+		if err := g.services.attachLocked(b); err != nil {
+			return fmt.Errorf("consumer: handler %q: %w", name, err)
+		}
+	} else if cfg.Service != (Service{}) {
+		return fmt.Errorf("consumer: handler %q: %w: service: only request handlers are micro services", name, ErrInvalidConfig)
+	}
+	g.handlers = append(g.handlers, m)
+	g.byName[name] = m
+	if g.run != nil {
+		g.startLocked(m)
+	}
 	return nil
 }
 
-// Serve runs the handlers until ctx ends, then drains them all at once,
-// each within its shutdown timeout.
+// Serve runs the handlers, and the micro protocol for the request
+// handlers, until ctx ends, then drains them all at once, each within its
+// shutdown timeout. It returns ctx.Err(), or an error wrapping
+// [supervisor.ErrShutdownIncomplete] naming the handlers that did not
+// stop in time.
 func (g *Group) Serve(ctx context.Context) error {
-	return g.tree.Serve(ctx)
+	return g.serve(ctx)
 }
 
 // Status is a snapshot of one handler.
@@ -130,7 +158,8 @@ type Status struct {
 	QueueSize int
 	Overflow  Overflow
 	// Ready is true while the handler is subscribed on a live connection:
-	// messages published from now on reach it.
+	// messages published from now on reach it. For a request handler, its
+	// micro service answers discovery too.
 	Ready bool
 	// Child is the handler's state in the tree.
 	Child    supervisor.ChildStatus
@@ -150,20 +179,16 @@ type Status struct {
 // Status returns a snapshot of every handler, in the order declared.
 func (g *Group) Status() []Status {
 	g.mu.Lock()
-	handlers := append([]service(nil), g.handlers...)
+	members := append([]*member(nil), g.handlers...)
 	g.mu.Unlock()
-	children := map[string]supervisor.ChildStatus{}
-	for _, cs := range g.tree.Status() {
-		children[cs.Name] = cs
-	}
-	out := make([]Status, len(handlers))
-	for i, svc := range handlers {
-		c := svc.base()
+	out := make([]Status, len(members))
+	for i, m := range members {
+		svc, c := m.svc, m.svc.base()
 		st := Status{
 			Name: c.name, Subject: c.cfg.Subject, QueueGroup: c.cfg.QueueGroup,
 			Workers: c.cfg.Workers, QueueSize: c.cfg.QueueSize, Overflow: c.cfg.Overflow,
 			Stream: c.cfg.Stream, Consumer: c.cfg.Consumer,
-			Child: children[c.String()], Latency: Latency(c.stats.work.Latency()), Ready: c.ready.Load(),
+			Child: m.tree.Status()[0], Latency: Latency(c.stats.work.Latency()), Ready: c.ready.Load() && g.answers(c),
 		}
 		if v := c.current.Load(); v != nil {
 			st.Counters, st.SlowConsumer = v.snapshot(c.stats), v.slow.active.Load()
@@ -178,4 +203,8 @@ func (g *Group) Status() []Status {
 }
 
 // Unstopped names handlers that did not stop in time at the last shutdown.
-func (g *Group) Unstopped() []string { return g.tree.Unstopped() }
+func (g *Group) Unstopped() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]string(nil), g.unstopped...)
+}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go"
 )
@@ -79,11 +79,14 @@ func ResponseError(reply *nats.Msg) *ServiceError {
 // requestInvoker adapts a RequestHandler: the reply, or the error as a
 // service error, goes back to the caller. A 4xx service error is the
 // request's fault, answered as the handler meant: it is counted in
-// clientErrors and returned as nil, so the pool counts it processed, not
-// failed.
-func requestInvoker(h RequestHandler, clientErrors *atomic.Uint64) invoker {
+// ClientErrors and returned as nil, so the pool counts it processed, not
+// failed. The time spent in h and the last service error are kept for
+// the handler's micro service.
+func requestInvoker(h RequestHandler, stats *counters) invoker {
 	return func(ctx context.Context, m *Msg) error {
+		start := time.Now()
 		reply, err := h.HandleRequest(ctx, m)
+		stats.processing.Add(int64(time.Since(start)))
 		if err == nil {
 			if m.raw.Reply == "" {
 				return nil
@@ -91,9 +94,11 @@ func requestInvoker(h RequestHandler, clientErrors *atomic.Uint64) invoker {
 			return m.raw.RespondMsg(&nats.Msg{Subject: m.raw.Reply, Data: reply.Data, Header: reply.Header})
 		}
 		se := serviceError(ctx, err)
+		last := se.Error()
+		stats.lastError.Store(&last)
 		respondError(m.raw, se)
 		if se.Code >= 400 && se.Code < 500 {
-			clientErrors.Add(1)
+			stats.clientErrors.Add(1)
 			return nil
 		}
 		return err

@@ -2,6 +2,9 @@ package consumer
 
 import (
 	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/micro"
 
 	"github.com/corral-go/corral/internal/pool"
 )
@@ -76,6 +79,10 @@ type counters struct {
 	// clientErrors counts a request handler's 4xx answers, written by the
 	// workers.
 	clientErrors atomic.Uint64
+	// A request handler's time spent in its calls, and the last service
+	// error it answered, for its micro service's stats.
+	processing atomic.Int64
+	lastError  atomic.Pointer[string]
 	// JetStream settlement, written by the workers.
 	acked, naked, terminated, deadLettered, deadLetterFailed atomic.Uint64
 	redelivered, ackFailed, inProgress                       atomic.Uint64
@@ -118,4 +125,27 @@ func (v *runView) snapshot(c *counters) Counters {
 		InProgress:       c.inProgress.Load(),
 		PeakHeld:         c.peakHeld.Load(),
 	}
+}
+
+// endpointStats are b's counters as a micro endpoint's: num_requests
+// counts the requests answered (handled, or rejected busy), num_errors
+// those answered with a service error (Failed, ClientErrors and
+// Rejected), processing_time the time spent in handler calls, and its
+// average is over the calls.
+func (c *counters) endpointStats(b *handlerBase) *micro.EndpointStats {
+	calls := c.work.Handled()
+	rejected := c.rejected.Load()
+	st := &micro.EndpointStats{
+		Name: b.name, Subject: b.cfg.Subject, QueueGroup: b.cfg.QueueGroup,
+		NumRequests:    int(calls + rejected),
+		NumErrors:      int(c.work.Failed() + c.clientErrors.Load() + rejected),
+		ProcessingTime: time.Duration(c.processing.Load()),
+	}
+	if calls > 0 {
+		st.AverageProcessingTime = st.ProcessingTime / time.Duration(calls)
+	}
+	if last := c.lastError.Load(); last != nil {
+		st.LastError = *last
+	}
+	return st
 }
