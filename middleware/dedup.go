@@ -21,7 +21,7 @@ type DedupConfig struct {
 	Key func(m *consumer.Msg) (string, bool) `yaml:"-"`
 	// Timeout bounds the record written once the handler has succeeded;
 	// it does not end with the handler's ctx, which may have just run
-	// out. Default 5s.
+	// out. Default (zero or negative) 5s.
 	Timeout time.Duration `yaml:"timeout"`
 	// OnDuplicate, when set, is called for each message skipped because
 	// its key was recorded. Default none.
@@ -40,7 +40,7 @@ const defaultRecordTimeout = 5 * time.Second
 //     message without Nats-Msg-Id) is handled every time.
 //   - If the key is recorded, the message is handled already: Dedup
 //     returns nil without calling the handler, so a JetStream message is
-//     acked.
+//     acked (and a request answered with an empty reply).
 //   - Otherwise the handler runs. If it fails, nothing is recorded, and
 //     the message is retried as usual. If it succeeds, the key is
 //     recorded, then Dedup returns nil.
