@@ -30,8 +30,9 @@ var (
 )
 
 // Terminal wraps err so that the handler's JetStream message is terminated
-// (never redelivered) with err as the reason, instead of naked. It returns
-// nil for a nil err.
+// (never redelivered) with err as the reason, instead of naked; with a
+// dead-letter subject, it is dead-lettered first, at once, whatever its
+// delivery count. It returns nil for a nil err.
 func Terminal(err error) error {
 	if err == nil {
 		return nil

@@ -267,3 +267,46 @@ func TestJetStreamRecoversAPanicWhileSettling(t *testing.T) {
 		t.Fatalf("panic event: got %+v, want a PanicError with its stack", ev)
 	}
 }
+
+// A message the handler declares terminal goes to the dead-letter subject
+// at once, on its first delivery, and is then terminated.
+func TestJetStreamTerminalIsDeadLettered(t *testing.T) {
+	t.Parallel()
+	e := newJSEnv(t, jetstream.StreamConfig{Name: "WORK", Subjects: []string{"work.>"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: "DLQ", Subjects: []string{"dlq.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	poison := consumer.HandlerFunc(func(context.Context, *consumer.Msg) error {
+		return consumer.Terminal(errors.New("cannot be decoded"))
+	})
+	cfg := consumer.Config{Subject: "work.poison", JetStream: consumer.JetStream{Stream: "WORK", MaxDeliver: 5, DeadLetter: "dlq.poison"}}
+	if err := e.sup.Handle("poison", cfg, poison); err != nil {
+		t.Fatal(err)
+	}
+	stop := e.serve()
+	e.subscribed(1)
+	if _, err := e.js.Publish(ctx, "work.poison", []byte("m1")); err != nil {
+		t.Fatal(err)
+	}
+	ev, _ := natstest.WaitFor[consumer.DeadLettered](t, e.rec, 0, 20*time.Second, nil)
+	if ev.Deliveries != 1 || ev.DeadLetter != "dlq.poison" {
+		t.Fatalf("dead-lettered: %+v, want on its first delivery, to dlq.poison", ev)
+	}
+	dlq, err := e.js.Stream(ctx, "DLQ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := dlq.GetMsg(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(stored.Data) != "m1" || stored.Header.Get(consumer.DeadLetterErrorHeader) != "cannot be decoded" {
+		t.Fatalf("dead letter: %q %v", stored.Data, stored.Header)
+	}
+	cleanStop(t, stop)
+	if c := e.status("poison").Counters; c.DeadLettered != 1 || c.Naked != 0 {
+		t.Fatalf("counters: %+v", c)
+	}
+}

@@ -68,6 +68,10 @@ func (r *jsRun) settle(ctx context.Context, m *Msg, err error) {
 		r.returned.Add(1)
 	case err == nil:
 		r.ack(ctx, m)
+	case errors.As(err, &term) && j.cfg.DeadLetter != "":
+		// Never to be run again, so kept where the handler's failures go:
+		// terminated once the copy is stored.
+		r.deadLetter(ctx, m, term.Err)
 	case errors.As(err, &term):
 		if m.Term(logfield.Text(term.Err)) == nil {
 			j.stats.terminated.Add(1)
