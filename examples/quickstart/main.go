@@ -10,6 +10,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -129,6 +131,13 @@ func loadConfig(path string) (corral.Config, error) {
 	return cfg, nil
 }
 
+// Order is what the orders handler takes, decoded from JSON.
+type Order struct {
+	ID       int    `json:"id"`
+	Item     string `json:"item"`
+	Quantity int    `json:"quantity"`
+}
+
 // declare binds a handler, a JetStream handler and a request/reply
 // endpoint to the client. Each is declared with its settings in code;
 // a configuration file's handlers section may retune any of them by name.
@@ -153,10 +162,13 @@ func declare(client *corral.Client, greeted chan<- string, ordered chan<- string
 			CreateStream: &stream.Config{Subjects: []string{"quickstart.orders.>"}, MaxAge: time.Hour},
 		},
 	}
-	order := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+	// A typed handler: the payload is decoded from JSON into an Order; one
+	// that cannot be decoded is never retried (dead-lettered or
+	// terminated) and never reaches the function.
+	order := consumer.Typed(func(ctx context.Context, o Order, m *consumer.Msg) error {
 		md := m.Metadata()
-		ordered <- fmt.Sprintf("%s (stream sequence %d, delivery %d)",
-			m.Data(), md.Sequence.Stream, md.NumDelivered)
+		ordered <- fmt.Sprintf("order #%d: %d x %s (stream sequence %d, delivery %d)",
+			o.ID, o.Quantity, o.Item, md.Sequence.Stream, md.NumDelivered)
 		return nil
 	})
 	if err := client.Handle("orders", orders, order); err != nil {
@@ -278,7 +290,8 @@ func demo(ctx context.Context, client *corral.Client, greeted, ordered <-chan st
 	}
 	p.printf("round trip to the server: %v\n", rtt.Round(time.Microsecond))
 
-	if err := nc.Publish("quickstart.greet", []byte("hello, corral")); err != nil {
+	// Core NATS, at most once, on the client's live connection.
+	if err := client.PublishCore(ctx, "quickstart.greet", []byte("hello, corral")); err != nil {
 		return err
 	}
 	select {
@@ -287,25 +300,30 @@ func demo(ctx context.Context, client *corral.Client, greeted, ordered <-chan st
 	case <-ctx.Done():
 		return fmt.Errorf("no greeting: %w", ctx.Err())
 	}
-	reply, err := nc.RequestWithContext(ctx, "quickstart.time", nil)
+	// A request: bounded by ctx, on whatever connection is live; a service
+	// error comes back as a *consumer.ServiceError.
+	reply, err := client.Request(ctx, "quickstart.time", nil)
 	if err != nil {
 		return err
 	}
 	p.printf("endpoint clock answered: %s\n", reply.Data)
-	reply, err = nc.RequestWithContext(ctx, "quickstart.time", []byte("now?"))
-	if err != nil {
-		return err
+	var se *consumer.ServiceError
+	if _, err := client.Request(ctx, "quickstart.time", []byte("now?")); !errors.As(err, &se) {
+		return fmt.Errorf("the clock took an argument: %v", err)
 	}
-	se := consumer.ResponseError(reply)
 	p.printf("endpoint clock refused an argument: code %d, %q\n", se.Code, se.Description)
 
 	// The buffered publisher: accepted at once, sent when connected,
 	// confirmed by the stream's ack.
-	ack, err := client.PublishSync(ctx, "quickstart.orders.new", []byte("order #1"))
+	data, err := json.Marshal(Order{ID: 1, Item: "widget", Quantity: 3})
 	if err != nil {
 		return err
 	}
-	p.printf("published %q: stream %s stored it at sequence %d\n", "order #1", ack.Stream, ack.Sequence)
+	ack, err := client.PublishSync(ctx, "quickstart.orders.new", data)
+	if err != nil {
+		return err
+	}
+	p.printf("published %s: stream %s stored it at sequence %d\n", data, ack.Stream, ack.Sequence)
 	select {
 	case o := <-ordered:
 		p.printf("handler orders processed %s\n", o)

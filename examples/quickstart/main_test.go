@@ -26,7 +26,7 @@ func TestQuickstartRunsAndExits(t *testing.T) {
 	for _, want := range []string{
 		"event: connection.connected", "├── connection", "running", "stopped:",
 		`handler greetings received: "hello, corral"`, "endpoint clock answered: ", "code 400",
-		`handler orders processed order #1 (stream sequence`,
+		`handler orders processed order #1: 3 x widget (stream sequence`,
 		"watch settings-watch saw put greeting = {Text:hello Shout:false}",
 		"watch settings-watch saw put greeting = {Text:hello Shout:true}",
 		"object report.csv: put 22000 bytes", "got 22000 bytes back", "└── settings-watch",
@@ -52,7 +52,7 @@ func TestQuickstartRunsWithItsConfigFile(t *testing.T) {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
 	for _, want := range []string{
-		`handler orders processed order #1 (stream sequence`, "stream=QUICKSTART consumer=orders workers=8",
+		`handler orders processed order #1: 3 x widget (stream sequence`, "stream=QUICKSTART consumer=orders workers=8",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
