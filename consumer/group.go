@@ -48,7 +48,7 @@ func NewGroup(src connection.Source, events supervisor.Events) *Group {
 	g.services.byName = map[string]*microService{}
 	g.services.changed = make(chan struct{}, 1)
 	g.micro = &member{tree: supervisor.NewGroup("consumers", events)}
-	_ = g.micro.tree.Add("micro", &responder{g: g}, supervisor.Policy{})
+	_ = g.micro.tree.Add("micro", &responder{g: g}, supervisor.Policy{}) // a new tree and a valid policy: no error
 	return g
 }
 

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
+	"github.com/nats-io/nuid"
 	"go.uber.org/zap/zapcore"
 
 	"github.com/corral-go/corral/supervisor"
@@ -81,7 +81,7 @@ func (s *services) attachLocked(b *handlerBase) error {
 	}
 	ms := s.byName[name]
 	if ms == nil {
-		ms = &microService{name: name, id: nuid(), version: defaultServiceVersion, started: time.Now().UTC()}
+		ms = &microService{name: name, id: nuid.Next(), version: defaultServiceVersion, started: time.Now().UTC()}
 	}
 	if sc.Version != "" {
 		if ms.versionSet && ms.version != sc.Version {
@@ -140,9 +140,6 @@ func (g *Group) answers(b *handlerBase) bool {
 	return true
 }
 
-// nuid returns a new unique id, as micro names its instances.
-func nuid() string { return strings.TrimPrefix(nats.NewInbox(), nats.InboxPrefix) }
-
 // responder answers the micro protocol for every service of its group on
 // the live connection, subscribing again when the connection is replaced
 // and as services come and go. It is a suture.Service.
@@ -161,6 +158,14 @@ func (r *responder) Serve(ctx context.Context) error {
 	r.subs = map[*microService][]*nats.Subscription{}
 	defer r.unsubscribe(nil)
 	for {
+		// Without a service, nothing needs the connection.
+		for !r.any() {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-r.g.services.changed:
+			}
+		}
 		nc, gone, err := r.g.src.Conn(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -183,6 +188,13 @@ func (r *responder) Serve(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// any reports whether the group has a service.
+func (r *responder) any() bool {
+	r.g.mu.Lock()
+	defer r.g.mu.Unlock()
+	return len(r.g.services.byName) > 0
 }
 
 // sync subscribes for each service not answered yet and unsubscribes
