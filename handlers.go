@@ -36,7 +36,9 @@ func (c *Client) Handle(name string, cfg consumer.Config, h consumer.Handler) er
 }
 
 // HandleRequest binds a request/reply endpoint, as Handle does: h's reply,
-// or its error as a service error, goes back to each caller.
+// or its error as a service error, goes back to each caller. The endpoint
+// answers NATS micro discovery as part of the service cfg.Service names
+// (by default one of its own, named after the handler).
 func (c *Client) HandleRequest(name string, cfg consumer.Config, h consumer.RequestHandler) error {
 	return c.declare(name, cfg, func(hc consumer.Config) error { return c.consumers.HandleRequest(name, hc, h) })
 }
