@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -82,6 +83,9 @@ func TestHandleWhileRunningWithNoneDeclared(t *testing.T) {
 	nc := liveConn(t, srv.URL())
 	if reply, err := nc.Request("late.x", []byte("hi"), 5*time.Second); err != nil || string(reply.Data) != "hi" {
 		t.Fatalf("request: got %v, %v", reply, err)
+	}
+	if tree := c.Status().String(); !strings.Contains(tree, "consumers") || !strings.Contains(tree, "late") {
+		t.Fatalf("a handler declared while running is not drawn:\n%s", tree)
 	}
 	ping, _ := micro.ControlSubject(micro.PingVerb, "late", "")
 	if _, err := nc.Request(ping, nil, 5*time.Second); err != nil {

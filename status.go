@@ -36,12 +36,22 @@ type Status struct {
 
 // Status returns a snapshot of the tree and the connection.
 func (c *Client) Status() Status {
+	children, handlers := c.tree.Status(), c.consumers.Status()
+	if len(handlers) > 0 && !slices.ContainsFunc(children, func(ch supervisor.ChildStatus) bool { return ch.Name == "consumers" }) {
+		// Declared only while running: served beside the tree (see
+		// serveTree), drawn as if in it.
+		group := supervisor.ChildStatus{Name: "consumers", State: supervisor.Stopped}
+		if slices.ContainsFunc(handlers, func(h consumer.Status) bool { return h.Child.State == supervisor.Running }) {
+			group.State = supervisor.Running
+		}
+		children = append(children, group)
+	}
 	return Status{
 		Name:       c.cfg.Name,
-		Children:   c.tree.Status(),
+		Children:   children,
 		Connection: c.conn.Status(),
 		Publisher:  c.pub.Status(),
-		Handlers:   c.consumers.Status(),
+		Handlers:   handlers,
 		Tasks:      c.taskStatus(),
 		Watches:    c.watchers.Status(),
 		Unstopped:  slices.Concat(c.tree.Unstopped(), c.consumers.Unstopped(), c.tasks.Unstopped(), c.watchers.Unstopped()),
