@@ -107,7 +107,7 @@ func (c *Cluster) Restart(i int) {
 
 // WaitReady waits until each running node is routed to exactly the other
 // running nodes and JetStream has a meta leader that every running node
-// follows.
+// follows and that counts every running node online for placement.
 func (c *Cluster) WaitReady() {
 	c.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -123,7 +123,12 @@ func (c *Cluster) WaitReady() {
 			if s.NumRemotes() != len(running)-1 || !s.JetStreamIsCurrent() || !metaFormed(s, len(c.Nodes)) {
 				ready = false
 			}
-			leader = leader || s.JetStreamIsLeader()
+			// The leader places new streams only on peers whose stats it
+			// has: until then an R3 create fails with "no suitable peers
+			// for placement, peer offline".
+			if s.JetStreamIsLeader() {
+				leader = len(s.JetStreamClusterPeers()) == len(running)
+			}
 		}
 		if ready && leader {
 			return
