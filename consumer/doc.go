@@ -23,14 +23,24 @@
 // deliveries and redeliveries, is reported once an episode
 // ([AckPendingHigh], [AckPendingNormal]). A request answered with a 4xx
 // [ServiceError] counts in [Counters].ClientErrors, not as a failure.
+// Each request handler also answers NATS micro discovery ($SRV.PING, INFO,
+// STATS) as a service ([Service]).
+//
+// [Typed] and [TypedRequest] decode the payload into the handler's type
+// ([JSON] by default, any [Codec]); a payload that cannot be decoded is
+// never retried. A [Middleware] wraps handlers, those of the whole Group
+// ([Group.Use]) outside each handler's own ([Config].Middleware), all
+// inside the pool's timeout and panic recovery.
 // See the README's "Handlers, queues and overflow policies" and
 // "JetStream handlers" sections for the full behaviour.
 //
 // # Lifecycle
 //
 // A Group is a suture.Service whose children are its handlers, each with
-// its own restart policy; declare them before [Group.Serve]. A handler
-// follows a replaced connection by itself. When Serve's ctx ends, every
+// its own restart policy. Handlers are declared before [Group.Serve] as a
+// rule; one declared while it serves starts at once, and [Group.Remove]
+// drains one and forgets it (a JetStream handler's durable consumer is
+// kept). A handler follows a replaced connection by itself. When Serve's ctx ends, every
 // handler drains at once within its shutdown timeout: it stops taking
 // messages, lets its workers finish what runs (and, for core handlers,
 // what is queued), hands unstarted JetStream messages back for redelivery
