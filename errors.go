@@ -8,11 +8,23 @@ import (
 
 	"github.com/thejerf/suture/v4"
 
+	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/supervisor"
 )
 
 var (
+	// ErrNoResponders is returned by Request, RequestMsg and RequestJSON,
+	// at once, when nothing subscribes to the subject. The error names the
+	// subject and also matches nats.ErrNoResponders.
+	ErrNoResponders = errors.New("corral: no responders")
+	// ErrDisconnected is returned by a request made while the connection
+	// is not connected when requests.wait_for_connection is false, and by
+	// PublishCore when nats.go's reconnect buffer is full or disabled.
+	ErrDisconnected = errors.New("corral: not connected")
+	// ErrStopping is returned by Handle, HandleRequest and RemoveHandler
+	// once Run's ctx has ended, while the Client stops.
+	ErrStopping = consumer.ErrStopping
 	// ErrInvalidConfig is wrapped by every configuration error, from this
 	// package and every subpackage.
 	ErrInvalidConfig = conf.ErrInvalid

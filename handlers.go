@@ -12,10 +12,6 @@ import (
 	"github.com/corral-go/corral/supervisor"
 )
 
-// ErrStopping is returned by Handle, HandleRequest and RemoveHandler once
-// Run's ctx has ended, while the Client stops.
-var ErrStopping = consumer.ErrStopping
-
 // Handle binds h to the handler named name, as consumer.Group.Handle
 // does. Its settings are cfg, declared in code (the zero Config when they
 // all come from the file), overridden by Config.Handlers[name]: a key the

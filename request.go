@@ -14,18 +14,6 @@ import (
 	"github.com/corral-go/corral/internal/conf"
 )
 
-var (
-	// ErrNoResponders is returned by Request, RequestMsg and RequestJSON,
-	// at once, when nothing subscribes to the subject. The error names the
-	// subject and also matches nats.ErrNoResponders.
-	ErrNoResponders = errors.New("corral: no responders")
-
-	// ErrDisconnected is returned by a request made while the connection
-	// is not connected when requests.wait_for_connection is false, and by
-	// PublishCore when nats.go's reconnect buffer is full or disabled.
-	ErrDisconnected = errors.New("corral: not connected")
-)
-
 // DefaultRequestTimeout bounds a request whose ctx has no deadline, unless
 // requests.timeout says otherwise.
 const DefaultRequestTimeout = 5 * time.Second
