@@ -79,21 +79,7 @@ func (s *Supervisor) callbacks(l *live, theirs *nats.Options) []nats.Option {
 			}
 			callConn(theirs.ConnectedCB, nc)
 		}),
-		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
-			closing := l.draining.Load() || nc.IsClosed()
-			if !closing {
-				s.update(l, nc, StateReconnecting, err)
-			}
-			cause := err
-			if cause == nil && !l.draining.Load() {
-				// Closed on a drop with reconnect off: nats.go passes no
-				// error, but has recorded it.
-				cause = nc.LastError()
-			}
-			ev.Emit(Disconnected{EventTime: ev.Stamp(), URL: s.lastURL(), Err: cause, Closing: closing, Generation: l.gen})
-			callConnErr(theirs.DisconnectedErrCB, nc, err)
-			callConn(theirs.DisconnectedCB, nc)
-		}),
+		nats.DisconnectErrHandler(s.onDisconnect(l, theirs)),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			l.failures.Store(0)
 			s.update(l, nc, StateConnected, nil)
@@ -129,25 +115,52 @@ func (s *Supervisor) callbacks(l *live, theirs *nats.Options) []nats.Option {
 			ev.Emit(LameDuck{EventTime: ev.Stamp(), URL: Redact(nc.ConnectedUrl()), Generation: l.gen})
 			callConn(theirs.LameDuckModeHandler, nc)
 		}),
-		nats.ErrorHandler(func(nc *nats.Conn, sub *nats.Subscription, err error) {
-			var subject, queue string
-			if sub != nil {
-				subject, queue = sub.Subject, sub.Queue
-			}
-			slow := errors.Is(err, nats.ErrSlowConsumer) && sub != nil
-			if !slow {
-				// Reported before the dependents act on it, so that logs
-				// show the cause before its effects.
-				ev.Emit(AsyncError{EventTime: ev.Stamp(), URL: s.lastURL(), Subject: subject, Err: err, Generation: l.gen})
-			}
-			if !s.listeners.dispatch(nc, sub, err) && slow {
-				dropped, _ := sub.Dropped()
-				ev.Emit(SlowConsumer{EventTime: ev.Stamp(), Subject: subject, Queue: queue, Dropped: dropped, Generation: l.gen})
-			}
-			if theirs.AsyncErrorCB != nil {
-				theirs.AsyncErrorCB(nc, sub, err)
-			}
-		}),
+		nats.ErrorHandler(s.onAsyncError(l, theirs)),
+	}
+}
+
+// onDisconnect reports a drop of connection l, or its close.
+func (s *Supervisor) onDisconnect(l *live, theirs *nats.Options) nats.ConnErrHandler {
+	ev := s.events
+	return func(nc *nats.Conn, err error) {
+		closing := l.draining.Load() || nc.IsClosed()
+		if !closing {
+			s.update(l, nc, StateReconnecting, err)
+		}
+		cause := err
+		if cause == nil && !l.draining.Load() {
+			// Closed on a drop with reconnect off: nats.go passes no
+			// error, but has recorded it.
+			cause = nc.LastError()
+		}
+		ev.Emit(Disconnected{EventTime: ev.Stamp(), URL: s.lastURL(), Err: cause, Closing: closing, Generation: l.gen})
+		callConnErr(theirs.DisconnectedErrCB, nc, err)
+		callConn(theirs.DisconnectedCB, nc)
+	}
+}
+
+// onAsyncError reports an asynchronous error of connection l, and hands
+// a subscription's to the dependent that listens for it.
+func (s *Supervisor) onAsyncError(l *live, theirs *nats.Options) nats.ErrHandler {
+	ev := s.events
+	return func(nc *nats.Conn, sub *nats.Subscription, err error) {
+		var subject, queue string
+		if sub != nil {
+			subject, queue = sub.Subject, sub.Queue
+		}
+		slow := errors.Is(err, nats.ErrSlowConsumer) && sub != nil
+		if !slow {
+			// Reported before the dependents act on it, so that logs
+			// show the cause before its effects.
+			ev.Emit(AsyncError{EventTime: ev.Stamp(), URL: s.lastURL(), Subject: subject, Err: err, Generation: l.gen})
+		}
+		if !s.listeners.dispatch(nc, sub, err) && slow {
+			dropped, _ := sub.Dropped()
+			ev.Emit(SlowConsumer{EventTime: ev.Stamp(), Subject: subject, Queue: queue, Dropped: dropped, Generation: l.gen})
+		}
+		if theirs.AsyncErrorCB != nil {
+			theirs.AsyncErrorCB(nc, sub, err)
+		}
 	}
 }
 
