@@ -41,7 +41,9 @@ func (r RequestsConfig) Validate() error {
 
 // Request sends data to subject and returns the reply, on the live
 // connection: each call asks the connection supervisor for it, so a
-// replaced connection is followed. A ctx without a deadline gets
+// replaced connection is followed. A request whose connection closes
+// after it was sent is not sent again (it may have been handled): it
+// fails wrapping nats.ErrConnectionClosed. A ctx without a deadline gets
 // requests.timeout (default 5s).
 //
 // The errors are distinct: no subscriber for subject is ErrNoResponders
@@ -69,34 +71,38 @@ func (c *Client) RequestMsg(ctx context.Context, msg *nats.Msg) (*nats.Msg, erro
 		ctx, cancel = context.WithTimeout(ctx, c.requestTimeout())
 		defer cancel()
 	}
-	for {
-		nc, gone, err := c.requestConn(ctx, msg.Subject)
-		if err != nil {
-			return nil, err
+	nc, gone, err := c.requestConn(ctx, msg.Subject)
+	for err == nil && nc.IsClosed() {
+		// Closed before anything was sent on it: wait for its replacement.
+		select {
+		case <-gone:
+			nc, gone, err = c.requestConn(ctx, msg.Subject)
+		case <-ctx.Done():
+			err = fmt.Errorf("request to %q: waiting for the connection: %w", msg.Subject, ctx.Err())
 		}
-		req := &nats.Msg{Subject: msg.Subject, Header: msg.Header, Data: msg.Data}
-		reply, err := nc.RequestMsgWithContext(ctx, req)
-		switch {
-		case err == nil:
-			if se := consumer.ResponseError(reply); se != nil {
-				return nil, fmt.Errorf("request to %q: %w", msg.Subject, se)
-			}
-			return reply, nil
-		case errors.Is(err, nats.ErrNoResponders):
-			return nil, &noResponders{subject: msg.Subject}
-		case errors.Is(err, nats.ErrConnectionClosed) && ctx.Err() == nil:
-			// Closed for good under us: ask again for its replacement.
-			select {
-			case <-gone:
-				continue
-			case <-ctx.Done():
-			}
-		}
-		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return nil, fmt.Errorf("request to %q: no reply: %w", msg.Subject, err)
-		}
-		return nil, fmt.Errorf("request to %q: %w", msg.Subject, err)
 	}
+	if err != nil {
+		return nil, err
+	}
+	req := &nats.Msg{Subject: msg.Subject, Header: msg.Header, Data: msg.Data}
+	reply, err := nc.RequestMsgWithContext(ctx, req)
+	switch {
+	case err == nil:
+		if se := consumer.ResponseError(reply); se != nil {
+			return nil, fmt.Errorf("request to %q: %w", msg.Subject, se)
+		}
+		return reply, nil
+	case errors.Is(err, nats.ErrNoResponders):
+		return nil, &noResponders{subject: msg.Subject}
+	case errors.Is(err, nats.ErrConnectionClosed):
+		// Not sent again on the replacement: the request may have been
+		// delivered and handled, and a responder must not run it twice
+		// unasked. The next request takes the replacement.
+		return nil, fmt.Errorf("request to %q: the connection closed before the reply (the request may have been handled): %w", msg.Subject, err)
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return nil, fmt.Errorf("request to %q: no reply: %w", msg.Subject, err)
+	}
+	return nil, fmt.Errorf("request to %q: %w", msg.Subject, err)
 }
 
 // RequestJSON sends req encoded as JSON to subject and decodes the reply
