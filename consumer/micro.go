@@ -231,7 +231,10 @@ func (r *responder) sync(nc *nats.Conn) error {
 	}
 	for _, ms := range added {
 		ms.subscribed.Store(true)
-		r.g.events.Emit(ServiceAnswering{EventTime: r.g.events.Stamp(), Service: ms.name, ID: ms.id, Version: ms.version})
+		r.g.mu.Lock()
+		version := ms.version
+		r.g.mu.Unlock()
+		r.g.events.Emit(ServiceAnswering{EventTime: r.g.events.Stamp(), Service: ms.name, ID: ms.id, Version: version})
 	}
 	return nil
 }
@@ -262,8 +265,10 @@ func controlSubjects(verb micro.Verb, ms *microService) []string {
 
 // answer replies to a PING, INFO or STATS request for ms.
 func (r *responder) answer(verb micro.Verb, ms *microService, m *nats.Msg) {
-	id := micro.ServiceIdentity{Name: ms.name, ID: ms.id, Version: ms.version, Metadata: map[string]string{}}
+	// version, endpoints and description change as endpoints come and go,
+	// under the group's lock.
 	r.g.mu.Lock()
+	id := micro.ServiceIdentity{Name: ms.name, ID: ms.id, Version: ms.version, Metadata: map[string]string{}}
 	endpoints := append([]*handlerBase(nil), ms.endpoints...)
 	description := ms.description
 	r.g.mu.Unlock()

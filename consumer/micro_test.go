@@ -276,3 +276,40 @@ func TestServiceConfigIsChecked(t *testing.T) {
 		t.Fatalf("handlers: got %d, want only a", n)
 	}
 }
+
+// An endpoint that joins a service while it answers discovery, giving the
+// service its version, races no answer (run with -race): the version is
+// read under the group's lock, and the service then reports it.
+func TestServiceVersionSetWhileAnswering(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if err := e.sup.HandleRequest("first", consumer.Config{Subject: "v.first", Service: consumer.Service{Name: "versioned"}}, echo()); err != nil {
+		t.Fatal(err)
+	}
+	stop := e.serve()
+	eventually(t, "ready", func() bool { return e.status("first").Ready })
+	ping, _ := micro.ControlSubject(micro.PingVerb, "versioned", "")
+	stopPinging, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stopPinging:
+				return
+			default:
+				_, _ = e.pub.Request(ping, nil, 5*time.Second)
+			}
+		}
+	}()
+	if err := e.sup.HandleRequest("second", consumer.Config{Subject: "v.second", Service: consumer.Service{Name: "versioned", Version: "1.2.3"}}, echo()); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the second endpoint ready", func() bool { return e.status("second").Ready })
+	close(stopPinging)
+	<-done
+	got := discover[micro.Ping](t, e.pub, micro.PingVerb, "versioned", "", 1)[0]
+	if got.Version != "1.2.3" {
+		t.Fatalf("version after the second endpoint joined: %q, want 1.2.3", got.Version)
+	}
+	cleanStop(t, stop)
+}
