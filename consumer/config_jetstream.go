@@ -12,7 +12,8 @@ import (
 // JetStream configures a JetStream handler: at-least-once processing of a
 // durable pull consumer. nil from the handler acks the message, an error
 // naks it with the Backoff delay for its delivery count, a terminal error
-// (Terminal) terminates it, and past MaxDeliver it goes to DeadLetter.
+// (Terminal) sends it to DeadLetter at once, if set, and terminates it, and
+// past MaxDeliver it goes to DeadLetter.
 type JetStream struct {
 	// Stream is the stream to consume.
 	Stream string `yaml:"stream"`
@@ -55,8 +56,9 @@ type JetStream struct {
 	// client. Default never.
 	InactiveThreshold time.Duration `yaml:"inactive_threshold"`
 	// DeadLetter is the subject a message is published to, with its
-	// headers and the reason, once MaxDeliver is reached; it is terminated
-	// only after that publish is acknowledged by a stream.
+	// headers and the reason, once MaxDeliver is reached or the handler
+	// returns a Terminal error; it is terminated only after that publish is
+	// acknowledged by a stream.
 	DeadLetter string `yaml:"dead_letter"`
 	// DoubleAck waits for the server to confirm each ack. Default false.
 	DoubleAck bool `yaml:"double_ack"`

@@ -81,6 +81,7 @@ func (r *jsRun) deadLetter(ctx context.Context, m *Msg, cause error) {
 		return
 	}
 	j.deadLetterFailing.end()
+	r.terminal.Delete(m.meta.Sequence.Stream)
 	if m.Term("dead-lettered to "+j.cfg.DeadLetter+": "+reason) == nil {
 		j.stats.deadLettered.Add(1)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -54,6 +55,10 @@ type jsRun struct {
 	// stopBy is when a stop's grace period ends (unix nanoseconds, 0 before
 	// a stop).
 	stopBy atomic.Int64
+	// terminal holds, by stream sequence, the messages the handler declared
+	// terminal whose dead-letter copy has not been stored yet: on their
+	// redelivery only the copy is tried again, never the handler.
+	terminal sync.Map // uint64 -> *TerminalError
 }
 
 // errPastMaxDeliver marks a message delivered past MaxDeliver: only its
@@ -181,6 +186,9 @@ func (r *jsRun) Handle(ctx context.Context, m *Msg) error {
 	}
 	if r.deadLetterClient && m.meta.NumDelivered > uint64(r.maxDeliver.Load()) {
 		return errPastMaxDeliver
+	}
+	if term, ok := r.terminal.Load(m.meta.Sequence.Stream); ok {
+		return term.(*TerminalError)
 	}
 	return r.j.h.Handle(ctx, m)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -308,5 +309,49 @@ func TestJetStreamTerminalIsDeadLettered(t *testing.T) {
 	cleanStop(t, stop)
 	if c := e.status("poison").Counters; c.DeadLettered != 1 || c.Naked != 0 {
 		t.Fatalf("counters: %+v", c)
+	}
+}
+
+// A terminal message whose dead-letter copy cannot be stored is not run
+// again: its redeliveries only try the copy, until it is stored.
+func TestJetStreamTerminalRunsOnceWhileItsDeadLetterFails(t *testing.T) {
+	t.Parallel()
+	e := newJSEnv(t, jetstream.StreamConfig{Name: "WORK", Subjects: []string{"work.>"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// Full: it takes no copy until purged.
+	dlq, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: "DLQ", Subjects: []string{"dlq.>"}, MaxMsgs: 1, Discard: jetstream.DiscardNew})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.js.Publish(ctx, "dlq.filler", nil); err != nil {
+		t.Fatal(err)
+	}
+	var runs atomic.Int64
+	poison := consumer.HandlerFunc(func(context.Context, *consumer.Msg) error {
+		runs.Add(1)
+		return consumer.Terminal(errors.New("cannot be decoded"))
+	})
+	cfg := consumer.Config{Subject: "work.poison", JetStream: consumer.JetStream{Stream: "WORK", MaxDeliver: -1,
+		Backoff: []time.Duration{20 * time.Millisecond}, DeadLetter: "dlq.poison"}}
+	if err := e.sup.Handle("poison", cfg, poison); err != nil {
+		t.Fatal(err)
+	}
+	stop := e.serve()
+	e.subscribed(1)
+	if _, err := e.js.Publish(ctx, "work.poison", []byte("m1")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "three failed dead-letter copies", func() bool { return e.status("poison").Counters.DeadLetterFailed >= 3 })
+	if n := runs.Load(); n != 1 {
+		t.Fatalf("the handler ran %d times for a message it declared terminal, want 1", n)
+	}
+	if err := dlq.Purge(ctx); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor[consumer.DeadLettered](t, e.rec, 0, 20*time.Second, nil)
+	cleanStop(t, stop)
+	if n := runs.Load(); n != 1 {
+		t.Fatalf("the handler ran %d times, want 1", n)
 	}
 }

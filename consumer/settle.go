@@ -70,7 +70,9 @@ func (r *jsRun) settle(ctx context.Context, m *Msg, err error) {
 		r.ack(ctx, m)
 	case errors.As(err, &term) && j.cfg.DeadLetter != "":
 		// Never to be run again, so kept where the handler's failures go:
-		// terminated once the copy is stored.
+		// terminated once the copy is stored. Until then a redelivery
+		// tries only the copy again (see Handle).
+		r.terminal.Store(m.meta.Sequence.Stream, term)
 		r.deadLetter(ctx, m, term.Err)
 	case errors.As(err, &term):
 		if m.Term(logfield.Text(term.Err)) == nil {

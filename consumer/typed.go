@@ -25,8 +25,8 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 // and calls f with it; f's result settles the message as a Handler's
 // does. A payload that cannot be decoded is never retried: f does not run
 // and the handler fails with Terminal(*[DecodeError]), so a JetStream
-// message is terminated (not dead-lettered: only a failure on the last
-// delivery is), and a core message is counted as failed. For a nil f it
+// message goes to the dead-letter subject, if set, and is terminated, and
+// a core message is counted as failed. For a nil f it
 // returns nil, which Handle refuses with [ErrNilHandler].
 func Typed[T any](f func(ctx context.Context, v T, m *Msg) error) Handler {
 	return TypedWith(JSON[T]{}, f)
