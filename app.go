@@ -42,8 +42,13 @@ type Client struct {
 	workers map[string]*tasks.Worker
 	groups  []*group // in the order they join the tree
 	serving bool
-	ready   *readiness
-	synced  map[string]<-chan struct{} // a watch's Synced, by its name
+	// phase ends when the Client starts or stops running; stopped is true
+	// once a Run has returned, until the next begins.
+	phase    context.Context
+	endPhase context.CancelFunc
+	stopped  bool
+	ready    *readiness
+	synced   map[string]<-chan struct{} // a watch's Synced, by its name
 }
 
 // New validates cfg, reporting every problem at once (an error wrapping
@@ -64,6 +69,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	c := &Client{cfg: cfg, events: events, tree: supervisor.NewTree(cfg.Name, events), bound: map[string]bool{},
 		workers: map[string]*tasks.Worker{}, ready: ready, synced: map[string]<-chan struct{}{},
 		handles: handles{buckets: map[string]*kv.Bucket[[]byte]{}, stores: map[string]*objectstore.Store{}, locks: map[string]*kv.Lock{}}}
+	c.phase, c.endPhase = context.WithCancel(context.Background())
 
 	// Children stop in reverse order of adding: the publisher flushes
 	// before the connection drains, which drains before the embedded
@@ -180,9 +186,10 @@ func (c *Client) Serve(ctx context.Context) error {
 		return err
 	}
 	c.ready.began()
-	err := c.serveTree(ctx)
+	err := c.incomplete(ctx, c.serveTree(ctx))
 	c.mu.Lock()
 	c.serving = false
+	c.nextPhaseLocked(true)
 	c.mu.Unlock()
 	c.ready.ended(err, ctx.Err() == nil)
 	return err
@@ -216,6 +223,25 @@ func (c *Client) Run(ctx context.Context) error {
 // by itself when it returns; Close is for a Client never run, or not run
 // again. It fails with publisher.ErrServing while the Client runs.
 func (c *Client) Close() error { return c.pub.Close() }
+
+// nextPhaseLocked wakes the calls waiting on the current phase and starts
+// the next: stopped after a Run, running at its start. c.mu is held.
+func (c *Client) nextPhaseLocked(stopped bool) {
+	c.endPhase()
+	c.phase, c.endPhase = context.WithCancel(context.Background())
+	c.stopped = stopped
+}
+
+// runPhase returns ErrNotRunning once a Run has returned, until the next
+// begins, and otherwise a context that ends when that changes.
+func (c *Client) runPhase() (context.Context, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return nil, ErrNotRunning
+	}
+	return c.phase, nil
+}
 
 // Conn returns the live connection, waiting until it is connected or ctx
 // ends. It is the escape hatch to everything nats.go does; the Client

@@ -33,6 +33,12 @@ var (
 	// running.
 	ErrRunning = supervisor.ErrRunning
 
+	// ErrNotRunning is returned by PublishCore and PublishCoreMsg, at
+	// once, once Run has returned, until Run is called again; one waiting
+	// for the connection when Run returns fails with it then. Before the
+	// first Run they wait for the connection until their ctx ends.
+	ErrNotRunning = errors.New("corral: not running")
+
 	// ErrShutdownIncomplete is returned by Run when a child did not stop
 	// within its shutdown timeout.
 	ErrShutdownIncomplete = supervisor.ErrShutdownIncomplete

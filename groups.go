@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,6 +70,7 @@ func (c *Client) addDeclared() error {
 		}
 		g.added, g.budget = true, p.ShutdownTimeout
 	}
+	c.nextPhaseLocked(false)
 	return nil
 }
 
@@ -133,4 +135,19 @@ func (c *Client) serveTree(ctx context.Context) error {
 		return fmt.Errorf("%w: %s: %w", ErrShutdownIncomplete, strings.Join(names, ", "), ctx.Err())
 	}
 	return ctx.Err()
+}
+
+// incomplete is err, the tree's, or ErrShutdownIncomplete when a group
+// stopped in time but left a child of its own running: the tree counts
+// the group stopped, and takes its error, which wraps ctx's, for a clean
+// stop.
+func (c *Client) incomplete(ctx context.Context, err error) error {
+	if ctx.Err() == nil || !errors.Is(err, ctx.Err()) || errors.Is(err, ErrShutdownIncomplete) {
+		return err
+	}
+	names := slices.Concat(c.consumers.Unstopped(), c.tasks.Unstopped(), c.watchers.Unstopped())
+	if len(names) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w: %s: %w", ErrShutdownIncomplete, strings.Join(names, ", "), ctx.Err())
 }

@@ -22,7 +22,8 @@ func (c *Client) Publish(ctx context.Context, subject string, data []byte, opts 
 	return c.pub.Publish(ctx, subject, data, opts...)
 }
 
-// PublishMsg is Publish for a message with headers; msg is copied, and
+// PublishMsg is Publish for a message with headers; msg is copied (a nil
+// msg fails at once), and
 // opts set their headers over msg's. A Nats-Msg-Id header in msg is kept
 // as the message's id, as publisher.WithMsgID sets it; see
 // publisher.Buffered.PublishMsg.
@@ -46,7 +47,10 @@ func (c *Client) PublishSync(ctx context.Context, subject string, data []byte, o
 //     fails at once with an error wrapping ErrDisconnected and
 //     nats.ErrReconnectBufExceeded;
 //   - not connected yet, or closed for good and not yet replaced: it waits
-//     for the connection until ctx ends, then fails with ctx's error.
+//     for the connection until ctx ends, then fails with ctx's error;
+//   - once Run has returned (and until Run is called again): it fails at
+//     once with an error wrapping ErrNotRunning, as does a PublishCore
+//     waiting when Run returns. Before the first Run it waits, as above.
 //
 // Data larger than the server's max payload fails, as Publish does, with
 // an error wrapping publisher.ErrTooLarge that says both sizes; it also
@@ -62,6 +66,10 @@ func (c *Client) PublishCoreMsg(ctx context.Context, msg *nats.Msg) error {
 		return errors.New("publish: nil message")
 	}
 	for {
+		phase, err := c.runPhase()
+		if err != nil {
+			return fmt.Errorf("publish to %q: %w", msg.Subject, err)
+		}
 		nc, gone, changed := c.conn.Current()
 		if nc == nil {
 			select {
@@ -69,12 +77,14 @@ func (c *Client) PublishCoreMsg(ctx context.Context, msg *nats.Msg) error {
 				return fmt.Errorf("publish to %q: waiting for the connection: %w", msg.Subject, ctx.Err())
 			case <-changed:
 				continue
+			case <-phase.Done(): // Run began or returned
+				continue
 			}
 		}
 		if size, limit := payloadSize(msg), nc.MaxPayload(); int64(size) > limit {
 			return &tooLarge{size: size, limit: limit, headers: len(msg.Header) > 0}
 		}
-		err := nc.PublishMsg(msg)
+		err = nc.PublishMsg(msg)
 		switch {
 		case err == nil:
 			return nil
@@ -84,6 +94,8 @@ func (c *Client) PublishCoreMsg(ctx context.Context, msg *nats.Msg) error {
 			case <-ctx.Done():
 				return fmt.Errorf("publish to %q: waiting for the connection: %w", msg.Subject, ctx.Err())
 			case <-gone:
+				continue
+			case <-phase.Done():
 				continue
 			}
 		case errors.Is(err, nats.ErrReconnectBufExceeded):

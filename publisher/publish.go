@@ -2,6 +2,7 @@ package publisher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/nats-io/nats.go"
@@ -23,7 +24,7 @@ func (p *Buffered) Publish(ctx context.Context, subject string, data []byte, opt
 }
 
 // PublishMsg is [Buffered.Publish] for a message with headers. msg is
-// copied.
+// copied; a nil msg fails at once.
 func (p *Buffered) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...Option) (*Future, error) {
 	e, err := p.prepare(msg, opts)
 	if err != nil {
@@ -54,6 +55,9 @@ func (p *Buffered) PublishSync(ctx context.Context, subject string, data []byte,
 
 // prepare copies msg into a new entry with its Msg-Id and options.
 func (p *Buffered) prepare(msg *nats.Msg, opts []Option) (*entry, error) {
+	if msg == nil {
+		return nil, errors.New("publisher: nil message")
+	}
 	if err := subject.Validate(msg.Subject, false); err != nil {
 		return nil, fmt.Errorf("publisher: %w", err)
 	}
