@@ -1,6 +1,8 @@
 package connection
 
 import (
+	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"strconv"
@@ -18,7 +20,8 @@ import (
 // field takes the default its comment states.
 type Config struct {
 	// Servers are the URLs to connect to (nats://, tls://, ws://, wss://).
-	// Empty: the embedded server. Credentials in URLs are never logged.
+	// Empty: the embedded server. Credentials in URLs (any character,
+	// commas included) are never printed: see Redact and Config.Format.
 	// The servers a cluster announces are kept (Status.Discovered) and
 	// dialled after these when the connection is replaced.
 	Servers []string `yaml:"servers"`
@@ -111,6 +114,39 @@ type AuthConfig struct {
 	NKeySeedFile string `yaml:"nkey_seed_file"`
 	// CredsFile is a decentralized-auth credentials file (JWT and seed).
 	CredsFile string `yaml:"creds_file"`
+}
+
+// Format prints c with the credentials of its server URLs and its Auth
+// secrets redacted, whatever the verb (%v, %+v, %#v, %s, ...), so that
+// printing a Config, or a struct holding one, reveals none.
+func (c Config) Format(f fmt.State, verb rune) {
+	type config Config // without methods: printing it does not come back here
+	r := config(c)
+	r.Servers = RedactAll(c.Servers)
+	if verb == 'v' && f.Flag('#') {
+		s := fmt.Sprintf("%#v", r)
+		_, _ = io.WriteString(f, "connection.Config"+s[strings.Index(s, "{"):])
+		return
+	}
+	fmt.Fprintf(f, fmt.FormatString(f, verb), r)
+}
+
+// Format prints a as String does, and %#v as Go syntax with the token and
+// password redacted: no verb reveals a secret.
+func (a AuthConfig) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		fmt.Fprintf(f, "connection.AuthConfig{Token:%q, User:%q, Password:%q, NKeySeedFile:%q, CredsFile:%q}",
+			redactSecret(a.Token), a.User, redactSecret(a.Password), a.NKeySeedFile, a.CredsFile)
+		return
+	}
+	_, _ = io.WriteString(f, a.String())
+}
+
+func redactSecret(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "redacted"
 }
 
 // String describes the authentication without its secrets, so that

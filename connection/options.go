@@ -3,6 +3,7 @@ package connection
 import (
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -44,6 +45,14 @@ func (s *Supervisor) options(l *live) []nats.Option {
 		_ = o(&theirs)
 	}
 	return append(opts, s.callbacks(l, &theirs)...)
+}
+
+// servers sets the servers nats.go connects to as a list, each URL whole.
+func servers(urls []string) nats.Option {
+	return func(o *nats.Options) error {
+		o.Servers = slices.Clone(urls)
+		return nil
+	}
 }
 
 // reconnectDelay returns nats.go's delay after the attempts-th full round
@@ -89,7 +98,7 @@ func (s *Supervisor) callbacks(l *live, theirs *nats.Options) []nats.Option {
 			callConn(theirs.ReconnectedCB, nc)
 		}),
 		nats.ReconnectErrHandler(func(nc *nats.Conn, err error) {
-			ev.Emit(ReconnectFailed{EventTime: ev.Stamp(), URL: s.lastURL(), Err: err,
+			ev.Emit(ReconnectFailed{EventTime: ev.Stamp(), URL: s.lastURL(), Err: s.redactErr(err),
 				Attempt: l.failures.Add(1), Generation: l.gen})
 			callConnErr(theirs.ReconnectErrCB, nc, err)
 		}),
@@ -103,7 +112,7 @@ func (s *Supervisor) callbacks(l *live, theirs *nats.Options) []nats.Option {
 			}
 			url := s.lastURL()
 			s.release(l, st, cause)
-			ev.Emit(Closed{EventTime: ev.Stamp(), URL: url, Err: cause, Generation: l.gen})
+			ev.Emit(Closed{EventTime: ev.Stamp(), URL: url, Err: s.redactErr(cause), Generation: l.gen})
 			callConn(theirs.ClosedCB, nc)
 		}),
 		nats.DiscoveredServersHandler(func(nc *nats.Conn) {
@@ -133,7 +142,7 @@ func (s *Supervisor) onDisconnect(l *live, theirs *nats.Options) nats.ConnErrHan
 			// error, but has recorded it.
 			cause = nc.LastError()
 		}
-		ev.Emit(Disconnected{EventTime: ev.Stamp(), URL: s.lastURL(), Err: cause, Closing: closing, Generation: l.gen})
+		ev.Emit(Disconnected{EventTime: ev.Stamp(), URL: s.lastURL(), Err: s.redactErr(cause), Closing: closing, Generation: l.gen})
 		callConnErr(theirs.DisconnectedErrCB, nc, err)
 		callConn(theirs.DisconnectedCB, nc)
 	}
@@ -152,7 +161,7 @@ func (s *Supervisor) onAsyncError(l *live, theirs *nats.Options) nats.ErrHandler
 		if !slow {
 			// Reported before the dependents act on it, so that logs
 			// show the cause before its effects.
-			ev.Emit(AsyncError{EventTime: ev.Stamp(), URL: s.lastURL(), Subject: subject, Err: err, Generation: l.gen})
+			ev.Emit(AsyncError{EventTime: ev.Stamp(), URL: s.lastURL(), Subject: subject, Err: s.redactErr(err), Generation: l.gen})
 		}
 		if !s.listeners.dispatch(nc, sub, err) && slow {
 			dropped, _ := sub.Dropped()

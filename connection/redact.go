@@ -1,6 +1,10 @@
 package connection
 
-import "strings"
+import (
+	"net/url"
+	"slices"
+	"strings"
+)
 
 // Redact returns a server URL safe to log: everything between "://" and
 // the last "@" is replaced, whatever it holds (user and password, a token,
@@ -31,3 +35,70 @@ func RedactAll(urls []string) []string {
 	}
 	return out
 }
+
+// secrets returns the credentials cfg holds: the password, or the token,
+// of every server URL as written and decoded, and Auth's token and
+// password. Longest first, so that one holding another is removed whole.
+func secrets(cfg Config) []string {
+	var out []string
+	add := func(s string) {
+		if s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	for _, s := range cfg.Servers {
+		at := strings.LastIndex(s, "@")
+		if at < 0 {
+			continue
+		}
+		userinfo := s[:at]
+		if i := strings.Index(userinfo, "://"); i >= 0 {
+			userinfo = userinfo[i+len("://"):]
+		}
+		user, password, ok := strings.Cut(userinfo, ":")
+		if !ok {
+			password = user // a token alone
+		}
+		add(password)
+		if p, err := url.PathUnescape(password); err == nil {
+			add(p)
+		}
+		if u, err := url.Parse(s); err == nil && u.User != nil {
+			if p, ok := u.User.Password(); ok {
+				add(p)
+			} else {
+				add(u.User.Username())
+			}
+		}
+	}
+	add(cfg.Auth.Token)
+	add(cfg.Auth.Password)
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}
+
+// redactErr returns err, or when its text holds one of the configured
+// secrets an error reading the same with each replaced by "redacted",
+// which unwraps to err so that errors.Is and errors.As still match.
+func (s *Supervisor) redactErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	text := err.Error()
+	for _, secret := range s.secrets {
+		text = strings.ReplaceAll(text, secret, "redacted")
+	}
+	if text == err.Error() {
+		return err
+	}
+	return &redactedError{text: text, err: err}
+}
+
+// redactedError is an error whose text has had its credentials removed.
+type redactedError struct {
+	text string
+	err  error
+}
+
+func (e *redactedError) Error() string { return e.text }
+func (e *redactedError) Unwrap() error { return e.err }

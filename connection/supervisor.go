@@ -36,6 +36,9 @@ type Supervisor struct {
 	// connection when it was last up, with the credentials of the URL it
 	// was connected to; a replacement dials them after the seeds.
 	discovered []string
+	// secrets are the credentials in cfg, removed from every error text
+	// the supervisor reports (redactErr).
+	secrets []string
 }
 
 // live is one *nats.Conn and the signal that it closed for good.
@@ -57,7 +60,7 @@ func New(cfg Config) (*Supervisor, error) {
 	cfg = cfg.withDefaults()
 	cfg.Servers = slices.Clone(cfg.Servers)
 	cfg.Options = slices.Clone(cfg.Options)
-	s := &Supervisor{cfg: cfg, events: event.New(cfg.Events), changed: make(chan struct{})}
+	s := &Supervisor{cfg: cfg, events: event.New(cfg.Events), changed: make(chan struct{}), secrets: secrets(cfg)}
 	s.status = Status{State: StateStopped, Since: s.events.Stamp().At}
 	return s, nil
 }
@@ -93,8 +96,12 @@ func (s *Supervisor) Serve(ctx context.Context) error {
 	s.setStatusLocked(StateConnecting, nil)
 	s.mu.Unlock()
 
-	nc, err := nats.Connect(strings.Join(urls, ","), s.options(l)...)
+	// The servers go to nats.go as a list: nats.Connect's URL argument is
+	// split at commas, which cuts a password holding one in two.
+	opts := append([]nats.Option{servers(urls)}, s.options(l)...)
+	nc, err := nats.Connect("", opts...)
 	if err != nil {
+		err = s.redactErr(err)
 		s.release(l, StateClosed, err)
 		return fmt.Errorf("connection: connect to %s: %w", strings.Join(RedactAll(urls), ","), err)
 	}
@@ -112,7 +119,7 @@ func (s *Supervisor) Serve(ctx context.Context) error {
 			s.release(l, StateStopped, nil)
 			return ctx.Err()
 		}
-		cause := nc.LastError()
+		cause := s.redactErr(nc.LastError())
 		s.release(l, StateClosed, cause)
 		if cause == nil {
 			return ErrClosed
@@ -241,7 +248,7 @@ func (s *Supervisor) snapshotLocked() Status {
 
 func (s *Supervisor) setStatusLocked(st State, cause error) {
 	if cause != nil {
-		s.status.LastError = cause.Error()
+		s.status.LastError = s.redactErr(cause).Error()
 	}
 	if s.status.State != st {
 		s.status.State = st

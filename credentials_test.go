@@ -1,0 +1,81 @@
+package corral_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/natstest"
+)
+
+// A Client given a wrong password holding a comma prints neither the
+// password nor the part before its comma: not in its logs, its events,
+// its status or the error Run returns.
+func TestWrongPasswordWithACommaNeverPrinted(t *testing.T) {
+	t.Parallel()
+	const password = "HeadZ9k,TailZ9k"
+	secrets := []string{password, "HeadZ9k", "TailZ9k"}
+	srv := natstest.RunServer(t, natstest.WithUser("alice", "right"), natstest.WithoutJetStream())
+	cfg := corral.Config{Name: "creds"}
+	cfg.Connection.Servers = []string{fmt.Sprintf("nats://alice:%s@127.0.0.1:%d", password, srv.Port())}
+	core, logs := observer.New(zap.DebugLevel)
+	rec := natstest.NewRecorder()
+	c, err := corral.New(cfg, corral.WithLogger(zap.New(core)), corral.WithEventHook(rec.Hook))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	natstest.Eventually(t, 10*time.Second, func() bool { return c.Status().Connection.LastError != "" },
+		func() string { return "the connection reports no error:\n" + c.Status().String() })
+	outputs := []string{c.Status().String(), fmt.Sprintf("%+v", c.Status())}
+	cancel()
+	runErr := <-done
+	if runErr != nil {
+		outputs = append(outputs, runErr.Error(), fmt.Sprintf("%+v", runErr))
+	}
+	for _, e := range logs.All() {
+		outputs = append(outputs, fmt.Sprintf("%s %+v", e.Message, e.ContextMap()))
+	}
+	for _, ev := range rec.Events() {
+		outputs = append(outputs, fmt.Sprintf("%v", ev), fmt.Sprintf("%+v", ev))
+	}
+	if logs.Len() == 0 || len(rec.Events()) == 0 {
+		t.Errorf("got %d log lines and %d events, want some of each", logs.Len(), len(rec.Events()))
+	}
+	for _, out := range outputs {
+		for _, s := range secrets {
+			if strings.Contains(out, s) {
+				t.Errorf("%q is printed:\n%s", s, out)
+			}
+		}
+	}
+}
+
+// Printing a Config with any verb shows none of its credentials.
+func TestConfigPrintsNoCredentials(t *testing.T) {
+	t.Parallel()
+	secrets := []string{"UrlPa", "ssW0rd", "authTok3n"}
+	cfg := corral.Config{Name: "creds"}
+	cfg.Connection.Servers = []string{"nats://alice:UrlPa,ssW0rd@127.0.0.1:4222"}
+	cfg.Connection.Auth = connection.AuthConfig{Token: "authTok3n"}
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
+		for _, v := range []any{cfg, &cfg} {
+			out := fmt.Sprintf(verb, v)
+			for _, s := range secrets {
+				if strings.Contains(out, s) {
+					t.Errorf("%s of %T prints %q:\n%s", verb, v, s, out)
+				}
+			}
+		}
+	}
+}
