@@ -221,3 +221,44 @@ func TestPublishCoreWaitingWhenRunReturnsFails(t *testing.T) {
 		t.Fatal("PublishCore still waits after Run returned")
 	}
 }
+
+// stuckWatch ignores its ctx until release is closed.
+type stuckWatch struct{ started, release chan struct{} }
+
+func (w stuckWatch) Serve(context.Context) error {
+	close(w.started)
+	<-w.release
+	return nil
+}
+func (stuckWatch) String() string { return "stuck-watch" }
+
+// The watchers group, too, stops in time while its child does not.
+func TestRunReportsAWatchThatIgnoredItsShutdownTimeout(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	cfg := corral.Config{Name: "stuck-watch"}
+	cfg.Connection.Servers = []string{srv.URL()}
+	cfg.Watches.Restart.ShutdownTimeout = 100 * time.Millisecond
+	c, err := corral.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := stuckWatch{started: make(chan struct{}), release: make(chan struct{})}
+	if err := c.Watch(w); err != nil {
+		t.Fatal(err)
+	}
+	stop := running(t, c)
+	select {
+	case <-w.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watch never started")
+	}
+	err = stop()
+	close(w.release)
+	if !errors.Is(err, corral.ErrShutdownIncomplete) {
+		t.Fatalf("Run: got %v, want ErrShutdownIncomplete", err)
+	}
+	if u := c.Status().Unstopped; !slices.ContainsFunc(u, func(s string) bool { return strings.Contains(s, "stuck-watch") }) {
+		t.Fatalf("Status().Unstopped: got %v, want the stuck watch", u)
+	}
+}
