@@ -16,6 +16,10 @@ var (
 	// ErrTooLarge is returned by Publish for a message larger than the
 	// server accepts.
 	ErrTooLarge = errors.New("publisher: message larger than the server's max payload")
+	// ErrSubjectTooLong is returned by Publish for a subject longer than
+	// 4096 bytes, nats-server's default max_control_line: a longer one
+	// would have the server close the connection.
+	ErrSubjectTooLong = errors.New("publisher: subject too long")
 	// ErrStopped is returned by Publish once the publisher is stopping, and
 	// is the error of a message that was not delivered before the stop.
 	ErrStopped = errors.New("publisher: stopped")

@@ -77,10 +77,13 @@ func (e SpoolError) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
-// SpoolCorrupt is emitted when a spool segment held a bad record followed
-// by more data (not a torn last write). The segment was renamed to KeptAs
-// for inspection; its readable unsettled records were spooled again, and
-// the records at and after Offset are not sent.
+// SpoolCorrupt is emitted for each damaged place in a spool segment: a
+// record that cannot be read and is not a torn last write (one whose
+// declared length runs past the end of the segment). The segment was
+// renamed to KeptAs for inspection and its readable unsettled records,
+// before and after the damage, were spooled again. Err says how many bytes
+// from Offset were not read, and their records are not sent, or that the
+// damaged record was whole (only its length was hit) and is kept.
 type SpoolCorrupt struct {
 	supervisor.EventTime
 	Dir     string

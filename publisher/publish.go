@@ -58,6 +58,9 @@ func (p *Buffered) prepare(msg *nats.Msg, opts []Option) (*entry, error) {
 	if msg == nil {
 		return nil, errors.New("publisher: nil message")
 	}
+	if err := checkSubjectLen(msg.Subject); err != nil {
+		return nil, err
+	}
 	if err := subject.Validate(msg.Subject, false); err != nil {
 		return nil, fmt.Errorf("publisher: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"slices"
 
 	"github.com/nats-io/nats.go"
@@ -16,10 +17,35 @@ import (
 // header JSON, data. Integers are little-endian.
 const recordHeader = 8 // length and crc32
 
+// minRecord is the smallest record: its header and a body with an empty
+// subject, no header and no data.
+const minRecord = recordHeader + 14
+
+// maxSubjectLen is the longest subject Publish accepts. nats-server closes
+// the connection of a client whose control line ("HPUB subject reply
+// sizes") passes its max_control_line, 4 KiB by default, and the spool
+// records a subject's length in 16 bits.
+const maxSubjectLen = 4096
+
+// checkSubjectLen refuses a subject longer than maxSubjectLen.
+func checkSubjectLen(subject string) error {
+	if n := len(subject); n > maxSubjectLen {
+		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrSubjectTooLong, n, maxSubjectLen)
+	}
+	return nil
+}
+
 // encodeRecord returns the record of msg, whose header is already encoded
-// as hdr, with spool sequence seq.
-func encodeRecord(seq uint64, msg *nats.Msg, hdr []byte) []byte {
+// as hdr, with spool sequence seq. It refuses a message whose subject,
+// header or record does not fit the record's length fields.
+func encodeRecord(seq uint64, msg *nats.Msg, hdr []byte) ([]byte, error) {
 	sl := len(msg.Subject)
+	if sl > math.MaxUint16 {
+		return nil, fmt.Errorf("%w: %d bytes, a spool record holds at most %d", ErrSubjectTooLong, sl, math.MaxUint16)
+	}
+	if n := 14 + uint64(sl) + uint64(len(hdr)) + uint64(len(msg.Data)); n > math.MaxUint32 {
+		return nil, fmt.Errorf("publisher: spool: a record of %d bytes, at most %d fit", n, uint32(math.MaxUint32))
+	}
 	rec := make([]byte, recordHeader+14+sl+len(hdr)+len(msg.Data))
 	body := rec[recordHeader:]
 	binary.LittleEndian.PutUint64(body[0:], seq)
@@ -30,35 +56,36 @@ func encodeRecord(seq uint64, msg *nats.Msg, hdr []byte) []byte {
 	copy(body[14+sl+len(hdr):], msg.Data)
 	binary.LittleEndian.PutUint32(rec[0:], uint32(len(body)))
 	binary.LittleEndian.PutUint32(rec[4:], crc32.ChecksumIEEE(body))
-	return rec
+	return rec, nil
 }
 
 // readRecord decodes the record at the start of b into an entry with its
 // spool sequence, and returns the record's length. An error means the
-// record is torn or damaged.
+// record is torn or damaged. The lengths are checked before the checksum,
+// so that scanning damaged bytes for the next record is cheap.
 func readRecord(b []byte) (*entry, int, error) {
 	if len(b) < recordHeader {
 		return nil, 0, errors.New("short record")
 	}
 	n := int(binary.LittleEndian.Uint32(b[0:]))
-	if n < 14 || n > len(b)-recordHeader {
+	if n < minRecord-recordHeader || n > len(b)-recordHeader {
 		return nil, 0, fmt.Errorf("bad record length %d", n)
 	}
 	body := b[recordHeader : recordHeader+n]
-	if crc32.ChecksumIEEE(body) != binary.LittleEndian.Uint32(b[4:]) {
-		return nil, 0, errors.New("bad checksum")
-	}
-	e := &entry{seq: binary.LittleEndian.Uint64(body[0:])}
 	sl := int(binary.LittleEndian.Uint16(body[8:]))
 	if 10+sl+4 > len(body) {
 		return nil, 0, errors.New("bad subject length")
 	}
-	msg := &nats.Msg{Subject: string(body[10 : 10+sl])}
 	hl := int(binary.LittleEndian.Uint32(body[10+sl:]))
 	rest := body[14+sl:]
 	if hl > len(rest) {
 		return nil, 0, errors.New("bad header length")
 	}
+	if crc32.ChecksumIEEE(body) != binary.LittleEndian.Uint32(b[4:]) {
+		return nil, 0, errors.New("bad checksum")
+	}
+	e := &entry{seq: binary.LittleEndian.Uint64(body[0:])}
+	msg := &nats.Msg{Subject: string(body[10 : 10+sl])}
 	if hl > 0 {
 		if err := json.Unmarshal(rest[:hl], &msg.Header); err != nil {
 			return nil, 0, err

@@ -22,7 +22,10 @@ func TestRecordRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		rec := encodeRecord(42, m, hdr)
+		rec, err := encodeRecord(42, m, hdr)
+		if err != nil {
+			t.Fatal(err)
+		}
 		e, n, err := readRecord(append(slices.Clone(rec), 0, 0, 0))
 		if err != nil || n != len(rec) {
 			t.Fatalf("%s: read %d of %d bytes: %v", m.Subject, n, len(rec), err)

@@ -17,9 +17,10 @@ import (
 // and a newer one is being written; a new segment always gets an id above
 // every file in the directory, so a .done left by a crash never applies to
 // new records. A torn record at the end of a segment (a crash while
-// writing) is ignored; a bad record followed by more data is damage: the
-// segment is set aside as NNN.log.corrupt and its readable unsettled
-// records are written again.
+// writing: its declared length runs past the end) is ignored; any other
+// unreadable bytes are damage: the segment is set aside as
+// NNN.log.corrupt and its readable unsettled records, before and after
+// the damage, are written again.
 //
 // A small log of our own rather than a library: the access pattern is one
 // writer appending and acknowledging in roughly the same order, which
@@ -69,8 +70,11 @@ func (s *spool) append(e *entry) error {
 			return err
 		}
 	}
+	rec, err := encodeRecord(s.seq+1, e.msg, hdr)
+	if err != nil {
+		return err
+	}
 	s.seq++
-	rec := encodeRecord(s.seq, e.msg, hdr)
 	if _, err := s.cur.log.Write(rec); err != nil {
 		return fmt.Errorf("publisher: spool: %w", err)
 	}

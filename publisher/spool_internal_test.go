@@ -134,7 +134,7 @@ func TestSpoolTornLastRecord(t *testing.T) {
 }
 
 // A bad record followed by good ones is damage: reported, the segment kept
-// aside, and the records before it spooled again.
+// aside, and the records before and after it spooled again.
 func TestSpoolCorruptRecordIsKeptAside(t *testing.T) {
 	dir := t.TempDir()
 	s, _, _ := mustOpen(t, dir, 0)
@@ -157,13 +157,13 @@ func TestSpoolCorruptRecordIsKeptAside(t *testing.T) {
 	if _, err := os.Stat(dmg[0].keptAs); err != nil {
 		t.Fatal(err)
 	}
-	if len(rec) != 1 || string(rec[0].msg.Data) != "0" {
-		t.Fatalf("recovered %d, want the one record before the damage", len(rec))
+	if len(rec) != 3 || string(rec[0].msg.Data) != "0" || string(rec[1].msg.Data) != "2" || string(rec[2].msg.Data) != "3" {
+		t.Fatalf("recovered %d, want the records before and after the damage", len(rec))
 	}
 	s.close()
 	s, rec, dmg = mustOpen(t, dir, 0) // spooled again: still there, no new damage
 	defer s.close()
-	if len(rec) != 1 || len(dmg) != 0 {
+	if len(rec) != 3 || len(dmg) != 0 {
 		t.Fatalf("reopened: %d recovered, damage %v", len(rec), dmg)
 	}
 }

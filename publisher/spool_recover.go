@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,10 +14,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// spoolDamage is a segment set aside for a bad record.
+// spoolDamage is damaged bytes in a segment, which was set aside: skipped
+// bytes from offset were not read (0 when the damaged record was whole
+// and is kept).
 type spoolDamage struct {
 	segment uint64
 	offset  int64
+	skipped int64
 	err     error
 	keptAs  string
 }
@@ -60,11 +64,15 @@ func openSpool(dir string, sync bool, segmentSize int64) (_ *spool, _ []*entry, 
 			return nil, nil, nil, fmt.Errorf("publisher: spool segment %d: %w", id, err)
 		}
 		switch {
-		case dmg != nil:
-			if dmg.keptAs, err = s.setAside(id); err != nil {
+		case len(dmg) > 0:
+			kept, err := s.setAside(id)
+			if err != nil {
 				return nil, nil, nil, err
 			}
-			damage = append(damage, *dmg)
+			for _, d := range dmg {
+				d.keptAs = kept
+				damage = append(damage, d)
+			}
 			rewrite = append(rewrite, entries...)
 		case seg.pending == 0:
 			if err := s.remove(seg); err != nil {
@@ -120,8 +128,9 @@ func (s *spool) list() (logs, dones []uint64, maxID uint64, err error) {
 }
 
 // load reads a segment's unsettled records and, unless it is damaged,
-// opens it for settling.
-func (s *spool) load(id uint64) (*segment, []*entry, *spoolDamage, error) {
+// opens it for settling. Past a damaged record it reads on from the next
+// whole record, so that damage loses only the records it hit.
+func (s *spool) load(id uint64) (*segment, []*entry, []spoolDamage, error) {
 	logPath, donePath := s.paths(id)
 	done := map[uint64]bool{}
 	data, err := os.ReadFile(donePath)
@@ -146,23 +155,35 @@ func (s *spool) load(id uint64) (*segment, []*entry, *spoolDamage, error) {
 	}
 	seg := &segment{sp: s, id: id, size: int64(len(log)), doneSize: int64(len(data))}
 	var entries []*entry
-	var dmg *spoolDamage
+	var dmg []spoolDamage
+	var last uint64 // the sequence of the last record read in this segment
 	for off := 0; off < len(log); {
 		e, n, err := readRecord(log[off:])
 		if err != nil {
-			if !tornTail(log[off:]) {
-				dmg = &spoolDamage{segment: id, offset: int64(off), err: err}
+			next := resync(log, off+1, last)
+			if next == len(log) && tornTail(log[off:]) {
+				break // a crash while appending the last record
 			}
-			break
+			d := spoolDamage{segment: id, offset: int64(off), skipped: int64(next - off),
+				err: fmt.Errorf("%w: %d bytes not read", err, next-off)}
+			if e, _ = repair(log[off:next]); e != nil { // only its length was hit
+				d.skipped, d.err = 0, fmt.Errorf("%w: the record is whole and is kept", err)
+			}
+			dmg = append(dmg, d)
+			if off = next; e == nil {
+				continue
+			}
+		} else {
+			off += n
 		}
-		off += n
+		last = e.seq
 		s.seq = max(s.seq, e.seq)
 		if done[e.seq] {
 			continue
 		}
 		entries = append(entries, e)
 	}
-	if dmg != nil {
+	if len(dmg) > 0 {
 		return seg, entries, dmg, nil // rewritten to a new segment; no seg
 	}
 	for _, e := range entries {
@@ -177,15 +198,19 @@ func (s *spool) load(id uint64) (*segment, []*entry, *spoolDamage, error) {
 	return seg, entries, nil, nil
 }
 
-// tornTail reports whether b, starting at a record that cannot be read, is
-// what a crash while appending leaves: a record that runs to the end of
-// the file or past it, or zeros.
+// tornTail reports whether b, starting at a record that cannot be read and
+// followed by no whole record, is what a crash while appending leaves:
+// less than a record header, a record whose declared length runs past the
+// end of the file, or zeros. A record that ends exactly at the end of the
+// file was written whole, and so is damage; so is one whose declared
+// length runs past the end while the bytes there match its checksum (its
+// length was hit, not cut).
 func tornTail(b []byte) bool {
 	if len(b) < recordHeader {
 		return true
 	}
-	if n := binary.LittleEndian.Uint32(b); uint64(recordHeader)+uint64(n) >= uint64(len(b)) {
-		return true
+	if n := binary.LittleEndian.Uint32(b); uint64(recordHeader)+uint64(n) > uint64(len(b)) {
+		return crc32.ChecksumIEEE(b[recordHeader:]) != binary.LittleEndian.Uint32(b[4:])
 	}
 	for _, c := range b {
 		if c != 0 {
@@ -193,6 +218,41 @@ func tornTail(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// resync returns the offset of the first whole record in log at or after
+// from, or len(log) if there is none. A record after one with sequence
+// last (0: none yet in this segment) has a higher sequence, by at most one
+// per record that fits between them: the appends of a segment are
+// numbered one after another. Those cheap tests, and the lengths, rule out
+// almost every offset before its checksum is computed.
+func resync(log []byte, from int, last uint64) int {
+	for i := from; i+minRecord <= len(log); i++ {
+		if last != 0 {
+			seq := binary.LittleEndian.Uint64(log[i+recordHeader:])
+			if seq <= last || seq-last > uint64(len(log)/minRecord)+1 {
+				continue
+			}
+		}
+		if _, _, err := readRecord(log[i:]); err == nil {
+			return i
+		}
+	}
+	return len(log)
+}
+
+// repair reads b, the bytes from a record that could not be read to the
+// next whole record (or the end of the segment), as one record whose length
+// field alone was damaged: it succeeds only if they match the record's
+// checksum.
+func repair(b []byte) (*entry, error) {
+	if len(b) < minRecord {
+		return nil, errors.New("short record")
+	}
+	fixed := slices.Clone(b)
+	binary.LittleEndian.PutUint32(fixed, uint32(len(b)-recordHeader))
+	e, _, err := readRecord(fixed)
+	return e, err
 }
 
 // setAside renames a damaged segment's files out of the spool's way and
