@@ -55,6 +55,9 @@ func (g *Group) startLocked(m *member) {
 		m.err, m.cancel = err, nil
 		if m.removed {
 			g.forgetLocked(m)
+			// Nothing left to wait for: handlers added and removed for a
+			// long run must not pile up.
+			r.members = slices.DeleteFunc(r.members, func(x *member) bool { return x == m })
 		}
 		close(m.done)
 		g.mu.Unlock()
@@ -96,7 +99,7 @@ func (g *Group) serve(ctx context.Context) error {
 			m.cancel()
 		}
 	}
-	members := r.members
+	members := slices.Clone(r.members) // a removed member leaves r.members in place
 	g.mu.Unlock()
 	var unstopped []string
 	for _, m := range members {
