@@ -51,6 +51,9 @@ func (c *Client) addDeclared() error {
 		return fmt.Errorf("corral: %w", ErrRunning)
 	}
 	c.serving = true
+	// Not the last Run's ctx, ended: until serveTree sets this Run's, a
+	// Handle is not refused as stopping.
+	c.groups[0].stopping = nil
 	for _, g := range c.groups {
 		if len(g.children()) == 0 {
 			continue
