@@ -83,28 +83,6 @@ func (j *jsHandler) streamMissing(err error) error {
 	return fmt.Errorf("handler %q: stream %s does not exist on the server: %s: %w", j.name, j.cfg.Stream, fix, err)
 }
 
-// checkDeadLetter makes sure a stream stores the dead-letter subject: a
-// message is terminated only once its copy is stored, so without one
-// every message past max_deliver would be delivered again and fail again,
-// forever.
-func (j *jsHandler) checkDeadLetter(ctx context.Context, js jetstream.JetStream) error {
-	dl := j.cfg.DeadLetter
-	if dl == "" {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, jsapi.Timeout)
-	defer cancel()
-	_, err := js.StreamNameBySubject(ctx, dl)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return fmt.Errorf("handler %q: %w: dead_letter %q: no stream stores the subject: declare one that does "+
-			"under the top-level streams: section of the configuration", j.name, ErrInvalidConfig, dl)
-	}
-	if err != nil {
-		return fmt.Errorf("handler %q: dead_letter %q: %w", j.name, dl, err)
-	}
-	return nil
-}
-
 // consumerConfig is the durable pull consumer c declares, with explicit
 // acks.
 func (c Config) consumerConfig() jetstream.ConsumerConfig {

@@ -153,27 +153,10 @@ func (w *Worker) declare(ctx context.Context, nc *nats.Conn) error {
 		MaxAckPending: -1}); err != nil {
 		return fmt.Errorf("declare consumer %s of stream %s: %w", queueConsumerName, c.Stream, err)
 	}
-	if err := w.checkDeadLetter(ctx, js); err != nil {
+	if err := jsapi.CheckDeadLetter(ctx, js, w.cfg.DeadLetter); err != nil {
 		return err
 	}
 	return w.declareLeases(ctx, js)
-}
-
-// checkDeadLetter makes sure a stream stores what is dead-lettered: a
-// task is removed from the queue only once its dead letter is stored.
-func (w *Worker) checkDeadLetter(ctx context.Context, js jetstream.JetStream) error {
-	if w.cfg.DeadLetter == "" {
-		return nil
-	}
-	_, err := js.StreamNameBySubject(ctx, w.cfg.DeadLetter)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return fmt.Errorf("%w: dead_letter %q: no stream stores the subject: declare one that does (a stream under the publisher's streams, say)",
-			ErrInvalidConfig, w.cfg.DeadLetter)
-	}
-	if err != nil {
-		return fmt.Errorf("dead_letter %q: %w", w.cfg.DeadLetter, err)
-	}
-	return nil
 }
 
 // declareLeases declares the queue's lease bucket, or checks that the one
