@@ -81,8 +81,8 @@ func (c *Client) PublishCoreMsg(ctx context.Context, msg *nats.Msg) error {
 				continue
 			}
 		}
-		if size, limit := payloadSize(msg), nc.MaxPayload(); int64(size) > limit {
-			return &tooLarge{size: size, limit: limit, headers: len(msg.Header) > 0}
+		if err := publisher.CheckPayload(msg, nc.MaxPayload()); err != nil {
+			return err
 		}
 		err = nc.PublishMsg(msg)
 		switch {
@@ -104,41 +104,6 @@ func (c *Client) PublishCoreMsg(ctx context.Context, msg *nats.Msg) error {
 		return fmt.Errorf("publish to %q: %w", msg.Subject, err)
 	}
 }
-
-// payloadSize is what nats-server checks against its max payload: the data
-// and the encoded headers ("NATS/1.0\r\n", "Key: value\r\n" each, "\r\n").
-func payloadSize(m *nats.Msg) int {
-	n := len(m.Data)
-	if len(m.Header) == 0 {
-		return n
-	}
-	n += len("NATS/1.0\r\n") + len("\r\n")
-	for k, vs := range m.Header {
-		for _, v := range vs {
-			n += len(k) + len(": ") + len(v) + len("\r\n")
-		}
-	}
-	return n
-}
-
-// tooLarge is publisher.ErrTooLarge for core data, with its sizes. It
-// matches nats.ErrMaxPayload too: that is what PublishCore returned before
-// it said the sizes.
-type tooLarge struct {
-	size    int
-	limit   int64
-	headers bool
-}
-
-func (e *tooLarge) Error() string {
-	what := "data"
-	if e.headers {
-		what = "data and headers"
-	}
-	return fmt.Sprintf("%v: %d bytes of %s, the server accepts %d", publisher.ErrTooLarge, e.size, what, e.limit)
-}
-
-func (e *tooLarge) Unwrap() []error { return []error{publisher.ErrTooLarge, nats.ErrMaxPayload} }
 
 // bufExceeded is a core publish refused while reconnecting: nats.go's
 // reconnect buffer is full or disabled. Its text is Corral's alone; it

@@ -71,8 +71,8 @@ func (p *Buffered) prepare(msg *nats.Msg, opts []Option) (*entry, error) {
 	if m.Header.Get(jetstream.MsgIDHeader) == "" {
 		m.Header.Set(jetstream.MsgIDHeader, nuid.Next())
 	}
-	if size, limit := payloadSize(m), p.maxPayload.Load(); int64(size) > limit {
-		return nil, fmt.Errorf("%w: %d bytes of data and headers, the server accepts %d", ErrTooLarge, size, limit)
+	if err := CheckPayload(m, p.maxPayload.Load()); err != nil {
+		return nil, err
 	}
 	return &entry{msg: m, size: msgSize(m), future: newFuture()}, nil
 }
@@ -88,22 +88,6 @@ func copyHeader(h nats.Header) nats.Header {
 
 // msgSize is what a message counts against BufferBytes.
 func msgSize(m *nats.Msg) int { return len(m.Subject) + payloadSize(m) }
-
-// payloadSize is what nats-server checks against its max payload: the data
-// and the encoded headers ("NATS/1.0\r\n", "Key: value\r\n" each, "\r\n").
-func payloadSize(m *nats.Msg) int {
-	n := len(m.Data)
-	if len(m.Header) == 0 {
-		return n
-	}
-	n += len("NATS/1.0\r\n") + len("\r\n")
-	for k, vs := range m.Header {
-		for _, v := range vs {
-			n += len(k) + len(": ") + len(v) + len("\r\n")
-		}
-	}
-	return n
-}
 
 // accept waits for room (or fails), spools e and queues it for the send
 // loop; with sync, it hands e to nats.go itself when nothing older waits.
