@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/supervisor"
+	"github.com/nats-io/nats.go"
 )
 
 // A Group on its own, without the corral.Client: an embedded server, a
@@ -105,4 +107,57 @@ func Example() {
 	// handled: order 1
 	// apple: 0.42 <nil>
 	// pear: service error 404: no price for "pear"
+}
+
+// exampleGroup runs declare's handlers on an embedded server, then calls
+// use with a connection to it once they have all subscribed.
+func exampleGroup(declare func(g *consumer.Group) int, use func(ctx context.Context, nc *nats.Conn)) {
+	dir, _ := os.MkdirTemp("", "consumer-example")
+	defer os.RemoveAll(dir)
+	srv, _ := embedded.New(embedded.Config{StoreDir: dir})
+	conn, _ := connection.New(connection.Config{Embedded: srv})
+	// The hook counts and signals without blocking: one signal waiting is
+	// enough to have the count read again.
+	var count atomic.Int64
+	subscribed := make(chan struct{}, 1)
+	group := consumer.NewGroup(conn, supervisor.Events{Hook: func(ev supervisor.Event) {
+		if _, ok := ev.(consumer.Subscribed); ok {
+			count.Add(1)
+			select {
+			case subscribed <- struct{}{}:
+			default:
+			}
+		}
+	}})
+	n := declare(group)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, s := range []interface{ Serve(context.Context) error }{srv, conn} {
+		wg.Go(func() { _ = s.Serve(ctx) })
+	}
+	defer wg.Wait()
+	defer cancel()
+	gctx, gcancel := context.WithCancel(ctx)
+	stopped := make(chan error, 1)
+	go func() { stopped <- group.Serve(gctx) }()
+	defer func() {
+		gcancel()
+		<-stopped
+	}()
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	nc, _, err := conn.Conn(wctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for count.Load() < int64(n) {
+		select {
+		case <-subscribed:
+		case <-wctx.Done():
+			fmt.Println("not subscribed:", wctx.Err())
+			return
+		}
+	}
+	use(wctx, nc)
 }

@@ -5,19 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
-	"github.com/corral-go/corral/embedded"
-	"github.com/corral-go/corral/supervisor"
 )
 
 type order struct {
@@ -214,52 +209,6 @@ func TestTypedNil(t *testing.T) {
 	if got.ID != 5 {
 		t.Fatalf("got %+v, want order 5", got)
 	}
-}
-
-// exampleGroup runs declare's handlers on an embedded server, then calls
-// use with a connection to it once they have all subscribed.
-func exampleGroup(declare func(g *consumer.Group) int, use func(ctx context.Context, nc *nats.Conn)) {
-	dir, _ := os.MkdirTemp("", "consumer-example")
-	defer os.RemoveAll(dir)
-	srv, _ := embedded.New(embedded.Config{StoreDir: dir})
-	conn, _ := connection.New(connection.Config{Embedded: srv})
-	subscribed := make(chan struct{}, 16)
-	group := consumer.NewGroup(conn, supervisor.Events{Hook: func(ev supervisor.Event) {
-		if _, ok := ev.(consumer.Subscribed); ok {
-			subscribed <- struct{}{}
-		}
-	}})
-	n := declare(group)
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	for _, s := range []interface{ Serve(context.Context) error }{srv, conn} {
-		wg.Go(func() { _ = s.Serve(ctx) })
-	}
-	defer wg.Wait()
-	defer cancel()
-	gctx, gcancel := context.WithCancel(ctx)
-	stopped := make(chan error, 1)
-	go func() { stopped <- group.Serve(gctx) }()
-	defer func() {
-		gcancel()
-		<-stopped
-	}()
-	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
-	defer wcancel()
-	nc, _, err := conn.Conn(wctx)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for range n {
-		select {
-		case <-subscribed:
-		case <-wctx.Done():
-			fmt.Println("not subscribed:", wctx.Err())
-			return
-		}
-	}
-	use(wctx, nc)
 }
 
 // A typed handler gets each payload decoded from JSON; a typed request

@@ -31,7 +31,10 @@ func Example() {
 	subscribed := make(chan struct{}, 1)
 	group := consumer.NewGroup(conn, supervisor.Events{Hook: func(ev supervisor.Event) {
 		if _, ok := ev.(consumer.Subscribed); ok {
-			subscribed <- struct{}{}
+			select { // again after a reconnect: the hook must never block
+			case subscribed <- struct{}{}:
+			default:
+			}
 		}
 	}})
 
