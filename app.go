@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -42,13 +43,11 @@ type Client struct {
 	workers map[string]*tasks.Worker
 	groups  []*group // in the order they join the tree
 	serving bool
-	// phase ends when the Client starts or stops running; stopped is true
-	// once a Run has returned, until the next begins.
-	phase    context.Context
-	endPhase context.CancelFunc
-	stopped  bool
-	ready    *readiness
-	synced   map[string]<-chan struct{} // a watch's Synced, by its name
+	// phase is read on every core publish, without c.mu; it is replaced
+	// under c.mu.
+	phase  atomic.Pointer[runPhase]
+	ready  *readiness
+	synced map[string]<-chan struct{} // a watch's Synced, by its name
 }
 
 // New validates cfg, reporting every problem at once (an error wrapping
@@ -69,7 +68,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	c := &Client{cfg: cfg, events: events, tree: supervisor.NewTree(cfg.Name, events), bound: map[string]bool{},
 		workers: map[string]*tasks.Worker{}, ready: ready, synced: map[string]<-chan struct{}{},
 		handles: handles{buckets: map[string]*kv.Bucket[[]byte]{}, stores: map[string]*objectstore.Store{}, locks: map[string]*kv.Lock{}}}
-	c.phase, c.endPhase = context.WithCancel(context.Background())
+	c.phase.Store(&runPhase{done: make(chan struct{})})
 
 	// Children stop in reverse order of adding: the publisher flushes
 	// before the connection drains, which drains before the embedded
@@ -224,23 +223,29 @@ func (c *Client) Run(ctx context.Context) error {
 // again. It fails with publisher.ErrServing while the Client runs.
 func (c *Client) Close() error { return c.pub.Close() }
 
-// nextPhaseLocked wakes the calls waiting on the current phase and starts
-// the next: stopped after a Run, running at its start. c.mu is held.
-func (c *Client) nextPhaseLocked(stopped bool) {
-	c.endPhase()
-	c.phase, c.endPhase = context.WithCancel(context.Background())
-	c.stopped = stopped
+// runPhase is a span of the Client's life: before its first Run or while
+// one runs, or stopped once a Run has returned, until the next begins.
+// done is closed when it ends.
+type runPhase struct {
+	done    chan struct{}
+	stopped bool
 }
 
-// runPhase returns ErrNotRunning once a Run has returned, until the next
-// begins, and otherwise a context that ends when that changes.
-func (c *Client) runPhase() (context.Context, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.stopped {
+// nextPhaseLocked starts the next phase, stopped after a Run, running at
+// its start, and wakes the calls waiting on the one it ends. c.mu is held.
+func (c *Client) nextPhaseLocked(stopped bool) {
+	old := c.phase.Swap(&runPhase{done: make(chan struct{}), stopped: stopped})
+	close(old.done)
+}
+
+// currentPhase returns the current phase, or ErrNotRunning once a Run has
+// returned, until the next begins.
+func (c *Client) currentPhase() (*runPhase, error) {
+	p := c.phase.Load()
+	if p.stopped {
 		return nil, ErrNotRunning
 	}
-	return c.phase, nil
+	return p, nil
 }
 
 // Conn returns the live connection, waiting until it is connected or ctx

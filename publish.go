@@ -66,7 +66,7 @@ func (c *Client) PublishCoreMsg(ctx context.Context, msg *nats.Msg) error {
 		return errors.New("publish: nil message")
 	}
 	for {
-		phase, err := c.runPhase()
+		phase, err := c.currentPhase()
 		if err != nil {
 			return fmt.Errorf("publish to %q: %w", msg.Subject, err)
 		}
@@ -77,7 +77,7 @@ func (c *Client) PublishCoreMsg(ctx context.Context, msg *nats.Msg) error {
 				return fmt.Errorf("publish to %q: waiting for the connection: %w", msg.Subject, ctx.Err())
 			case <-changed:
 				continue
-			case <-phase.Done(): // Run began or returned
+			case <-phase.done: // Run began or returned
 				continue
 			}
 		}
@@ -95,7 +95,7 @@ func (c *Client) PublishCoreMsg(ctx context.Context, msg *nats.Msg) error {
 				return fmt.Errorf("publish to %q: waiting for the connection: %w", msg.Subject, ctx.Err())
 			case <-gone:
 				continue
-			case <-phase.Done():
+			case <-phase.done:
 				continue
 			}
 		case errors.Is(err, nats.ErrReconnectBufExceeded):
