@@ -38,7 +38,11 @@ type Config struct {
 	// connection name. Default "corral".
 	Name string `yaml:"name"`
 	// Connection configures the NATS connection. With no servers, the
-	// Client runs the embedded server and connects to it.
+	// Client runs the embedded server and connects to it; but only when
+	// neither the file nor the environment writes connection.servers: a
+	// servers key left empty (`servers:`, `servers: []`, a template that
+	// rendered nothing) is refused by Validate, so that a production
+	// configuration never turns into a local one unseen.
 	Connection connection.Config `yaml:"connection"`
 	// Server configures the embedded server; it is ignored when
 	// connection.servers is set.
@@ -141,8 +145,14 @@ func ParseConfig(data []byte) (Config, error) {
 // map entries c has (those the file declares): it never adds one. Every
 // variable starting with EnvPrefix and "_" must name exactly one field;
 // one that names none, or two (entries order_events and order-events),
-// is an error, as is a bad value. All are reported at once, wrapping
-// ErrInvalidConfig, and c is changed only when there is none.
+// is an error, as is a bad value. A variable never unsets a field: an
+// empty value (CORRAL_CONNECTION_SERVERS=), a list of no elements, and
+// YAML's null (~, null) for a field that is not a string are errors
+// naming the variable; to unset a field, change the file. A restart
+// policy's variable sets its mode, as `restart: temporary` does in YAML:
+// CORRAL_RESTART=temporary is CORRAL_RESTART_MODE=temporary. All
+// mistakes are reported at once, wrapping ErrInvalidConfig, and c is
+// changed only when there is none.
 func (c *Config) ApplyEnv(environ []string) error {
 	set, err := conf.ApplyEnv(c, EnvPrefix, environ)
 	if c.keys == nil {
@@ -157,6 +167,9 @@ func (c *Config) ApplyEnv(environ []string) error {
 func (c Config) Validate() error {
 	p := conf.NewProblems("")
 	p.Merge("connection", c.Connection.Validate())
+	if c.keys["connection.servers"] && len(c.Connection.Servers) == 0 {
+		p.Addf("connection.servers", "written but empty: list a server, or remove the key to run the embedded server")
+	}
 	if len(c.Connection.Servers) == 0 {
 		p.Merge("server", c.Server.Validate())
 	}

@@ -146,6 +146,11 @@ func (p *Policy) UnmarshalYAML(n *yaml.Node) error {
 	return conf.DecodeNodeStrict(n, (*plain)(p))
 }
 
+// Shorthand names the field a bare scalar sets, `restart: transient` in
+// YAML: the mode. It lets CORRAL_RESTART=temporary set the mode as
+// CORRAL_RESTART_MODE does, keeping the other fields the file sets.
+func (Policy) Shorthand() string { return "mode" }
+
 // spec turns a resolved policy into the suture Spec of the child's own
 // supervisor. The event hook is set by the root when the child is added.
 func (p Policy) spec(rnd func() float64) suture.Spec {

@@ -27,6 +27,16 @@ import (
 // gives every pod for a Service named like the prefix (CORRAL_SERVICE_HOST,
 // CORRAL_PORT_4222_TCP...) are not Corral's and are passed over, provided
 // no field is tagged service or port. ApplyEnv returns the keys it set.
+//
+// A variable never unsets what it names: an empty value, a list of no
+// elements, and YAML's null (~, null) for a field that is not a string are
+// each an error naming the variable ("set it to a value, or unset it"),
+// not a reset to the default. A variable that reset a field would turn a
+// file's production settings into the defaults unseen: with no servers,
+// an embedded server with local storage. To unset a field, change the
+// file. A section with a scalar shorthand in YAML (see Shorthand) is set
+// by its own variable too; that variable and the field's own are one
+// setting, and setting both is an error.
 func ApplyEnv(v any, prefix string, environ []string) (Keys, error) {
 	p := NewProblems("")
 	vars := map[string]string{}
@@ -48,6 +58,7 @@ func ApplyEnv(v any, prefix string, environ []string) (Keys, error) {
 	}, func(name, path string) { entries[name+"_"] = path })
 
 	values := map[string]reflect.Value{} // path -> value to set
+	setBy := map[string]string{}         // path -> the variable that set it
 	for _, name := range slices.Sorted(maps.Keys(vars)) {
 		paths := fields[name]
 		switch {
@@ -56,8 +67,11 @@ func ApplyEnv(v any, prefix string, environ []string) (Keys, error) {
 		case len(paths) > 1:
 			slices.Sort(paths)
 			p.Addf("", "environment %s: ambiguous: names both %s", name, strings.Join(paths, " and "))
+		case setBy[paths[0]] != "":
+			p.Addf("", "environment %s: names %s, as %s does: set one of them", name, paths[0], setBy[paths[0]])
 		default:
 			val := reflect.New(types[paths[0]]).Elem()
+			setBy[paths[0]] = name
 			if err := setScalar(val, vars[name]); err != nil {
 				p.Addf("", "environment %s: %v", name, err)
 				continue
@@ -104,6 +118,19 @@ func unknownVar(name string, fields map[string][]string, entries map[string]stri
 
 var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
 
+// Shorthand is implemented by a section whose YAML form may be a bare
+// scalar standing for one of its fields, as a restart policy's
+// `restart: transient` stands for its mode. ApplyEnv then lets the
+// section's own variable (CORRAL_RESTART=transient) set that field, as
+// the field's own variable (CORRAL_RESTART_MODE) does, leaving the
+// section's other fields as they are.
+type Shorthand interface {
+	// Shorthand returns the yaml tag of the field the scalar sets.
+	Shorthand() string
+}
+
+var shorthandType = reflect.TypeFor[Shorthand]()
+
 // walkEnv calls leaf with every field below v that a variable can name
 // (with the variable and the field's path), and entered with every map of
 // sections. The fields of map entries are set through a copy stored back.
@@ -127,6 +154,9 @@ func walkEnv(v reflect.Value, name, path string, leaf func(f reflect.Value, name
 				child, childPath = name+"_"+envName(tag), join(path, tag)
 			}
 			walkEnv(v.Field(i), child, childPath, leaf, entered)
+			if t.Implements(shorthandType) && opts != "inline" && tag == v.Interface().(Shorthand).Shorthand() {
+				leaf(v.Field(i), name, childPath, f.Type)
+			}
 		}
 	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.Struct:
 		entered(name, path)
@@ -141,8 +171,14 @@ func walkEnv(v reflect.Value, name, path string, leaf func(f reflect.Value, name
 	}
 }
 
+// errUnset is why a variable may not leave a field empty or null.
+const errUnset = "set it to a value, or unset it: a variable never unsets what the file sets"
+
 func setScalar(v reflect.Value, s string) error {
 	t := v.Type()
+	if strings.TrimSpace(s) == "" {
+		return fmt.Errorf("empty: %s", errUnset)
+	}
 	switch {
 	case t.Kind() == reflect.String:
 		v.SetString(s)
@@ -153,6 +189,9 @@ func setScalar(v reflect.Value, s string) error {
 			if part = strings.TrimSpace(part); part != "" {
 				parts = append(parts, part)
 			}
+		}
+		if len(parts) == 0 {
+			return fmt.Errorf("a list of no elements: %s", errUnset)
 		}
 		l := reflect.MakeSlice(t, len(parts), len(parts))
 		for i, part := range parts {
@@ -166,6 +205,9 @@ func setScalar(v reflect.Value, s string) error {
 		return fmt.Errorf("this field cannot be set from the environment: set it in the file")
 	}
 	n := &yaml.Node{Kind: yaml.ScalarNode, Value: s}
+	if n.ShortTag() == "!!null" {
+		return fmt.Errorf("null (%q): %s", s, errUnset)
+	}
 	ptr := reflect.New(t)
 	if err := n.Decode(ptr.Interface()); err != nil {
 		if reflect.PointerTo(t).Implements(unmarshalerType) {
