@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -35,10 +36,19 @@ type Config struct {
 	Duplicates time.Duration `yaml:"duplicates"`
 }
 
+// MaxNameLen is the longest stream or consumer name nats-server accepts
+// (its JSMaxNameLen), in bytes.
+const MaxNameLen = 255
+
 // ValidName reports whether name can name a stream or a consumer: not
-// empty, and without whitespace, '.', '*', '>', '/' or a backslash.
+// empty, at most [MaxNameLen] bytes, and without whitespace, '.', '*',
+// '>', '/' or a backslash. The server refuses the others, and only when
+// the stream is first declared.
 func ValidName(name string) error {
-	if name == "" || strings.ContainsAny(name, " \t\r\n.*>/\\") {
+	if n := len(name); n > MaxNameLen {
+		return fmt.Errorf("%q: %d bytes, names are at most %d", name[:32]+"...", n, MaxNameLen)
+	}
+	if name == "" || strings.ContainsAny(name, ".*>/\\") || strings.ContainsFunc(name, unicode.IsSpace) {
 		return fmt.Errorf("%q: names have no whitespace, '.', '*', '>', '/' or '\\'", name)
 	}
 	return nil
@@ -98,15 +108,25 @@ func (c Config) JetStream(name string) jetstream.StreamConfig {
 
 // Declare creates the stream named name, or updates it to match. A change
 // the server cannot make in place (storage, retention...) is an error that
-// names the stream, never a silent change.
+// names the stream, never a silent change; any other refusal is the
+// server's, wrapped.
 func (c Config) Declare(ctx context.Context, js jetstream.JetStream, name string) (jetstream.Stream, error) {
 	s, err := js.CreateOrUpdateStream(ctx, c.JetStream(name))
 	if err != nil {
-		var apiErr *jetstream.APIError
-		if errors.As(err, &apiErr) && strings.Contains(strings.ToLower(apiErr.Description), "can not") {
-			return nil, fmt.Errorf("stream: %s exists with a configuration that cannot be changed in place: %w", name, err)
+		if updateRefused(err) {
+			return nil, fmt.Errorf("stream: %q exists with a configuration that cannot be changed in place: %w", name, err)
 		}
-		return nil, fmt.Errorf("stream: declare %s: %w", name, err)
+		return nil, fmt.Errorf("stream: declare %q: %w", name, err)
 	}
 	return s, nil
+}
+
+// updateRefused reports whether err is the server refusing to change an
+// existing stream: "stream configuration update can not change storage
+// type", "Replicas configuration can not be updated" and their kind. Its
+// other refusals (a bad name, overlapping subjects) say "can not" too,
+// about a stream that need not exist.
+func updateRefused(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && strings.Contains(strings.ToLower(apiErr.Description), "update")
 }

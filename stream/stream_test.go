@@ -1,0 +1,71 @@
+package stream_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/stream"
+)
+
+func TestValidName(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"ORDERS": true, "a-b_c": true, strings.Repeat("n", stream.MaxNameLen): true,
+		"": false, strings.Repeat("n", stream.MaxNameLen+1): false, "a.b": false, "a*": false, "a>": false,
+		"a/b": false, `a\b`: false, "a b": false, "a\fb": false, "a\u00a0b": false,
+	} {
+		if err := stream.ValidName(name); (err == nil) != ok {
+			t.Errorf("ValidName(%.40q) = %v, want ok=%v", name, err, ok)
+		}
+	}
+}
+
+// Declare reports what the server refused: only a change it cannot make
+// to an existing stream reads as one.
+func TestDeclareReportsTheServersRefusal(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	orders := stream.Config{Subjects: []string{"orders.>"}}
+	if _, err := orders.Declare(ctx, js, "ORDERS"); err != nil {
+		t.Fatal(err)
+	}
+	const inPlace = "cannot be changed in place"
+	for _, tc := range []struct {
+		name, desc string
+		cfg        stream.Config
+		code       jetstream.ErrorCode
+	}{
+		// nats.go lets a form feed through; the server refuses the name.
+		{"A\fB", "stream name is required", orders, 10052},
+		{"OTHER", "subjects overlap", orders, 10065},
+		{strings.Repeat("n", stream.MaxNameLen+1), "too long", stream.Config{Subjects: []string{"long"}}, 10052},
+	} {
+		_, err := tc.cfg.Declare(ctx, js, tc.name)
+		var apiErr *jetstream.APIError
+		if !errors.As(err, &apiErr) || apiErr.ErrorCode != tc.code || !strings.Contains(err.Error(), tc.desc) ||
+			strings.Contains(err.Error(), inPlace) {
+			t.Errorf("declare %.20q: %v, want the server's %d %q, not %q", tc.name, err, tc.code, tc.desc, inPlace)
+		}
+	}
+	orders.Storage = "memory"
+	if _, err := orders.Declare(ctx, js, "ORDERS"); err == nil || !strings.Contains(err.Error(), inPlace) {
+		t.Errorf("changing the storage: %v, want %q", err, inPlace)
+	}
+}
