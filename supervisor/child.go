@@ -185,11 +185,7 @@ func (c *child) Serve(ctx context.Context) error {
 		c.consecutive = 0
 	}
 	c.consecutive++
-	d := c.policy.RestartDelay << min(c.consecutive-1, 30)
-	if d <= 0 || d > c.policy.Backoff {
-		d = c.policy.Backoff
-	}
-	c.delay = jitter{frac: *c.policy.Jitter, rnd: c.tree.rnd}.Jitter(d)
+	c.delay = jitter{frac: *c.policy.Jitter, rnd: c.tree.rnd}.Jitter(c.policy.delay(c.consecutive))
 	c.countFailureLocked(err, ran)
 	// suture reports this failure to the tree's hook, which takes the
 	// rest from here: by then the next run may have begun.

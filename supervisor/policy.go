@@ -34,25 +34,32 @@ type Policy struct {
 	// Mode is permanent, transient or temporary. Default permanent.
 	Mode Mode `yaml:"mode"`
 	// FailureThreshold is how many recent failures (decayed, see
-	// FailureDecay) pause restarts for Backoff. Default 5.
+	// FailureDecay) pause restarts for Backoff. Range 0 to 1e6 (past a
+	// million nothing ever pauses). Default 5.
 	FailureThreshold float64 `yaml:"failure_threshold"`
-	// FailureDecay is the half-life of the failure count. Default 30s.
+	// FailureDecay is the half-life of the failure count. Range 1s to 24h.
+	// Default 30s.
 	FailureDecay time.Duration `yaml:"failure_decay"`
 	// RestartDelay is the wait before the first restart after a failure;
 	// it doubles with each consecutive failure, up to Backoff. A run that
-	// lasts longer than FailureDecay resets it. Default 100ms.
+	// lasts longer than FailureDecay resets it. Range 0 to 24h, and no
+	// longer than Backoff: with jitter a delay is at most twice that, far
+	// from overflowing a time.Duration. Default 100ms.
 	RestartDelay time.Duration `yaml:"restart_delay"`
 	// Backoff is the pause once FailureThreshold is passed, and the cap of
-	// RestartDelay. Default 15s.
+	// RestartDelay. Range 0 to 24h. Default 15s.
 	Backoff time.Duration `yaml:"backoff"`
 	// Jitter is the random fraction (0 to 1) added to every delay, so that
 	// many clients do not restart in step. Default 0.5; nil inherits, a
 	// pointer to 0 turns it off.
 	Jitter *float64 `yaml:"jitter"`
-	// ShutdownTimeout bounds how long the child may take to stop.
-	// Default 10s.
+	// ShutdownTimeout bounds how long the child may take to stop. Range 0
+	// to 24h. Default 10s.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 }
+
+// maxFailureThreshold bounds FailureThreshold: a million failures.
+const maxFailureThreshold = 1e6
 
 // Defaults is the policy every child inherits from last.
 func Defaults() Policy {
@@ -103,20 +110,12 @@ func (p Policy) Validate() error {
 	default:
 		pr.Addf("mode", "%q is not one of permanent, transient, temporary", p.Mode)
 	}
-	if p.FailureThreshold < 0 || math.IsNaN(p.FailureThreshold) {
-		pr.Addf("failure_threshold", "must be positive, got %v", p.FailureThreshold)
+	if p.FailureThreshold < 0 || p.FailureThreshold > maxFailureThreshold || math.IsNaN(p.FailureThreshold) {
+		pr.Addf("failure_threshold", "must be between 0 and %g, got %v", float64(maxFailureThreshold), p.FailureThreshold)
 	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{
-		{"failure_decay", p.FailureDecay}, {"restart_delay", p.RestartDelay},
-		{"backoff", p.Backoff}, {"shutdown_timeout", p.ShutdownTimeout},
-	} {
-		if d.v < 0 {
-			pr.Addf(d.name, "must not be negative, got %v", d.v)
-		}
-	}
+	pr.Durations(conf.MaxPolicyDuration,
+		conf.NamedDuration{Name: "failure_decay", V: p.FailureDecay}, conf.NamedDuration{Name: "restart_delay", V: p.RestartDelay},
+		conf.NamedDuration{Name: "backoff", V: p.Backoff}, conf.NamedDuration{Name: "shutdown_timeout", V: p.ShutdownTimeout})
 	if p.FailureDecay > 0 && p.FailureDecay < time.Second {
 		pr.Addf("failure_decay", "must be at least 1s, got %v", p.FailureDecay)
 	}
@@ -169,8 +168,37 @@ type jitter struct {
 	rnd  func() float64
 }
 
+// Jitter returns d plus up to frac of it. It never wraps: a sum past the
+// largest duration is that, and a negative or NaN draw adds nothing.
 func (j jitter) Jitter(d time.Duration) time.Duration {
-	return d + time.Duration(float64(d)*j.frac*j.rnd())
+	if d <= 0 {
+		return d
+	}
+	extra := float64(d) * j.frac * j.rnd()
+	switch {
+	case !(extra > 0): // also NaN
+		return d
+	case extra >= float64(math.MaxInt64-d):
+		return math.MaxInt64
+	}
+	return d + time.Duration(extra)
+}
+
+// delay is the wait before restart number n (from 1) of a run of
+// consecutive failures: RestartDelay doubled n-1 times, capped at Backoff
+// without ever overflowing.
+func (p Policy) delay(n int) time.Duration {
+	d := p.RestartDelay
+	for i := 1; i < n && d > 0 && d < p.Backoff; i++ {
+		d *= 2 // d < Backoff <= 24h once validated; the cap below holds anyway
+		if d < 0 {
+			return p.Backoff
+		}
+	}
+	if d <= 0 || d > p.Backoff {
+		return p.Backoff
+	}
+	return d
 }
 
 // String describes the policy on one line, for logs and status; a
