@@ -49,7 +49,8 @@ type Bucket[T any] struct {
 // Open returns the bucket name with values encoded by codec. The bucket
 // is declared (or bound, with Bind) on first use. It fails with
 // [ErrInvalidConfig] when cfg or the name is invalid (a bucket's name is
-// letters, digits, - and _).
+// letters, digits, - and _, at most 251 bytes so that its stream's,
+// "KV_<name>", fits in JetStream's 255).
 func Open[T any](name string, cfg Config, src connection.Source, codec Codec[T]) (*Bucket[T], error) {
 	h, err := newHandle(name, cfg, src)
 	if err != nil {
@@ -76,7 +77,7 @@ func (b *Bucket[T]) Raw(ctx context.Context) (jetstream.KeyValue, error) {
 }
 
 func (b *Bucket[T]) encode(key string, v T) ([]byte, error) {
-	if err := ValidKey(key); err != nil {
+	if err := checkKey(b.handle.name, key); err != nil {
 		return nil, err
 	}
 	data, err := b.codec.Encode(v)
@@ -113,7 +114,7 @@ func opOf(op jetstream.KeyValueOp) Op {
 
 // Get returns the key's current value, or fails with [ErrKeyNotFound].
 func (b *Bucket[T]) Get(ctx context.Context, key string) (Entry[T], error) {
-	if err := ValidKey(key); err != nil {
+	if err := checkKey(b.handle.name, key); err != nil {
 		return Entry[T]{}, err
 	}
 	kv, err := b.handle.current(ctx)
@@ -257,7 +258,7 @@ func (b *Bucket[T]) Update(ctx context.Context, key string, fn func(old T, exist
 
 // Delete removes the key's value, leaving a delete marker in its history.
 func (b *Bucket[T]) Delete(ctx context.Context, key string) error {
-	if err := ValidKey(key); err != nil {
+	if err := checkKey(b.handle.name, key); err != nil {
 		return err
 	}
 	kv, err := b.handle.current(ctx)
@@ -272,7 +273,7 @@ func (b *Bucket[T]) Delete(ctx context.Context, key string) error {
 
 // Purge removes the key's value and its history.
 func (b *Bucket[T]) Purge(ctx context.Context, key string) error {
-	if err := ValidKey(key); err != nil {
+	if err := checkKey(b.handle.name, key); err != nil {
 		return err
 	}
 	kv, err := b.handle.current(ctx)
@@ -303,7 +304,7 @@ func (b *Bucket[T]) Keys(ctx context.Context) ([]string, error) {
 
 // History returns the key's revisions that the bucket keeps, oldest first.
 func (b *Bucket[T]) History(ctx context.Context, key string) ([]Entry[T], error) {
-	if err := ValidKey(key); err != nil {
+	if err := checkKey(b.handle.name, key); err != nil {
 		return nil, err
 	}
 	kv, err := b.handle.current(ctx)

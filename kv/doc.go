@@ -41,10 +41,13 @@
 // [ErrKeyNotFound], [ErrKeyExists], [ErrRevisionMismatch],
 // [ErrBucketNotFound] and [ErrValueTooLarge] also match nats.go's
 // matching errors with errors.Is. [ErrInvalidKey] is returned before any
-// request for a key that [ValidKey] refuses, [ErrTooManyConflicts] when
+// request for a key that [ValidKey] refuses or whose subject is too long
+// for the server's control line (which would close the connection),
+// [ErrTooManyConflicts] when
 // Update gave up, [ErrLockLost] by a Release that came too late, and
 // [ErrInvalidConfig] for every configuration problem, including a nil
-// [WatchFunc] and watched keys of which one contains another.
+// [WatchFunc], an invalid watch name and watched keys of which one
+// contains another.
 //
 // # Concurrency
 //

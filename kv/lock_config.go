@@ -57,9 +57,13 @@ func (c LockConfig) Validate() error {
 	if err := subject.ValidBucket(c.Bucket); err != nil {
 		p.Addf("bucket", "%v", err)
 	}
-	badKey := keyProblem(c.Key)
-	if badKey != "" {
-		p.Addf("key", "%q: %s", c.Key, badKey)
+	badKey := true
+	if err := subject.CheckLen("key", c.Key, keyLimit(c.Bucket)); err != nil {
+		p.Addf("key", "%v", err)
+	} else if reason := keyProblem(c.Key); reason != "" {
+		p.Addf("key", "%q: %s", c.Key, reason)
+	} else {
+		badKey = false
 	}
 	if c.TTL < time.Second {
 		p.Addf("ttl", "must be at least 1s, got %v", c.TTL)
@@ -75,7 +79,7 @@ func (c LockConfig) Validate() error {
 		p.Addf("renew_every", "must be positive and at most (ttl - ttl/10)/2 = %v, got %v", limit, c.RenewEvery)
 	}
 	err := p.Err()
-	if err != nil && badKey != "" {
+	if err != nil && badKey {
 		return invalidKey{err}
 	}
 	return err

@@ -3,6 +3,8 @@ package kv
 import (
 	"fmt"
 	"strings"
+
+	"github.com/corral-go/corral/internal/subject"
 )
 
 // The names a bucket has on the wire, as nats.go's jetstream/kv.go spells
@@ -18,15 +20,40 @@ func streamName(bucket string) string { return fmt.Sprintf(kvBucketNameTmpl, buc
 // keyPrefix is what a key's subject in bucket starts with.
 func keyPrefix(bucket string) string { return fmt.Sprintf(kvSubjectsPreTmpl, bucket) }
 
+// maxKeyLen is the longest key of any bucket: its subject, with the
+// shortest prefix "$KV.<b>.", is at most subject.MaxLen bytes.
+const maxKeyLen = subject.MaxLen - len("$KV.b.")
+
 // ValidKey reports whether key can be used: one or more tokens separated
 // by '.', each made of letters, digits and - _ = /, with no leading or
-// trailing '.' and no empty token. Wildcards are for watches only. It
-// returns an error wrapping [ErrInvalidKey] for any other key.
+// trailing '.' and no empty token, of at most 1994 bytes. Wildcards are
+// for watches only. It returns an error wrapping [ErrInvalidKey] for any
+// other key. A bucket's methods also refuse a key whose subject,
+// "$KV.<bucket>.<key>", is longer than 2000 bytes, with an error that
+// also wraps [ErrInvalidKey].
 func ValidKey(key string) error {
+	if err := subject.CheckLen("key", key, maxKeyLen); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidKey, err)
+	}
 	if reason := keyProblem(key); reason != "" {
 		return fmt.Errorf("%w: %q: %s", ErrInvalidKey, key, reason)
 	}
 	return nil
+}
+
+// keyLimit is the longest key of bucket: its subject, "$KV.<bucket>.<key>",
+// must fit subject.MaxLen, which leaves room in a control line for the
+// JetStream API prefix, stream and consumer names that nats.go puts before
+// it in a request subject (a direct get, a watch's consumer) and for the
+// request's reply: past that line the server closes the connection.
+func keyLimit(bucket string) int { return subject.MaxLen - len(keyPrefix(bucket)) }
+
+// checkKey is ValidKey, with the limit of bucket's keys.
+func checkKey(bucket, key string) error {
+	if err := subject.CheckLen("key", key, keyLimit(bucket)); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidKey, err)
+	}
+	return ValidKey(key)
 }
 
 // keyProblem says what is wrong with key, or "" when nothing is.

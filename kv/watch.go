@@ -62,10 +62,14 @@ func (w *Watch[T]) Synced() <-chan struct{} { return w.synced }
 
 // Watch returns a watch of the bucket, named name, that calls fn. The
 // bucket is declared (or bound) before it is watched. It fails with
-// [ErrInvalidConfig] when fn is nil or one of cfg.Keys is contained in
-// another (the server refuses such a watch), and with [ErrInvalidKey] when
-// a key is not a valid pattern.
+// [ErrInvalidConfig] when name is not a valid service name (no whitespace,
+// '.', '*', '>', '/' or '\', at most 255 bytes), fn is nil or one of
+// cfg.Keys is contained in another (the server refuses such a watch), and
+// with [ErrInvalidKey] when a key is not a valid pattern or too long.
 func (b *Bucket[T]) Watch(name string, cfg WatchConfig, fn WatchFunc[T]) (*Watch[T], error) {
+	if err := subject.ValidName(name); err != nil {
+		return nil, fmt.Errorf("kv: %w: watch %w", ErrInvalidConfig, err)
+	}
 	if fn == nil {
 		return nil, fmt.Errorf("kv: watch %s: %w: nil WatchFunc", name, ErrInvalidConfig)
 	}
@@ -116,7 +120,11 @@ func watchFilters(bucket string, keys []string) ([]string, error) {
 	prefix := keyPrefix(bucket)
 	filters := make([]string, len(keys))
 	for i, k := range keys {
-		if err := subject.Validate(k, true); err != nil {
+		err := subject.CheckLen("key", k, keyLimit(bucket))
+		if err == nil {
+			err = subject.Validate(k, true)
+		}
+		if err != nil {
 			// Matches ErrInvalidKey without repeating its "kv: ": Watch
 			// says that.
 			return nil, fmt.Errorf("keys[%d]: %w", i, invalidKey{fmt.Errorf("invalid key: %w", err)})
