@@ -37,24 +37,27 @@ type Config struct {
 	// subscriber of the group instead of giving each a copy.
 	QueueGroup string `yaml:"queue_group"`
 	// Workers is how many messages are handled at once. With 1, messages
-	// are handled in the order they arrive. Default 1.
+	// are handled in the order they arrive. Range 0 to 65536: a goroutine
+	// each, and more would only contend. Default 1.
 	Workers int `yaml:"workers"`
 	// QueueSize bounds the messages waiting for a worker. Default 256;
 	// for a JetStream handler, max(Workers, 64): what is queued is pulled
 	// and held by this instance (kept alive with in-progress acks), so a
 	// smaller queue spreads work across instances, a larger one keeps
-	// fast handlers busy between pulls.
+	// fast handlers busy between pulls. Range 0 to 1048576 (1<<20): the
+	// queue is a channel allocated up front, 8MiB at most.
 	QueueSize int `yaml:"queue_size"`
 	// Overflow is block, drop_newest, drop_oldest or (request handlers)
 	// reject. Default block.
 	Overflow Overflow `yaml:"overflow"`
 	// Timeout bounds each message: the handler's ctx is cancelled when it
 	// runs out, and a request is answered with a 504 service error.
-	// Default none.
+	// Range 0 to 87600h (ten years). Default none.
 	Timeout time.Duration `yaml:"timeout"`
 	// PendingMsgs and PendingBytes bound what nats.go buffers for the
 	// subscription while the queue is full (block). -1: unlimited.
-	// Default nats.go's: 524288 messages and 64MiB.
+	// Ranges -1 to 2147483647 messages and -1 to 1TiB. Default nats.go's:
+	// 524288 messages and 64MiB.
 	PendingMsgs  int           `yaml:"pending_msgs"`
 	PendingBytes conf.ByteSize `yaml:"pending_bytes"`
 	// Restart is the handler's restart policy; zero fields inherit the
@@ -87,6 +90,9 @@ const (
 	defaultJetStreamQueue = 64
 	defaultPending        = 512 * 1024
 	defaultPendingB       = 64 << 20
+	// maxPendingBytes bounds PendingBytes: 1TiB, a limit nats.go keeps
+	// as a count, never allocates.
+	maxPendingBytes = 1 << 40
 )
 
 func (c Config) withDefaults() Config {
@@ -153,12 +159,8 @@ func (c Config) validate(partial bool) error {
 			p.Addf("queue_group", "%v", err)
 		}
 	}
-	if c.Workers < 0 {
-		p.Addf("workers", "must not be negative, got %d", c.Workers)
-	}
-	if c.QueueSize < 0 {
-		p.Addf("queue_size", "must not be negative, got %d", c.QueueSize)
-	}
+	p.Between("workers", int64(c.Workers), 0, conf.MaxWorkers)
+	p.Between("queue_size", int64(c.QueueSize), 0, conf.MaxQueue)
 	switch c.Overflow {
 	case "", Block:
 	case DropNewest, DropOldest:
@@ -172,15 +174,9 @@ func (c Config) validate(partial bool) error {
 	default:
 		p.Addf("overflow", "%q is not one of block, drop_newest, drop_oldest, reject", c.Overflow)
 	}
-	if c.Timeout < 0 {
-		p.Addf("timeout", "must not be negative, got %v", c.Timeout)
-	}
-	if c.PendingMsgs < -1 {
-		p.Addf("pending_msgs", "must be -1 (unlimited) or more, got %d", c.PendingMsgs)
-	}
-	if c.PendingBytes < -1 {
-		p.Addf("pending_bytes", "must be -1 (unlimited) or more, got %d", c.PendingBytes)
-	}
+	p.Durations(conf.MaxDuration, conf.NamedDuration{Name: "timeout", V: c.Timeout})
+	p.Between("pending_msgs", int64(c.PendingMsgs), -1, conf.MaxCount)
+	p.Between("pending_bytes", int64(c.PendingBytes), -1, maxPendingBytes)
 	p.Merge("restart", c.Restart.Validate())
 	return p.Err()
 }

@@ -30,14 +30,15 @@ type JetStream struct {
 	DeliverPolicy string `yaml:"deliver_policy"`
 	// AckWait is how long the server waits for an ack before redelivering.
 	// Handlers that run longer are kept alive with in-progress acks.
-	// Default 30s.
+	// Range 100ms to 87600h (ten years). Default 30s.
 	AckWait time.Duration `yaml:"ack_wait"`
 	// MaxDeliver bounds deliveries of a message; past it the message goes
-	// to DeadLetter (if set) and is terminated. -1: unlimited. Default 5.
+	// to DeadLetter (if set) and is terminated. -1: unlimited. Range -1
+	// to 2147483647. Default 5.
 	MaxDeliver int `yaml:"max_deliver"`
 	// Backoff is the nak delay by delivery count: the first failure waits
 	// Backoff[0], the second Backoff[1], and so on, the last repeating.
-	// Default [1s, 5s, 30s].
+	// Each 0 to 87600h (ten years). Default [1s, 5s, 30s].
 	Backoff []time.Duration `yaml:"backoff"`
 	// MaxAckPending bounds unacknowledged messages across every instance
 	// of the consumer: those held, and those naked and waiting out their
@@ -50,10 +51,10 @@ type JetStream struct {
 	// the consumer with its own value when it starts, so instances whose
 	// pools differ (a rolling deploy) leave the last one's: set it when
 	// they differ. Each instance reads the consumer's info every 5s to
-	// report it.
+	// report it. -1: unlimited. Range -1 to 2147483647.
 	MaxAckPending int `yaml:"max_ack_pending"`
 	// InactiveThreshold deletes the consumer after this long without a
-	// client. Default never.
+	// client. Range 0 to 87600h (ten years). Default never.
 	InactiveThreshold time.Duration `yaml:"inactive_threshold"`
 	// DeadLetter is the subject a message is published to, with its
 	// headers and the reason, once MaxDeliver is reached or the handler
@@ -64,7 +65,7 @@ type JetStream struct {
 	DoubleAck bool `yaml:"double_ack"`
 	// SlowAfter is how long the pool may stay full before the handler is
 	// reported as a slow consumer. Default half the consumer's ack wait
-	// (AckWait, or a bound consumer's own).
+	// (AckWait, or a bound consumer's own). Range 0 to 87600h.
 	SlowAfter time.Duration `yaml:"slow_after"`
 	// CreateStream declares the stream (created, or updated to match)
 	// before the consumer; leave it empty to use an existing stream.
@@ -100,23 +101,16 @@ func (j JetStream) validate(p conf.Problems, partial bool) {
 	default:
 		p.Addf("deliver_policy", "%q is not one of all, new, last, last_per_subject", j.DeliverPolicy)
 	}
-	if j.AckWait < 0 || (j.AckWait > 0 && j.AckWait < 100*time.Millisecond) {
-		p.Addf("ack_wait", "must be at least 100ms, got %v", j.AckWait)
+	if j.AckWait < 0 || (j.AckWait > 0 && j.AckWait < 100*time.Millisecond) || j.AckWait > conf.MaxDuration {
+		p.Addf("ack_wait", "must be between 100ms and %v, got %v", conf.MaxDuration, j.AckWait)
 	}
-	if j.MaxDeliver < -1 {
-		p.Addf("max_deliver", "must be -1 (unlimited) or positive, got %d", j.MaxDeliver)
-	}
+	p.Between("max_deliver", int64(j.MaxDeliver), -1, conf.MaxCount)
 	for i, d := range j.Backoff {
-		if d < 0 {
-			p.Addf(fmt.Sprintf("backoff[%d]", i), "must not be negative, got %v", d)
-		}
+		p.Durations(conf.MaxDuration, conf.NamedDuration{Name: fmt.Sprintf("backoff[%d]", i), V: d})
 	}
-	if j.MaxAckPending < -1 {
-		p.Addf("max_ack_pending", "must be -1 (unlimited) or positive, got %d", j.MaxAckPending)
-	}
-	if j.InactiveThreshold < 0 || j.SlowAfter < 0 {
-		p.Addf("", "inactive_threshold and slow_after must not be negative")
-	}
+	p.Between("max_ack_pending", int64(j.MaxAckPending), -1, conf.MaxCount)
+	p.Durations(conf.MaxDuration, conf.NamedDuration{Name: "inactive_threshold", V: j.InactiveThreshold},
+		conf.NamedDuration{Name: "slow_after", V: j.SlowAfter})
 	if j.DeadLetter != "" {
 		if err := subject.Validate(j.DeadLetter, false); err != nil {
 			p.Addf("dead_letter", "%v", err)
