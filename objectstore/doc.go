@@ -41,7 +41,10 @@
 // deleted while it reads, and when no chunk comes for 30 s; GetFile then
 // leaves no file behind. [ErrStoreNotFound] is a bound store that does not
 // exist, or a store that disappeared; [ErrInvalidConfig] is every
-// configuration problem, including a nil [WatchFunc].
+// configuration problem, including a nil [WatchFunc] and an invalid watch
+// name. [ErrInvalidName] is an object name too long for its subject to fit
+// the server's control line, refused before any request: sent, it would
+// make the server close the connection.
 //
 // # Concurrency
 //

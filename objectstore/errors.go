@@ -26,6 +26,9 @@ var (
 	// disappeared (deleted, or a memory store lost in a server restart);
 	// unless bound, the next call declares it again.
 	ErrStoreNotFound = errors.New("objectstore: store not found")
+	// ErrInvalidName means an object name whose subject would be longer
+	// than the server accepts in one control line; no request was sent.
+	ErrInvalidName = errors.New("objectstore: invalid object name")
 )
 
 var (

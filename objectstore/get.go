@@ -42,7 +42,7 @@ const (
 // when there is no such object, when the object is replaced or deleted
 // while it reads, and when the server sends no chunk for 30 s.
 func (s *Store) Get(ctx context.Context, name string, w io.Writer) (*jetstream.ObjectInfo, error) {
-	store, err := s.current(ctx)
+	store, err := s.object(ctx, "get", name)
 	if err != nil {
 		return nil, err
 	}

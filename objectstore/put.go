@@ -47,7 +47,7 @@ func (s *Store) Put(ctx context.Context, name string, r io.Reader) (*jetstream.O
 	if name == "" {
 		return nil, fmt.Errorf("objectstore: put: %w", jetstream.ErrBadObjectMeta)
 	}
-	store, err := s.current(ctx)
+	store, err := s.object(ctx, "put", name)
 	if err != nil {
 		return nil, err
 	}

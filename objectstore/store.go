@@ -37,7 +37,8 @@ type Store struct {
 
 // Open returns the store name, declared (or bound) on first use. It fails
 // with [ErrInvalidConfig] when cfg or the name is invalid (a store's name
-// is letters, digits, - and _).
+// is letters, digits, - and _, at most 251 bytes so that its stream's,
+// "OBJ_<name>", fits in JetStream's 255).
 func Open(name string, cfg Config, src connection.Source) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("objectstore: %s: %w", name, err)
@@ -54,6 +55,19 @@ func (s *Store) Name() string { return s.name }
 // Raw returns the nats.go store on the current connection, for
 // everything else it offers. It declares the store if need be.
 func (s *Store) Raw(ctx context.Context) (jetstream.ObjectStore, error) { return s.current(ctx) }
+
+// object is the store declared on the current connection, for a call on
+// the objects names: every call that names an object checks the names
+// here first, so that none reaches the server in a subject it would close
+// the connection for.
+func (s *Store) object(ctx context.Context, op string, names ...string) (jetstream.ObjectStore, error) {
+	for _, name := range names {
+		if err := checkName(s.name, name); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrInvalidName, op, err)
+		}
+	}
+	return s.current(ctx)
+}
 
 // current is the store declared on the current connection.
 func (s *Store) current(ctx context.Context) (jetstream.ObjectStore, error) {
@@ -148,7 +162,7 @@ func (s *Store) fail(store jetstream.ObjectStore, op, name string, err error) er
 
 // Info describes the object name.
 func (s *Store) Info(ctx context.Context, name string) (*jetstream.ObjectInfo, error) {
-	store, err := s.current(ctx)
+	store, err := s.object(ctx, "info", name)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +191,7 @@ func (s *Store) List(ctx context.Context) ([]*jetstream.ObjectInfo, error) {
 
 // Delete removes the object name.
 func (s *Store) Delete(ctx context.Context, name string) error {
-	store, err := s.current(ctx)
+	store, err := s.object(ctx, "delete", name)
 	if err != nil {
 		return err
 	}
@@ -190,7 +204,7 @@ func (s *Store) Delete(ctx context.Context, name string) error {
 // AddLink makes name a link to the object target of this store: getting
 // name gets target.
 func (s *Store) AddLink(ctx context.Context, name, target string) (*jetstream.ObjectInfo, error) {
-	store, err := s.current(ctx)
+	store, err := s.object(ctx, "link", name, target)
 	if err != nil {
 		return nil, err
 	}

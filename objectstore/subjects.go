@@ -3,6 +3,8 @@ package objectstore
 import (
 	"encoding/base64"
 	"fmt"
+
+	"github.com/corral-go/corral/internal/subject"
 )
 
 // The names a store has on the wire, as nats.go's jetstream/object.go
@@ -26,4 +28,19 @@ func chunkSubject(store, nuid string) string { return fmt.Sprintf(objChunksPreTm
 // metaSubject holds the metadata of the object name in store.
 func metaSubject(store, name string) string {
 	return fmt.Sprintf(objMetaPreTmpl, store, base64.URLEncoding.EncodeToString([]byte(name)))
+}
+
+// nameLimit is the longest object name of store, in bytes: its metadata
+// subject, "$O.<store>.M.<base64 of the name>", must fit subject.MaxLen,
+// past which the server would close the connection that sends it (see
+// subject.MaxLen). Padded base64 takes 4 bytes for every 3, or part of 3.
+func nameLimit(store string) int {
+	room := subject.MaxLen - len(fmt.Sprintf(objMetaPreTmpl, store, ""))
+	return room / 4 * 3
+}
+
+// checkName refuses an object name whose subject in store would be too
+// long, with an error naming both lengths.
+func checkName(store, name string) error {
+	return subject.CheckLen("object name", name, nameLimit(store))
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/internal/streamwatch"
+	"github.com/corral-go/corral/internal/subject"
 )
 
 // Change is one change of a watched store: an object put, or deleted
@@ -60,8 +61,12 @@ func (w *Watch) Synced() <-chan struct{} { return w.synced }
 
 // Watch returns a watch of the store, named name, that calls fn. The store
 // is declared (or bound) before it is watched. It fails with
-// [ErrInvalidConfig] when fn is nil.
+// [ErrInvalidConfig] when fn is nil or name is not a valid service name
+// (no whitespace, '.', '*', '>', '/' or '\', at most 255 bytes).
 func (s *Store) Watch(name string, cfg WatchConfig, fn WatchFunc) (*Watch, error) {
+	if err := subject.ValidName(name); err != nil {
+		return nil, fmt.Errorf("objectstore: %w: watch %w", ErrInvalidConfig, err)
+	}
 	if fn == nil {
 		return nil, fmt.Errorf("objectstore: watch %s: %w: nil WatchFunc", name, ErrInvalidConfig)
 	}
