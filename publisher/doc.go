@@ -42,14 +42,22 @@
 //
 // # Errors
 //
-// Publish fails at once with [ErrBufferFull], [ErrTooLarge], [ErrStopped]
-// or a spool write error. After that each message is settled once, on its
-// Future: the stream's ack, or a final error: [ErrNoStream], a failed
-// expectation, a message too large for the stream, a publish refused for
-// permissions (nats.ErrPermissionViolation), JetStream not enabled for the
-// account, or [ErrGaveUp] after MaxAttempts failed sends. Everything else
-// is retried with backoff; sends lost to a dropped connection do not count
-// as attempts. A message a stop did not deliver fails
+// Publish fails at once with [ErrBufferFull], [ErrTooLarge],
+// [ErrSubjectTooLong], [ErrBadHeader], [ErrStopped] or a spool write
+// error. After that each message is settled once, on its Future: the
+// stream's ack, or a final error, at once and without a retry:
+// [ErrNoStream]; a failed expectation; [ErrStreamFull] wrapping the
+// server's *jetstream.APIError when there is no room (a stream with
+// discard new at a limit, the account's or the server's JetStream storage
+// exhausted: room comes back on no schedule a retry could follow); a
+// message too large for the stream or any other bad request (a 400 answer
+// with an error code); a publish refused for permissions
+// (nats.ErrPermissionViolation); JetStream not enabled for the account; or
+// [ErrGaveUp] after MaxAttempts failed sends. Everything else is
+// transient and retried with backoff (timeouts, no responders, a store
+// closed while its stream restarts, JetStream or the cluster
+// unavailable); sends lost to a dropped connection do not count as
+// attempts. The README's "Publishing" section lists the server's codes. A message a stop did not deliver fails
 // with [ErrStopped], joined with [ErrMaybeStored] or [ErrSpooled]. Final
 // failures are also [PublishFailed] events.
 //

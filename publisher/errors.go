@@ -20,6 +20,15 @@ var (
 	// 4096 bytes, nats-server's default max_control_line: a longer one
 	// would have the server close the connection.
 	ErrSubjectTooLong = errors.New("publisher: subject too long")
+	// ErrBadHeader is returned by Publish for a header name nats.go cannot
+	// encode: empty, or with a byte that is not printable ASCII or is one
+	// of "()/,:;<=>?@[\]{}.
+	ErrBadHeader = errors.New("publisher: header name cannot be sent")
+	// ErrStreamFull is the final error of a message the server refused for
+	// want of room: a stream with discard new at its max_msgs, max_bytes
+	// or max_msgs_per_subject, or the account's or the server's JetStream
+	// storage exhausted. The server's *jetstream.APIError is wrapped too.
+	ErrStreamFull = errors.New("publisher: no room in the stream")
 	// ErrStopped is returned by Publish once the publisher is stopping, and
 	// is the error of a message that was not delivered before the stop.
 	ErrStopped = errors.New("publisher: stopped")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -16,8 +17,9 @@ import (
 // [Future] of its ack; the send loop sends it. The data is copied. When
 // the buffer is full it fails with [ErrBufferFull], or waits for room
 // until ctx ends (on_full: block). A message too large for the server
-// fails with [ErrTooLarge], and any message once the publisher is
-// stopping with [ErrStopped]. With a spool, Publish returns once the
+// fails with [ErrTooLarge], a subject too long with [ErrSubjectTooLong],
+// a header name nats.go cannot encode with [ErrBadHeader] naming it, and
+// any message once the publisher is stopping with [ErrStopped]. With a spool, Publish returns once the
 // message is written there (and fsynced, with SpoolSync).
 func (p *Buffered) Publish(ctx context.Context, subject string, data []byte, opts ...Option) (*Future, error) {
 	return p.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: data}, opts...)
@@ -58,15 +60,12 @@ func (p *Buffered) prepare(msg *nats.Msg, opts []Option) (*entry, error) {
 	if msg == nil {
 		return nil, errors.New("publisher: nil message")
 	}
-	if err := checkSubjectLen(msg.Subject); err != nil {
-		return nil, err
-	}
-	if err := subject.Validate(msg.Subject, false); err != nil {
-		return nil, fmt.Errorf("publisher: %w", err)
-	}
 	m := &nats.Msg{Subject: msg.Subject, Data: append([]byte(nil), msg.Data...), Header: copyHeader(msg.Header)}
 	for _, o := range opts {
 		o(m.Header)
+	}
+	if err := checkMsg(m); err != nil {
+		return nil, err
 	}
 	if m.Header.Get(jetstream.MsgIDHeader) == "" {
 		m.Header.Set(jetstream.MsgIDHeader, nuid.Next())
@@ -75,6 +74,40 @@ func (p *Buffered) prepare(msg *nats.Msg, opts []Option) (*entry, error) {
 		return nil, err
 	}
 	return &entry{msg: m, size: msgSize(m), future: newFuture()}, nil
+}
+
+// checkMsg refuses what nats.go or the server would refuse on every send,
+// so that it is never retried: a subject too long or not valid, a header
+// name nats.go cannot encode.
+func checkMsg(m *nats.Msg) error {
+	if err := checkSubjectLen(m.Subject); err != nil {
+		return err
+	}
+	if err := subject.Validate(m.Subject, false); err != nil {
+		return fmt.Errorf("publisher: %w", err)
+	}
+	for name := range m.Header {
+		if !validHeaderName(name) {
+			return fmt.Errorf("%w: %q", ErrBadHeader, name)
+		}
+	}
+	return nil
+}
+
+// validHeaderName reports whether nats.go encodes name (its
+// isHeaderKeyValid, ADR-4): not empty, printable ASCII other than
+// "()/,:;<=>?@[\]{}. A value is always encoded:
+// nats.go sends its CR and LF as spaces.
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := range len(name) {
+		if c := name[i]; c < 33 || c > 126 || strings.IndexByte(`"()/,:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // copyHeader copies h deeply, with room for the Msg-Id.

@@ -85,9 +85,14 @@ func (p *Buffered) requeueInflight() {
 	}
 }
 
-// permanent reports errors that sending again cannot mend. Others are
-// retried up to MaxAttempts.
-func permanent(err error) bool {
+// final returns the error a message fails with for good when err is a
+// refusal that sending again cannot mend, or nil when err is transient
+// and the message is sent again (up to MaxAttempts). A stream or server
+// out of room fails at once with ErrStreamFull: room comes back only when
+// consumers, limits or an operator free it, on no schedule a retry could
+// follow, and a message retried meanwhile holds its place in the buffer.
+// The package documentation lists the refusals.
+func final(err error) error {
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
 		switch apiErr.ErrorCode {
@@ -95,14 +100,27 @@ func permanent(err error) bool {
 			jetstream.JSErrCodeStreamMessageExceedsMaximum, jetstream.JSErrCodeStreamNotFound,
 			jetstream.JSErrCodeJetStreamNotEnabledForAccount,
 			jsapi.CodeWrongLastMsgID, jsapi.CodeStreamMismatch:
-			return true
-		case jsapi.CodeResourcesExceeded: // clears when room is freed
-			return false
-		case jsapi.CodeStoreFailed: // final for a message the store cannot take
-			return strings.Contains(strings.ToLower(apiErr.Description), "too large")
+			return err
+		case jsapi.CodeResourcesExceeded, jsapi.CodeInsufficientResources,
+			jsapi.CodeMemoryResourcesExceeded, jsapi.CodeStorageResourcesExceeded:
+			return fmt.Errorf("%w: %w", ErrStreamFull, err)
+		case jsapi.CodeStoreFailed:
+			switch desc := strings.ToLower(apiErr.Description); {
+			case strings.Contains(desc, "maximum"): // messages, bytes, messages per subject
+				return fmt.Errorf("%w: %w", ErrStreamFull, err)
+			case strings.Contains(desc, "too large"):
+				return err
+			}
+			return nil // "store is closed": the stream is restarting
 		}
-		return apiErr.Code == 400 && apiErr.ErrorCode != 0
+		if apiErr.Code == 400 && apiErr.ErrorCode != 0 {
+			return err
+		}
+		return nil
 	}
-	return errors.Is(err, nats.ErrPermissionViolation) || errors.Is(err, nats.ErrMaxPayload) ||
-		errors.Is(err, jetstream.ErrInvalidJSAck) // something other than a stream answers
+	if errors.Is(err, nats.ErrPermissionViolation) || errors.Is(err, nats.ErrMaxPayload) ||
+		errors.Is(err, jetstream.ErrInvalidJSAck) { // something other than a stream answers
+		return err
+	}
+	return nil
 }

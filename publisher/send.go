@@ -117,7 +117,7 @@ func (p *Buffered) send(e *entry, sess *session) (gone bool) {
 		p.settleUnqueued(e, outcome, nil)
 		p.wake() // the loop finds the connection closed
 		return true
-	case errors.Is(err, nats.ErrMaxPayload), errors.Is(err, nats.ErrBadSubject):
+	case errors.Is(err, nats.ErrMaxPayload), errors.Is(err, nats.ErrBadSubject), errors.Is(err, nats.ErrBadHeaderMsg):
 		p.mu.Unlock()
 		p.settle(e, nil, err)
 	default:

@@ -25,8 +25,8 @@ func (p *Buffered) handleAck(sess *session, m *nats.Msg, ack *jetstream.PubAck) 
 	}
 }
 
-// handleError is nats.go's error callback for sends on sess: a permanent
-// error settles the message, a failed expectation on a re-send has the
+// handleError is nats.go's error callback for sends on sess: a final
+// refusal settles the message, a failed expectation on a re-send has the
 // send loop look whether the stream holds it already (resolve.go), any
 // other error sends it again later (retry.go). A message no longer in
 // flight on sess (sent again on a new connection) is left alone.
@@ -38,6 +38,7 @@ func (p *Buffered) handleError(sess *session, m *nats.Msg, err error) {
 		return
 	}
 	e.lastErr = err
+	fin := final(err)
 	switch {
 	case expectationFailed(err) && e.sends > 1: // perhaps stored by an earlier send
 		if p.closed {
@@ -47,9 +48,9 @@ func (p *Buffered) handleError(sess *session, m *nats.Msg, err error) {
 		}
 		p.refused = append(p.refused, e)
 		p.mu.Unlock()
-	case permanent(err):
+	case fin != nil:
 		p.mu.Unlock()
-		p.settle(e, nil, err)
+		p.settle(e, nil, fin)
 	default:
 		e.noStream = errors.Is(err, jetstream.ErrNoStreamResponse)
 		outcome := p.requeueLocked(e, err, errors.Is(err, nats.ErrDisconnected))

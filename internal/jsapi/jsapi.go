@@ -19,9 +19,17 @@ const Timeout = 10 * time.Second
 // name nats-server gives each.
 const (
 	// CodeResourcesExceeded means the account's JetStream resources are
-	// exhausted (JSAccountResourcesExceededErr); it clears when room is
-	// freed.
+	// exhausted (JSAccountResourcesExceededErr); it clears only when
+	// something else frees room.
 	CodeResourcesExceeded jetstream.ErrorCode = 10002
+	// CodeInsufficientResources means the server's JetStream storage is
+	// exhausted (JSInsufficientResourcesErr).
+	CodeInsufficientResources jetstream.ErrorCode = 10023
+	// CodeMemoryResourcesExceeded and CodeStorageResourcesExceeded mean the
+	// server has no memory or storage left for JetStream
+	// (JSMemoryResourcesExceededErr, JSStorageResourcesExceededErr).
+	CodeMemoryResourcesExceeded  jetstream.ErrorCode = 10028
+	CodeStorageResourcesExceeded jetstream.ErrorCode = 10047
 	// CodeStreamMismatch means the expected stream does not match
 	// (JSStreamMismatchErr).
 	CodeStreamMismatch jetstream.ErrorCode = 10060
@@ -29,7 +37,10 @@ const (
 	// (JSStreamWrongLastMsgIDErrF).
 	CodeWrongLastMsgID jetstream.ErrorCode = 10070
 	// CodeStoreFailed means the stream could not store the message
-	// (JSStreamStoreFailedF).
+	// (JSStreamStoreFailedF); the description is the store's reason:
+	// "maximum messages exceeded", "maximum bytes exceeded", "maximum
+	// messages per subject exceeded" (a full stream with discard new),
+	// "message too large" or "store is closed".
 	CodeStoreFailed jetstream.ErrorCode = 10077
 	// CodeMsgDeleteFailed means a message could not be deleted, as when it
 	// is gone already (JSStreamMsgDeleteFailedF).
