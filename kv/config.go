@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -21,11 +22,15 @@ type Config struct {
 	// History is how many revisions of each key are kept, 1 to 64.
 	// Default 1.
 	History int `yaml:"history"`
-	// TTL removes values this long after they were written. Default none.
+	// TTL removes values this long after they were written. Range 0 to
+	// 87600h (ten years). Default none.
 	TTL time.Duration `yaml:"ttl"`
-	// MaxValueSize bounds one value. Default the server's max payload.
+	// MaxValueSize bounds one value. Range 0 to 2147483647 bytes (2GiB
+	// less a byte): the server keeps it as an int32. Default the server's
+	// max payload.
 	MaxValueSize conf.ByteSize `yaml:"max_value_size"`
-	// MaxBytes bounds the bucket. Default unlimited.
+	// MaxBytes bounds the bucket. Range 0 to the largest int64. Default
+	// unlimited.
 	MaxBytes conf.ByteSize `yaml:"max_bytes"`
 	// Storage is file (default) or memory.
 	Storage string `yaml:"storage"`
@@ -33,7 +38,8 @@ type Config struct {
 	Replicas int `yaml:"replicas"`
 	// LimitMarkerTTL keeps a marker this long when a key expires, so that
 	// watches see the expiry, and allows a TTL per key (CreateTTL). It
-	// needs nats-server 2.11 or later. Default off.
+	// needs nats-server 2.11 or later. Range 1s to 87600h (ten years), or
+	// 0. Default off.
 	LimitMarkerTTL time.Duration `yaml:"limit_marker_ttl"`
 	// Bind uses the existing bucket as it is and fails when it does not
 	// exist. Default false: the bucket is created, or updated to match.
@@ -54,16 +60,13 @@ func (c Config) Validate() error {
 	if c.History < 0 || c.History > 64 {
 		p.Addf("history", "must be between 1 and 64, got %d", c.History)
 	}
-	if c.TTL < 0 {
-		p.Addf("ttl", "must not be negative, got %v", c.TTL)
-	}
-	if c.MaxValueSize < 0 || c.MaxBytes < 0 {
-		p.Addf("", "max_value_size and max_bytes must not be negative")
-	}
+	p.Durations(conf.MaxDuration, conf.NamedDuration{Name: "ttl", V: c.TTL})
+	p.Between("max_value_size", int64(c.MaxValueSize), 0, math.MaxInt32)
+	p.Between("max_bytes", int64(c.MaxBytes), 0, math.MaxInt64)
 	p.Storage(c.Storage)
 	p.Replicas(c.Replicas)
-	if c.LimitMarkerTTL != 0 && c.LimitMarkerTTL < time.Second {
-		p.Addf("limit_marker_ttl", "must be at least 1s, got %v", c.LimitMarkerTTL)
+	if c.LimitMarkerTTL < 0 || c.LimitMarkerTTL != 0 && c.LimitMarkerTTL < time.Second || c.LimitMarkerTTL > conf.MaxDuration {
+		p.Addf("limit_marker_ttl", "must be 0 (off) or between 1s and %v, got %v", conf.MaxDuration, c.LimitMarkerTTL)
 	}
 	return p.Err()
 }
@@ -74,7 +77,7 @@ func (c Config) jetStream(name string) jetstream.KeyValueConfig {
 		Description:    c.Description,
 		History:        uint8(max(c.History, 1)),
 		TTL:            c.TTL,
-		MaxValueSize:   int32(c.MaxValueSize),
+		MaxValueSize:   int32(min(c.MaxValueSize, math.MaxInt32)), // Validate bounds it; never wrap
 		MaxBytes:       int64(c.MaxBytes),
 		Replicas:       max(c.Replicas, 1),
 		LimitMarkerTTL: c.LimitMarkerTTL,
