@@ -93,39 +93,56 @@ func New(cfg Config, src connection.Source) (*Buffered, error) {
 	p := &Buffered{cfg: cfg, src: src, events: event.New(cfg.Events), inflight: map[*nats.Msg]*entry{},
 		space: make(chan struct{}), work: make(chan struct{}, 1), noStream: map[string]time.Time{}, readyChange: make(chan struct{})}
 	p.maxPayload.Store(1 << 20) // nats-server's default, until connected
-	if err := p.recoverSpool(); err != nil {
+	refused, err := p.recoverSpool()
+	if err != nil {
 		return nil, err
 	}
+	p.failRecovered(refused)
 	return p, nil
 }
 
 // recoverSpool opens the configured spool and queues the messages a
 // previous run left in it, before any new one; the caller holds p.mu or
-// owns p alone.
-func (p *Buffered) recoverSpool() error {
+// owns p alone. It returns, counted in the buffer and not queued, those
+// that Publish refuses now (a spool of an older version may hold them):
+// the caller fails them with failRecovered once p.mu is free.
+func (p *Buffered) recoverSpool() ([]*entry, error) {
 	if p.cfg.SpoolDir == "" || p.spool != nil {
-		return nil
+		return nil, nil
 	}
 	s, recovered, damage, err := openSpool(p.cfg.SpoolDir, p.cfg.SpoolSync, p.cfg.segmentSize)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	p.spool = s
 	for _, d := range damage {
 		p.events.Emit(SpoolCorrupt{EventTime: p.events.Stamp(), Dir: p.cfg.SpoolDir, Segment: d.segment,
 			Offset: d.offset, Err: d.err, KeptAs: d.keptAs})
 	}
+	var refused []*entry
 	for _, e := range recovered {
 		p.order++
 		e.order, e.future = p.order, newFuture()
-		p.queue = append(p.queue, e)
 		p.count++
 		p.bytes += e.size
+		if e.lastErr = checkMsg(e.msg); e.lastErr != nil {
+			refused = append(refused, e) // sent, it would be refused, or close the connection, every time
+			continue
+		}
+		p.queue = append(p.queue, e)
 	}
 	if len(recovered) > 0 {
 		p.events.Emit(SpoolRecovered{EventTime: p.events.Stamp(), Messages: len(recovered), Dir: p.cfg.SpoolDir})
 	}
-	return nil
+	return refused, nil
+}
+
+// failRecovered settles, as failed with the error Publish would give now,
+// the spooled messages recoverSpool did not queue.
+func (p *Buffered) failRecovered(refused []*entry) {
+	for _, e := range refused {
+		p.settle(e, nil, e.lastErr)
+	}
 }
 
 // Close ends a publisher that is not being served, as a stop does without

@@ -51,16 +51,21 @@ func (p *Buffered) stop(ctx context.Context, sess *session) error {
 // spool again, queueing what it holds, and accepts messages again.
 func (p *Buffered) reopen() error {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.serving {
+		p.mu.Unlock()
 		return ErrServing
 	}
+	var refused []*entry
 	if p.stopping {
-		if err := p.recoverSpool(); err != nil {
+		var err error
+		if refused, err = p.recoverSpool(); err != nil {
+			p.mu.Unlock()
 			return err
 		}
 		p.stopping, p.closed = false, false
 	}
 	p.serving = true
+	p.mu.Unlock()
+	p.failRecovered(refused)
 	return nil
 }
