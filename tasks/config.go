@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/corral-go/corral/internal/conf"
@@ -25,41 +26,45 @@ type Config struct {
 	Storage  string `yaml:"storage"`
 	// MaxConcurrency is how many tasks this worker runs at once: it takes
 	// no more from the queue. Workers of one queue may each set their own.
-	// Default 16.
+	// Range 0 to 65536: a goroutine each. Default 16.
 	MaxConcurrency int `yaml:"max_concurrency"`
 	// Heartbeat is how often the worker renews its lease: the only
-	// keep-alive traffic, whatever the number of tasks it runs. Default 3s.
+	// keep-alive traffic, whatever the number of tasks it runs. Range
+	// 100ms to 87600h (ten years). Default 3s.
 	Heartbeat time.Duration `yaml:"heartbeat"`
 	// LeaseTTL is how long a lease outlives its last renewal. A worker
 	// that stops renewing (killed, cut off) has its tasks handed to others
 	// this long after, and one that cannot renew stops its tasks before
-	// then. At least three heartbeats. Default 10s.
+	// then. At least three heartbeats and 1s, at most 87600h (ten years).
+	// Default 10s.
 	LeaseTTL time.Duration `yaml:"lease_ttl"`
 	// ClaimWait is how long a task taken from the queue may stay unclaimed
 	// (the worker crashed in between) before it is offered again: the
-	// queue consumer's ack wait. Default 30s.
+	// queue consumer's ack wait. Range 1s to 87600h (ten years). Default
+	// 30s.
 	ClaimWait time.Duration `yaml:"claim_wait"`
 	// Timeout bounds one run of a task's handler, not the claim before it
 	// or the writes after: its ctx is cancelled and the run counts as
-	// failed. Default none.
+	// failed. Range 0 to 87600h (ten years). Default none.
 	Timeout time.Duration `yaml:"timeout"`
 	// MaxFailures is how many runs of a task may fail (the handler returns
 	// an error) before the task is dropped, to DeadLetter if set. -1: no
-	// limit. Default 5.
+	// limit. Range -1 to 2147483647. Default 5.
 	MaxFailures int `yaml:"max_failures"`
 	// Backoff is the wait before a failed task is offered again, by its
-	// failure count, the last repeating. Default [1s, 5s, 30s].
+	// failure count, the last repeating. Each 0 to 87600h (ten years).
+	// Default [1s, 5s, 30s].
 	Backoff []time.Duration `yaml:"backoff"`
 	// DeadLetter is the subject a task is published to, with its headers
 	// and the last error, once it failed MaxFailures times.
 	DeadLetter string `yaml:"dead_letter"`
 	// KeepCompleted is how long a completed task is remembered, so that a
 	// late duplicate of it is dropped instead of run again. At least twice
-	// ClaimWait. Default 2m.
+	// ClaimWait, at most 87600h (ten years). Default 2m.
 	KeepCompleted time.Duration `yaml:"keep_completed"`
 	// SweepEvery is how often the elected recoverer looks for tasks held by
 	// workers that have no lease, beside reacting to every expired lease
-	// at once. Default 1m.
+	// at once. Range 0 to 87600h (ten years). Default 1m.
 	SweepEvery time.Duration `yaml:"sweep_every"`
 	// Restart is the worker's restart policy; zero fields inherit the
 	// tree's.
@@ -130,20 +135,30 @@ func (c Config) Validate() error {
 	}
 	p.Replicas(c.Replicas)
 	p.Storage(c.Storage)
-	if c.MaxConcurrency < 0 {
-		p.Addf("max_concurrency", "must not be negative, got %d", c.MaxConcurrency)
+	p.Between("max_concurrency", int64(c.MaxConcurrency), 0, conf.MaxWorkers)
+	durations := []conf.NamedDuration{
+		{Name: "heartbeat", V: c.Heartbeat}, {Name: "lease_ttl", V: c.LeaseTTL}, {Name: "claim_wait", V: c.ClaimWait},
+		{Name: "timeout", V: c.Timeout}, {Name: "keep_completed", V: c.KeepCompleted}, {Name: "sweep_every", V: c.SweepEvery},
 	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{
-		{"heartbeat", c.Heartbeat}, {"lease_ttl", c.LeaseTTL}, {"claim_wait", c.ClaimWait},
-		{"timeout", c.Timeout}, {"keep_completed", c.KeepCompleted}, {"sweep_every", c.SweepEvery},
-	} {
-		if d.v < 0 {
-			p.Addf(d.name, "must not be negative, got %v", d.v)
+	p.Durations(conf.MaxDuration, durations...)
+	if !slices.ContainsFunc(durations, func(d conf.NamedDuration) bool { return d.V < 0 || d.V > conf.MaxDuration }) {
+		c.validateTimes(p) // it multiplies durations: only once each is in range
+	}
+	p.Between("max_failures", int64(c.MaxFailures), -1, conf.MaxCount)
+	for i, b := range c.Backoff {
+		p.Durations(conf.MaxDuration, conf.NamedDuration{Name: fmt.Sprintf("backoff[%d]", i), V: b})
+	}
+	if c.DeadLetter != "" {
+		if err := subject.Validate(c.DeadLetter, false); err != nil {
+			p.Addf("dead_letter", "%v", err)
 		}
 	}
+	p.Merge("restart", c.Restart.Validate())
+	return p.Err()
+}
+
+// validateTimes checks the durations against each other, with defaults.
+func (c Config) validateTimes(p conf.Problems) {
 	d := c.withDefaults("q")
 	if d.Heartbeat < 100*time.Millisecond {
 		p.Addf("heartbeat", "must be at least 100ms, got %v", d.Heartbeat)
@@ -159,21 +174,6 @@ func (c Config) Validate() error {
 		p.Addf("keep_completed", "%v must be at least twice claim_wait (%v): a completed task's late duplicate is dropped only while it is remembered",
 			d.KeepCompleted, d.ClaimWait)
 	}
-	if c.MaxFailures < -1 {
-		p.Addf("max_failures", "must be -1 (no limit) or positive, got %d", c.MaxFailures)
-	}
-	for i, b := range c.Backoff {
-		if b < 0 {
-			p.Addf(fmt.Sprintf("backoff[%d]", i), "must not be negative, got %v", b)
-		}
-	}
-	if c.DeadLetter != "" {
-		if err := subject.Validate(c.DeadLetter, false); err != nil {
-			p.Addf("dead_letter", "%v", err)
-		}
-	}
-	p.Merge("restart", c.Restart.Validate())
-	return p.Err()
 }
 
 // QueueStream returns the name and declaration of queue's stream, where
