@@ -17,8 +17,9 @@ var (
 	// server accepts.
 	ErrTooLarge = errors.New("publisher: message larger than the server's max payload")
 	// ErrSubjectTooLong is returned by Publish for a subject longer than
-	// 4096 bytes, nats-server's default max_control_line: a longer one
-	// would have the server close the connection.
+	// 2000 bytes (subject.MaxLen): with a reply subject beside it, a longer
+	// one could pass nats-server's default max_control_line of 4096 bytes,
+	// and the server would close the connection.
 	ErrSubjectTooLong = errors.New("publisher: subject too long")
 	// ErrBadHeader is returned by Publish for a header name nats.go cannot
 	// encode: empty, or with a byte that is not printable ASCII or is one

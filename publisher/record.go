@@ -10,6 +10,8 @@ import (
 	"slices"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/corral-go/corral/internal/subject"
 )
 
 // A spool record is: length of the body (4), crc32 of the body (4), then
@@ -21,19 +23,27 @@ const recordHeader = 8 // length and crc32
 // subject, no header and no data.
 const minRecord = recordHeader + 14
 
-// maxSubjectLen is the longest subject Publish accepts. nats-server closes
-// the connection of a client whose control line ("HPUB subject reply
-// sizes") passes its max_control_line, 4 KiB by default, and the spool
-// records a subject's length in 16 bits.
-const maxSubjectLen = 4096
+// maxSubjectLen is the longest subject Publish accepts: subject.MaxLen,
+// which keeps every control line ("HPUB subject reply sizes") within
+// nats-server's default max_control_line of 4 KiB, past which the server
+// closes the connection. The spool records a subject's length in 16 bits.
+const maxSubjectLen = subject.MaxLen
 
-// checkSubjectLen refuses a subject longer than maxSubjectLen.
-func checkSubjectLen(subject string) error {
-	if n := len(subject); n > maxSubjectLen {
-		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrSubjectTooLong, n, maxSubjectLen)
+// checkSubjectLen refuses a subject longer than maxSubjectLen with an
+// error matching ErrSubjectTooLong and subject.ErrTooLong.
+func checkSubjectLen(s string) error {
+	if err := subject.CheckLen("subject", s, maxSubjectLen); err != nil {
+		return subjectTooLong{err}
 	}
 	return nil
 }
+
+// subjectTooLong is ErrSubjectTooLong with the lengths subject.CheckLen
+// says: publisher: subject "aaa..." too long: 4097 bytes, the limit is 2000.
+type subjectTooLong struct{ err error }
+
+func (e subjectTooLong) Error() string   { return "publisher: " + e.err.Error() }
+func (e subjectTooLong) Unwrap() []error { return []error{ErrSubjectTooLong, e.err} }
 
 // encodeRecord returns the record of msg, whose header is already encoded
 // as hdr, with spool sequence seq. It refuses a message whose subject,
