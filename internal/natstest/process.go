@@ -113,7 +113,11 @@ func (p *Process) Start() {
 	if port != 0 {
 		listen = "127.0.0.1:" + strconv.Itoa(port)
 	}
-	cfg := fmt.Sprintf("listen: %q\nserver_name: natstest-process\nports_file_dir: %q\njetstream { store_dir: %q }\n",
+	// The shortest lame duck the server takes, so that LameDuck is a fault
+	// a test can wait out (the default spreads the closing over two
+	// minutes).
+	cfg := fmt.Sprintf("listen: %q\nserver_name: natstest-process\nports_file_dir: %q\njetstream { store_dir: %q }\n"+
+		"lame_duck_duration: \"30s\"\nlame_duck_grace_period: \"1s\"\n",
 		listen, portsDir, filepath.Join(p.dir, "store"))
 	cfgPath := filepath.Join(p.dir, "server.conf")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {

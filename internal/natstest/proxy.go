@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Proxy forwards loopback TCP connections to a target address, and can cut
@@ -22,6 +23,7 @@ type Proxy struct {
 	conns  map[net.Conn]struct{}
 	mode   proxyMode
 	gate   chan struct{} // closed while forwarding; replaced on Pause
+	delay  time.Duration // added before every forwarded chunk
 	closed bool
 
 	accepted atomic.Int64
@@ -108,9 +110,12 @@ func (p *Proxy) pipe(src, dst net.Conn) {
 		n, err := src.Read(buf)
 		if n > 0 {
 			p.mu.Lock()
-			gate := p.gate
+			gate, delay := p.gate, p.delay
 			p.mu.Unlock()
 			<-gate
+			if delay > 0 {
+				time.Sleep(delay) // the fault itself: a slow path
+			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
 			}
@@ -139,6 +144,15 @@ func (p *Proxy) Pause() {
 		p.gate = make(chan struct{})
 	}
 	p.mode = paused
+}
+
+// Delay adds d of latency to every chunk forwarded from now on, in each
+// direction; 0 removes it. Chunks of one direction stay in order, so a
+// delay also caps throughput, as a slow link does.
+func (p *Proxy) Delay(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.delay = d
 }
 
 // Cut resets every connection and refuses new ones until Restore.
