@@ -57,7 +57,9 @@
 // transient and retried with backoff (timeouts, no responders, a store
 // closed while its stream restarts, JetStream or the cluster
 // unavailable); sends lost to a dropped connection do not count as
-// attempts. The README's "Publishing" section lists the server's codes. A message a stop did not deliver fails
+// attempts. The README's "Publishing" section lists the server's codes.
+// PublishSync returns [ErrNotDeclared] with the declaration's error when
+// [Config.Streams] cannot be declared; the message stays buffered. A message a stop did not deliver fails
 // with [ErrStopped], joined with [ErrMaybeStored] or [ErrSpooled]. Final
 // failures are also [PublishFailed] events.
 //

@@ -48,6 +48,10 @@ var (
 	// ErrServing is returned by Serve and Close while the publisher is
 	// being served.
 	ErrServing = errors.New("publisher: already being served")
+	// ErrNotDeclared is returned by PublishSync when the configured streams
+	// could not be declared; the declaration's error is wrapped with it.
+	// The message stays buffered, and is sent once a declaration succeeds.
+	ErrNotDeclared = errors.New("publisher: streams not declared; the message stays buffered")
 	// ErrNoStream is the final error of a message whose subject no stream
 	// stores.
 	ErrNoStream = errors.New("publisher: no stream stores the subject")

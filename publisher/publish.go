@@ -43,7 +43,10 @@ func (p *Buffered) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...Option
 // sent it hands the message to nats.go from this goroutine, which then
 // may block while nats.go flushes a full write buffer; otherwise the
 // message takes its turn in the buffer like any other. If ctx ends first,
-// the message stays buffered and is still sent.
+// the message stays buffered and is still sent. So it does when the
+// configured streams cannot be declared: PublishSync then returns at once
+// with [ErrNotDeclared] wrapping the declaration's error, rather than
+// wait for a send that cannot happen until a declaration succeeds.
 func (p *Buffered) PublishSync(ctx context.Context, subject string, data []byte, opts ...Option) (*jetstream.PubAck, error) {
 	e, err := p.prepare(&nats.Msg{Subject: subject, Data: data}, opts)
 	if err != nil {
@@ -52,7 +55,7 @@ func (p *Buffered) PublishSync(ctx context.Context, subject string, data []byte,
 	if err := p.accept(ctx, e, true); err != nil {
 		return nil, err
 	}
-	return e.future.Wait(ctx)
+	return p.waitSync(ctx, e.future)
 }
 
 // prepare copies msg into a new entry with its Msg-Id and options.

@@ -49,6 +49,9 @@ type Buffered struct {
 	stopping    bool // Publish is refused
 	closed      bool // a stop has collected what is left: late returns are undelivered
 
+	declareErr error        // the last declaration of Config.Streams failed, and none succeeded since
+	declared   *declaration // the next declaration's outcome, for PublishSync callers
+
 	work       chan struct{} // something to send, or room in the window
 	maxPayload atomic.Int64
 	stats      counters
@@ -91,7 +94,7 @@ func New(cfg Config, src connection.Source) (*Buffered, error) {
 	}
 	cfg = cfg.withDefaults()
 	p := &Buffered{cfg: cfg, src: src, events: event.New(cfg.Events), inflight: map[*nats.Msg]*entry{},
-		space: make(chan struct{}), work: make(chan struct{}, 1), noStream: map[string]time.Time{}, readyChange: make(chan struct{})}
+		space: make(chan struct{}), declared: newDeclaration(), work: make(chan struct{}, 1), noStream: map[string]time.Time{}, readyChange: make(chan struct{})}
 	p.maxPayload.Store(1 << 20) // nats-server's default, until connected
 	refused, err := p.recoverSpool()
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/publisher"
+	"github.com/corral-go/corral/stream"
 )
 
 // A header name nats.go cannot encode is refused at Publish, naming it,
@@ -139,4 +140,26 @@ func refused(t *testing.T, url, subject string, size int, code jsCode, desc stri
 		return
 	}
 	t.Fatal("the server never refused a message")
+}
+
+// A PublishSync caller whose stream cannot be declared gets the
+// declaration's error, not only its ctx's end; the message stays buffered.
+func TestPublishSyncGetsTheDeclarationError(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	declare(t, srv.URL(), jetstream.StreamConfig{Name: "OTHER", Subjects: []string{"orders.>"}})
+	p, _, _ := run(t, []string{srv.URL()}, publisher.Config{
+		Streams: map[string]stream.Config{"ORDERS": {Subjects: []string{"orders.>"}}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i := range 2 { // before the first declaration fails, and after
+		_, err := p.PublishSync(ctx, "orders.1", []byte("x"))
+		var apiErr *jetstream.APIError
+		if !errors.Is(err, publisher.ErrNotDeclared) || !errors.As(err, &apiErr) || apiErr.ErrorCode != 10065 {
+			t.Fatalf("PublishSync %d: %v, want ErrNotDeclared with the server's 10065", i, err)
+		}
+	}
+	if st := p.Status(); st.Buffered != 2 {
+		t.Fatalf("buffered %d, want both messages kept", st.Buffered)
+	}
 }

@@ -47,10 +47,12 @@ func (p *Buffered) Serve(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := p.declareStreams(ctx, sess); err != nil {
-			if ctx.Err() != nil {
-				return p.stop(ctx, nil)
-			}
+		err = p.declareStreams(ctx, sess)
+		if ctx.Err() != nil {
+			return p.stop(ctx, nil)
+		}
+		p.declaredStreams(err)
+		if err != nil {
 			return err
 		}
 		p.maxPayload.Store(nc.MaxPayload())
@@ -64,19 +66,6 @@ func (p *Buffered) Serve(ctx context.Context) error {
 			return err
 		}
 	}
-}
-
-// declareStreams creates the configured streams, or updates them to match.
-func (p *Buffered) declareStreams(ctx context.Context, sess *session) error {
-	for name, sc := range p.cfg.Streams {
-		dctx, cancel := context.WithTimeout(ctx, jsapi.Timeout)
-		_, err := sc.Declare(dctx, sess.js, name)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("publisher: declare stream %q: %w", name, err)
-		}
-	}
-	return nil
 }
 
 // sendLoop sends due messages within the in-flight window until ctx ends
