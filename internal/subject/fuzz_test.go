@@ -8,15 +8,20 @@ import (
 // FuzzValidate checks what Validate accepts: it never panics; an accepted
 // subject is at most MaxLen bytes, has no whitespace and no empty token;
 // a literal one has no wildcard token ("a.b*" is a literal), and with
-// wildcards '>' is only ever last and '*' and '>' are whole tokens.
+// wildcards '>' is only ever last and '*' and '>' are whole tokens. The
+// subject is pad bytes of 'a' before s, so that small inputs reach the
+// length limit (large ones make the fuzzer spend its time minimising).
 func FuzzValidate(f *testing.F) {
 	for _, s := range []string{"orders", "orders.created", "orders.*", "orders.>", "*.x.>", "a..b", ".a", "a.",
-		"a.>.b", "a.b*", "a b", "a\tb", ">", "*", "$KV.settings.feature", strings.Repeat("a", MaxLen),
-		strings.Repeat("a.", MaxLen/2), "ü.🚀", "a.\x00.b"} {
-		f.Add(s, true)
-		f.Add(s, false)
+		"a.>.b", "a.b*", "a b", "a\tb", ">", "*", "$KV.settings.feature", "ü.🚀", "a.\x00.b"} {
+		f.Add(s, true, uint16(0))
+		f.Add(s, false, uint16(0))
 	}
-	f.Fuzz(func(t *testing.T, s string, wildcards bool) {
+	f.Add("", false, uint16(MaxLen))
+	f.Add("x", true, uint16(MaxLen))
+	f.Add(".>", true, uint16(MaxLen-2))
+	f.Fuzz(func(t *testing.T, s string, wildcards bool, pad uint16) {
+		s = strings.Repeat("a", int(pad)%(MaxLen+64)) + s
 		if Validate(s, wildcards) != nil {
 			return
 		}
@@ -43,12 +48,15 @@ func FuzzValidate(f *testing.F) {
 }
 
 // FuzzValidateQueue checks that an accepted queue group is one token of
-// at most MaxLen bytes with no whitespace or wildcard.
+// at most MaxLen bytes with no whitespace or wildcard; pad as in
+// FuzzValidate.
 func FuzzValidateQueue(f *testing.F) {
-	for _, q := range []string{"workers", "", "a b", "q.*", "q>", strings.Repeat("q", MaxLen+1)} {
-		f.Add(q)
+	for _, q := range []string{"workers", "", "a b", "q.*", "q>", "\r"} {
+		f.Add(q, uint16(0))
 	}
-	f.Fuzz(func(t *testing.T, q string) {
+	f.Add("q", uint16(MaxLen))
+	f.Fuzz(func(t *testing.T, q string, pad uint16) {
+		q = strings.Repeat("q", int(pad)%(MaxLen+64)) + q
 		if ValidateQueue(q) != nil {
 			return
 		}
