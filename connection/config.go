@@ -78,12 +78,12 @@ type Config struct {
 	Restart supervisor.Policy `yaml:"restart"`
 
 	// Events says where the connection's events go. corral.New sets it.
-	Events supervisor.Events `yaml:"-"`
+	Events supervisor.Events `yaml:"-" json:"-"`
 	// Options are extra nats.go options, applied after Corral's own.
-	Options []nats.Option `yaml:"-"`
+	Options []nats.Option `yaml:"-" json:"-"`
 	// Embedded is the in-process server to connect to when Servers is
 	// empty. corral.New sets it to the embedded server (package embedded).
-	Embedded LocalServer `yaml:"-"`
+	Embedded LocalServer `yaml:"-" json:"-"`
 }
 
 // TLSConfig configures TLS to the servers. Every field is empty by
