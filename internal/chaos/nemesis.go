@@ -1,0 +1,154 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/publisher"
+)
+
+// Fault is one thing the nemesis does: Do injects it, holds it and heals
+// it, returning once it is healed. Faults run one at a time.
+type Fault struct {
+	Name string
+	Do   func() error
+}
+
+// Recovery is how long after a fault healed the workload first had a
+// message acknowledged and one processed.
+type Recovery struct {
+	Fault          string
+	Ack, Processed time.Duration
+}
+
+// Schedule runs faults, in order and then in a random order, until
+// duration has passed (at least each once), waiting after each until the
+// workload acknowledges and processes again. It returns the recoveries
+// and stops at the first fault that cannot be done or healed.
+func Schedule(l *Ledger, faults []Fault, duration, gap time.Duration, logf func(string, ...any)) ([]Recovery, error) {
+	var out []Recovery
+	end := time.Now().Add(duration)
+	order := faults
+	for i := 0; i < len(faults) || time.Now().Before(end); i++ {
+		if i > 0 && i%len(faults) == 0 {
+			order = append([]Fault(nil), faults...)
+			rand.Shuffle(len(order), func(a, b int) { order[a], order[b] = order[b], order[a] })
+		}
+		f := order[i%len(faults)]
+		start := time.Now()
+		if err := f.Do(); err != nil {
+			return out, fmt.Errorf("fault %s: %w", f.Name, err)
+		}
+		healed := time.Now()
+		r, err := awaitRecovery(l, f.Name, healed, 60*time.Second)
+		if err != nil {
+			return out, err
+		}
+		logf("fault %-16s held %v, first ack %v and first processed %v after healing",
+			f.Name, healed.Sub(start).Round(time.Millisecond), r.Ack.Round(time.Millisecond), r.Processed.Round(time.Millisecond))
+		out = append(out, r)
+		time.Sleep(gap) // the workload runs unharmed between faults
+	}
+	return out, nil
+}
+
+// awaitRecovery waits until the ledger shows an ack and a processed message
+// after healed, for at most limit.
+func awaitRecovery(l *Ledger, name string, healed time.Time, limit time.Duration) (Recovery, error) {
+	r := Recovery{Fault: name}
+	deadline := time.Now().Add(limit)
+	for {
+		ack, processed := l.Progress()
+		if r.Ack == 0 && ack.After(healed) {
+			r.Ack = ack.Sub(healed)
+		}
+		if r.Processed == 0 && processed.After(healed) {
+			r.Processed = processed.Sub(healed)
+		}
+		if r.Ack > 0 && r.Processed > 0 {
+			return r, nil
+		}
+		if time.Now().After(deadline) {
+			return r, fmt.Errorf("fault %s: no progress %v after healing (ack after %v, processed after %v)", name, limit, r.Ack, r.Processed)
+		}
+		time.Sleep(5 * time.Millisecond) // measuring: the resolution of the recovery figures
+	}
+}
+
+// hold waits d: how long a fault lasts.
+func hold(d time.Duration) { time.Sleep(d) }
+
+// PanicFault makes handlers panic on a quarter of first deliveries for d.
+func (w *Workload) PanicFault(d time.Duration) Fault {
+	return Fault{Name: "handler-panics", Do: func() error {
+		before := w.injected.Load()
+		w.panics.Store(true)
+		hold(d)
+		w.panics.Store(false)
+		if w.injected.Load() == before {
+			return errors.New("no handler panicked")
+		}
+		return nil
+	}}
+}
+
+// WorkerKillFault kills worker app name (its path cut first where the
+// topology can, so that it cannot say goodbye) and starts a new one in
+// its place after down.
+func (w *Workload) WorkerKillFault(name string, down time.Duration) Fault {
+	return Fault{Name: "worker-kill", Do: func() error {
+		w.mu.Lock()
+		old := w.workers[name]
+		w.mu.Unlock()
+		cut := w.topo.cut(name, true)
+		_ = old.stop() // cut off, it cannot finish its stop cleanly
+		if cut {
+			w.topo.cut(name, false)
+		}
+		hold(down)
+		a, err := w.newWorker(name)
+		if err != nil {
+			return err
+		}
+		w.mu.Lock()
+		w.workers[name] = a
+		w.mu.Unlock()
+		return nil
+	}}
+}
+
+// ConsumerDeleteFault deletes the orders handler's durable consumer
+// behind Corral's back.
+func ConsumerDeleteFault(js jetstream.JetStream) Fault {
+	return Fault{Name: "consumer-delete", Do: func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return js.DeleteConsumer(ctx, ordersStream, ordersHandler)
+	}}
+}
+
+// BadMessageFault publishes what the server cannot take (a subject over
+// its control line, an unencodable header name): each must be refused at
+// Publish, a finding otherwise, and nothing else harmed.
+func (w *Workload) BadMessageFault() Fault {
+	return Fault{Name: "bad-message", Do: func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		long := ordersSubject + "." + strings.Repeat("x", 8<<10)
+		if _, err := w.pub.client.Publish(ctx, long, []byte("bad")); !errors.Is(err, publisher.ErrSubjectTooLong) {
+			w.ledger.Finding("a subject of %d bytes: Publish returned %v, want ErrSubjectTooLong", len(long), err)
+		}
+		msg := &nats.Msg{Subject: ordersSubject + ".bad", Data: []byte("bad"), Header: nats.Header{"Bad Name:": {"x"}}}
+		if _, err := w.pub.client.PublishMsg(ctx, msg); err == nil {
+			w.ledger.Finding("a header named %q was accepted by Publish", "Bad Name:")
+		}
+		return nil
+	}}
+}
