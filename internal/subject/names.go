@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 )
 
 // ValidBucket checks the name of a KV bucket, a lock's bucket or an object
@@ -28,9 +29,10 @@ func ValidBucket(name string) error {
 }
 
 // ValidName checks a name that becomes a stream's, a consumer's or a
-// supervised service's: not empty, no whitespace, '.', '*', '>', '/' or
-// '\', which the server or a subject built from it would misread, and at
-// most MaxNameLen bytes (an error wrapping ErrTooLong).
+// supervised service's: not empty, no whitespace (any Unicode space, as
+// stream.ValidName), '.', '*', '>', '/' or '\', which the server or a
+// subject built from it would misread, and at most MaxNameLen bytes (an
+// error wrapping ErrTooLong).
 func ValidName(name string) error {
 	if name == "" {
 		return errors.New("empty name")
@@ -38,7 +40,7 @@ func ValidName(name string) error {
 	if err := CheckLen("name", name, MaxNameLen); err != nil {
 		return err
 	}
-	if strings.ContainsAny(name, " \t\r\n.*>/\\") {
+	if strings.ContainsAny(name, ".*>/\\") || strings.ContainsFunc(name, unicode.IsSpace) {
 		return fmt.Errorf("name %q: no whitespace, '.', '*', '>', '/' or '\\'", name)
 	}
 	return nil
