@@ -42,17 +42,28 @@ func (p *Buffered) requeueLocked(e *entry, err error, lost bool) requeueOutcome 
 		if p.cfg.MaxAttempts > 0 && e.attempts >= p.cfg.MaxAttempts {
 			return gaveUp
 		}
-		d := p.cfg.RetryWait << min(e.attempts-1, 30)
-		if d <= 0 || d > p.cfg.MaxRetryWait {
-			d = p.cfg.MaxRetryWait
-		}
-		e.due = e.due.Add(d)
+		e.due = e.due.Add(retryDelay(p.cfg.RetryWait, p.cfg.MaxRetryWait, e.attempts))
 	} else if err != nil {
 		p.stats.retried.Add(1)
 	}
 	i, _ := slices.BinarySearchFunc(p.retries, e.order, func(r *entry, o uint64) int { return cmp.Compare(r.order, o) })
 	p.retries = slices.Insert(p.retries, i, e)
 	return queued
+}
+
+// retryDelay is the wait before the retry that follows failure number n
+// (from 1): wait doubled n-1 times, at most maxWait. It doubles step by
+// step, as the connection's reconnect delay and the supervisor's restart
+// delay do: a shift wraps for long waits ((1<<40+1)<<30 is 1<<30).
+func retryDelay(wait, maxWait time.Duration, n int) time.Duration {
+	d := wait
+	for i := 1; i < n && d > 0 && d < maxWait; i++ {
+		d *= 2 // a wrap goes negative, and is capped below
+	}
+	if d <= 0 || d > maxWait {
+		return maxWait
+	}
+	return d
 }
 
 // settleUnqueued settles e when requeueLocked did not put it back in
