@@ -28,28 +28,32 @@ const (
 type Config struct {
 	// BufferMsgs and BufferBytes bound the messages accepted and not yet
 	// acknowledged (queued, in flight, or waiting to be retried).
-	// Defaults 10000 and 64MiB.
+	// Ranges 0 to 16777216 (1<<24) messages and 0 to 1TiB: counts of what
+	// is held in memory. Defaults 10000 and 64MiB.
 	BufferMsgs  int           `yaml:"buffer_msgs"`
 	BufferBytes conf.ByteSize `yaml:"buffer_bytes"`
 	// OnFull is error (default) or block.
 	OnFull OnFull `yaml:"on_full"`
 	// MaxInFlight bounds the messages sent and not yet acknowledged.
-	// Default 4000.
+	// Range 0 to 65536: nats.go is given room for twice as many pending
+	// acks. Default 4000.
 	MaxInFlight int `yaml:"max_in_flight"`
 	// AckTimeout is how long a sent message waits for its ack before it is
-	// sent again. Default 5s.
+	// sent again. Range 0 to 24h. Default 5s.
 	AckTimeout time.Duration `yaml:"ack_timeout"`
 	// RetryWait is the wait before the first retry of a failed send; it
 	// doubles with each further failure of that message, up to
-	// MaxRetryWait. Defaults 100ms and 5s. A send that fails because the
-	// connection dropped is retried as soon as it is back.
+	// MaxRetryWait. Ranges 0 to 24h. Defaults 100ms and 5s. A send that
+	// fails because the connection dropped is retried as soon as it is
+	// back.
 	RetryWait    time.Duration `yaml:"retry_wait"`
 	MaxRetryWait time.Duration `yaml:"max_retry_wait"`
 	// MaxAttempts is how many sends of a message may fail (time out, or
 	// meet an error that may clear) before it fails for good with
 	// ErrGaveUp. Sends lost to a dropped or replaced connection do not
 	// count: an outage is what the buffer absorbs. Default 20 (with the
-	// default waits, minutes of failing); -1 retries without limit.
+	// default waits, minutes of failing); -1 retries without limit. Range
+	// -1 to 2147483647.
 	MaxAttempts int `yaml:"max_attempts"`
 	// SpoolDir, when set, keeps accepted messages in files there until they
 	// are acknowledged, so that a crash of the application loses none: the
@@ -69,7 +73,7 @@ type Config struct {
 	Restart supervisor.Policy `yaml:"restart"`
 
 	// Events says where the publisher's events go.
-	Events supervisor.Events `yaml:"-"`
+	Events supervisor.Events `yaml:"-" json:"-"`
 	// OnUndelivered is called with a copy of every accepted message that
 	// ends without being stored, headers and Nats-Msg-Id included, and why:
 	// a final error (also on its Future; for a message recovered from the
@@ -79,11 +83,24 @@ type Config struct {
 	// whichever goroutine settles the message (the send loop, nats.go's
 	// callback goroutine, a PublishSync caller) and must not block.
 	// Default: none (they are still counted, and reported in events).
-	OnUndelivered func(msg *nats.Msg, err error) `yaml:"-"`
+	OnUndelivered func(msg *nats.Msg, err error) `yaml:"-" json:"-"`
 
 	// segmentSize is the spool's segment size; tests make it small.
 	segmentSize int64
 }
+
+// The ranges of the publisher's own settings; its durations are bounded
+// by conf.MaxPolicyDuration and max_attempts by conf.MaxCount.
+const (
+	// maxBufferMsgs bounds BufferMsgs: 16777216 (1<<24) messages.
+	maxBufferMsgs = 1 << 24
+	// maxBufferBytes bounds BufferBytes: 1TiB, a limit counted, never
+	// allocated.
+	maxBufferBytes = 1 << 40
+	// maxInFlight bounds MaxInFlight: the session asks nats.go for
+	// 2*MaxInFlight+1 pending acks.
+	maxInFlight = 1 << 16
+)
 
 func (c Config) withDefaults() Config {
 	if c.BufferMsgs == 0 {
@@ -117,31 +134,17 @@ func (c Config) withDefaults() Config {
 // Validate reports every invalid field at once, wrapping ErrInvalidConfig.
 func (c Config) Validate() error {
 	p := conf.NewProblems("")
-	if c.BufferMsgs < 0 {
-		p.Addf("buffer_msgs", "must not be negative, got %d", c.BufferMsgs)
-	}
-	if c.BufferBytes < 0 {
-		p.Addf("buffer_bytes", "must not be negative, got %d", c.BufferBytes)
-	}
+	p.Between("buffer_msgs", int64(c.BufferMsgs), 0, maxBufferMsgs)
+	p.Between("buffer_bytes", int64(c.BufferBytes), 0, maxBufferBytes)
 	switch c.OnFull {
 	case "", Error, Block:
 	default:
 		p.Addf("on_full", "%q is not one of error, block", c.OnFull)
 	}
-	if c.MaxInFlight < 0 {
-		p.Addf("max_in_flight", "must not be negative, got %d", c.MaxInFlight)
-	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"ack_timeout", c.AckTimeout}, {"retry_wait", c.RetryWait}, {"max_retry_wait", c.MaxRetryWait}} {
-		if d.v < 0 {
-			p.Addf(d.name, "must not be negative, got %v", d.v)
-		}
-	}
-	if c.MaxAttempts < -1 {
-		p.Addf("max_attempts", "must be -1 (no limit), 0 (default 20) or positive, got %d", c.MaxAttempts)
-	}
+	p.Between("max_in_flight", int64(c.MaxInFlight), 0, maxInFlight)
+	p.Durations(conf.MaxPolicyDuration, conf.NamedDuration{Name: "ack_timeout", V: c.AckTimeout},
+		conf.NamedDuration{Name: "retry_wait", V: c.RetryWait}, conf.NamedDuration{Name: "max_retry_wait", V: c.MaxRetryWait})
+	p.Between("max_attempts", int64(c.MaxAttempts), -1, conf.MaxCount)
 	if c.RetryWait > 0 && c.MaxRetryWait > 0 && c.MaxRetryWait < c.RetryWait {
 		p.Addf("max_retry_wait", "%v is shorter than retry_wait %v", c.MaxRetryWait, c.RetryWait)
 	}
