@@ -2,6 +2,7 @@ package connection
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -58,6 +59,7 @@ func servers(urls []string) nats.Option {
 // reconnectDelay returns nats.go's delay after the attempts-th full round
 // of the server list (from 1): wait doubled attempts-1 times, at most
 // maxWait, plus a random [0, jitter) so that many clients spread out.
+// Neither the doubling nor the jitter wraps, whatever the durations.
 func reconnectDelay(wait, maxWait, jitter time.Duration) func(int) time.Duration {
 	return func(attempts int) time.Duration {
 		// Doubled step by step: a shift overflows for long waits.
@@ -69,7 +71,12 @@ func reconnectDelay(wait, maxWait, jitter time.Duration) func(int) time.Duration
 			d = maxWait
 		}
 		if jitter > 0 {
-			d += rand.N(jitter)
+			// Saturates: a sum past the largest duration is that one.
+			j := rand.N(jitter)
+			if d > math.MaxInt64-j {
+				return math.MaxInt64
+			}
+			d += j
 		}
 		return d
 	}
