@@ -29,12 +29,14 @@ type Config struct {
 	Name string `yaml:"name"`
 	// ReconnectWait is the wait after every server in the list failed
 	// once; it doubles after each further round, up to MaxReconnectWait.
-	// Default 250ms.
+	// Range 0 to 24h. Default 250ms.
 	ReconnectWait time.Duration `yaml:"reconnect_wait"`
-	// MaxReconnectWait caps ReconnectWait's growth. Default 4s.
+	// MaxReconnectWait caps ReconnectWait's growth. Range 0 to 24h.
+	// Default 4s.
 	MaxReconnectWait time.Duration `yaml:"max_reconnect_wait"`
 	// ReconnectJitter is the random time, up to this, added to each wait so
-	// that clients do not reconnect in step. Default 250ms.
+	// that clients do not reconnect in step. Range 0 to 24h. Default
+	// 250ms.
 	ReconnectJitter time.Duration `yaml:"reconnect_jitter"`
 	// Reconnect lets nats.go reconnect by itself when the connection
 	// drops. false: a drop closes the connection for good, and the
@@ -45,20 +47,25 @@ type Config struct {
 	Reconnect *bool `yaml:"reconnect"`
 	// MaxReconnects is how many times each server is retried before
 	// nats.go gives up and closes the connection (the supervisor then
-	// makes a new one). 0 or negative: never give up. Default 0.
+	// makes a new one). -1 or 0: never give up. Range -1 to 2147483647.
+	// Default 0.
 	MaxReconnects int `yaml:"max_reconnects"`
 	// ReconnectBufSize bounds what is published while disconnected and
 	// held until the connection is back. -1 disables the buffer: publishing
-	// while disconnected then fails at once. Default 8MiB.
+	// while disconnected then fails at once. Range -1 to 1TiB. Default
+	// 8MiB.
 	ReconnectBufSize conf.ByteSize `yaml:"reconnect_buf_size"`
 	// PingInterval is how often the client pings the server. With
 	// MaxPingsOutstanding it bounds how long a dead path (half-open TCP)
-	// goes unnoticed: PingInterval × (MaxPingsOutstanding+1). Default 5s.
+	// goes unnoticed: PingInterval × (MaxPingsOutstanding+1). Range 10ms
+	// to 24h. Default 5s.
 	PingInterval time.Duration `yaml:"ping_interval"`
 	// MaxPingsOutstanding is how many pings may go unanswered before the
-	// connection is declared stale and reconnected. Default 2.
+	// connection is declared stale and reconnected. Range 0 to 1000.
+	// Default 2.
 	MaxPingsOutstanding int `yaml:"max_pings_outstanding"`
-	// ConnectTimeout bounds each dial and handshake. Default 2s.
+	// ConnectTimeout bounds each dial and handshake. Range 0 to 24h.
+	// Default 2s.
 	ConnectTimeout time.Duration `yaml:"connect_timeout"`
 	// RetryOnFailedConnect keeps trying when no server is up at start,
 	// instead of failing. Default true.
@@ -66,7 +73,8 @@ type Config struct {
 	// NoRandomize tries Servers in order instead of shuffled. Default
 	// false: shuffled, which spreads clients over a cluster.
 	NoRandomize bool `yaml:"no_randomize"`
-	// DrainTimeout bounds the drain at shutdown. Default 10s.
+	// DrainTimeout bounds the drain at shutdown. Range 0 to 24h. Default
+	// 10s.
 	DrainTimeout time.Duration `yaml:"drain_timeout"`
 	// TLS configures TLS; a tls:// URL or a CA or certificate here turns
 	// it on.
@@ -169,6 +177,20 @@ func (t TLSConfig) enabled() bool {
 	return t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" || t.ServerName != ""
 }
 
+// The ranges of the connection's own settings; its durations are bounded
+// by conf.MaxPolicyDuration and max_reconnects by conf.MaxCount.
+const (
+	// minPingInterval is the shortest ping interval: shorter only loads
+	// the server.
+	minPingInterval = 10 * time.Millisecond
+	// maxPingsOutstanding bounds MaxPingsOutstanding: a thousand pings
+	// unanswered is a dead path however short the interval.
+	maxPingsOutstanding = 1000
+	// maxReconnectBufSize bounds ReconnectBufSize: 1TiB, a limit nats.go
+	// counts against, never allocates up front.
+	maxReconnectBufSize = 1 << 40
+)
+
 // withDefaults returns c with zero fields set to their defaults.
 func (c Config) withDefaults() Config {
 	if c.Name == "" {
@@ -222,30 +244,21 @@ func (c Config) Validate() error {
 	for i, s := range c.Servers {
 		validateURL(p.Under("servers"), i, s)
 	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{
-		{"reconnect_wait", c.ReconnectWait}, {"max_reconnect_wait", c.MaxReconnectWait},
-		{"reconnect_jitter", c.ReconnectJitter}, {"ping_interval", c.PingInterval},
-		{"connect_timeout", c.ConnectTimeout}, {"drain_timeout", c.DrainTimeout},
-	} {
-		if d.v < 0 {
-			p.Addf(d.name, "must not be negative, got %v", d.v)
-		}
-	}
+	p.Durations(conf.MaxPolicyDuration,
+		conf.NamedDuration{Name: "reconnect_wait", V: c.ReconnectWait},
+		conf.NamedDuration{Name: "max_reconnect_wait", V: c.MaxReconnectWait},
+		conf.NamedDuration{Name: "reconnect_jitter", V: c.ReconnectJitter},
+		conf.NamedDuration{Name: "connect_timeout", V: c.ConnectTimeout},
+		conf.NamedDuration{Name: "drain_timeout", V: c.DrainTimeout})
 	if c.ReconnectWait > 0 && c.MaxReconnectWait > 0 && c.MaxReconnectWait < c.ReconnectWait {
 		p.Addf("max_reconnect_wait", "%v is shorter than reconnect_wait %v", c.MaxReconnectWait, c.ReconnectWait)
 	}
-	if c.PingInterval > 0 && c.PingInterval < 10*time.Millisecond {
-		p.Addf("ping_interval", "must be at least 10ms, got %v", c.PingInterval)
+	if c.PingInterval != 0 && (c.PingInterval < minPingInterval || c.PingInterval > conf.MaxPolicyDuration) {
+		p.Addf("ping_interval", "must be 0 (default) or between %v and %v, got %v", minPingInterval, conf.MaxPolicyDuration, c.PingInterval)
 	}
-	if c.MaxPingsOutstanding < 0 {
-		p.Addf("max_pings_outstanding", "must not be negative, got %d", c.MaxPingsOutstanding)
-	}
-	if c.ReconnectBufSize < -1 {
-		p.Addf("reconnect_buf_size", "must be -1 (disabled), 0 (default) or positive, got %d", c.ReconnectBufSize)
-	}
+	p.Between("max_reconnects", int64(c.MaxReconnects), -1, conf.MaxCount)
+	p.Between("max_pings_outstanding", int64(c.MaxPingsOutstanding), 0, maxPingsOutstanding)
+	p.Between("reconnect_buf_size", int64(c.ReconnectBufSize), -1, maxReconnectBufSize)
 	validateTLS(p.Under("tls"), c.TLS)
 	validateAuth(p.Under("auth"), c.Auth)
 	p.Merge("restart", c.Restart.Validate())
