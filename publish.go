@@ -57,7 +57,12 @@ func (c *Client) PublishSync(ctx context.Context, subject string, data []byte, o
 //
 // Data larger than the server's max payload fails, as Publish does, with
 // an error wrapping publisher.ErrTooLarge that says both sizes; it also
-// matches nats.ErrMaxPayload.
+// matches nats.ErrMaxPayload. A subject the buffered publisher refuses is
+// refused here too, at once and with the same errors (see
+// publisher.CheckMsg): one longer than subject's limit fails with
+// publisher.ErrSubjectTooLong, a header name nats.go cannot encode with
+// publisher.ErrBadHeader. Sent, such a subject would make the server close
+// the connection every handler and publish shares.
 func (c *Client) PublishCore(ctx context.Context, subject string, data []byte) error {
 	return c.PublishCoreMsg(ctx, &nats.Msg{Subject: subject, Data: data})
 }
@@ -67,6 +72,9 @@ func (c *Client) PublishCore(ctx context.Context, subject string, data []byte) e
 func (c *Client) PublishCoreMsg(ctx context.Context, msg *nats.Msg) error {
 	if msg == nil {
 		return errors.New("publish: nil message")
+	}
+	if err := publisher.CheckMsg(msg); err != nil {
+		return err
 	}
 	for {
 		phase, err := c.currentPhase()

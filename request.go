@@ -12,6 +12,7 @@ import (
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/internal/conf"
+	"github.com/corral-go/corral/publisher"
 )
 
 // DefaultRequestTimeout bounds a request whose ctx has no deadline, unless
@@ -53,7 +54,12 @@ func (r RequestsConfig) Validate() error {
 // them) is a *consumer.ServiceError, found with errors.As; no reply in
 // time is ctx's error. While the connection is not connected, Request
 // waits for it within ctx, or fails at once with ErrDisconnected when
-// requests.wait_for_connection is false.
+// requests.wait_for_connection is false. A subject or header name the
+// publisher would refuse fails at once with the publisher's error (see
+// publisher.CheckMsg): publisher.ErrSubjectTooLong for a subject over
+// subject's limit, which sent would make the server close the connection
+// every handler and publish shares, publisher.ErrBadHeader for a header
+// name nats.go cannot encode.
 //
 // Request is safe for concurrent use.
 func (c *Client) Request(ctx context.Context, subject string, data []byte) (*nats.Msg, error) {
@@ -65,6 +71,10 @@ func (c *Client) Request(ctx context.Context, subject string, data []byte) (*nat
 func (c *Client) RequestMsg(ctx context.Context, msg *nats.Msg) (*nats.Msg, error) {
 	if msg == nil {
 		return nil, errors.New("request: nil message")
+	}
+	req := &nats.Msg{Subject: msg.Subject, Header: msg.Header, Data: msg.Data}
+	if err := publisher.CheckMsg(req); err != nil {
+		return nil, err
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -84,7 +94,6 @@ func (c *Client) RequestMsg(ctx context.Context, msg *nats.Msg) (*nats.Msg, erro
 	if err != nil {
 		return nil, err
 	}
-	req := &nats.Msg{Subject: msg.Subject, Header: msg.Header, Data: msg.Data}
 	reply, err := nc.RequestMsgWithContext(ctx, req)
 	switch {
 	case err == nil:

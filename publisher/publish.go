@@ -79,9 +79,36 @@ func (p *Buffered) prepare(msg *nats.Msg, opts []Option) (*entry, error) {
 	return &entry{msg: m, size: msgSize(m), future: newFuture()}, nil
 }
 
-// checkMsg refuses what nats.go or the server would refuse on every send,
-// so that it is never retried: a subject too long or not valid, a header
-// name nats.go cannot encode.
+// CheckMsg refuses what nats.go or the server would refuse on every send
+// of msg, so that it is never retried and never reaches the connection: a
+// subject (or a reply subject, if msg has one) too long, with an error
+// matching [ErrSubjectTooLong], or not valid; a header name nats.go cannot
+// encode, with [ErrBadHeader]. A subject longer than the server's control
+// line would make it close the connection shared by every other user.
+// The payload's size is checked apart, by [CheckPayload]. CheckMsg is
+// what Publish checks, exported so that core publishes and requests on
+// the same connection refuse the same messages with the same errors.
+func CheckMsg(msg *nats.Msg) error {
+	if msg == nil {
+		return errors.New("publisher: nil message")
+	}
+	if err := checkMsg(msg); err != nil {
+		return err
+	}
+	if msg.Reply == "" {
+		return nil
+	}
+	if err := checkSubjectLen(msg.Reply); err != nil {
+		return fmt.Errorf("reply: %w", err)
+	}
+	if err := subject.Validate(msg.Reply, false); err != nil {
+		return fmt.Errorf("publisher: reply: %w", err)
+	}
+	return nil
+}
+
+// checkMsg is [CheckMsg] for the subject and headers of a message the
+// buffer holds (it has no reply subject).
 func checkMsg(m *nats.Msg) error {
 	if err := checkSubjectLen(m.Subject); err != nil {
 		return err
