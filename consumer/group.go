@@ -8,6 +8,7 @@ import (
 
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/event"
+	"github.com/corral-go/corral/internal/subject"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -59,7 +60,9 @@ var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // Handle declares a handler named name that runs h on the messages of
 // cfg.Subject, or of cfg.Stream for a JetStream handler. It fails with
-// [ErrInvalidConfig] for a bad configuration, [ErrDuplicateHandler] for a
+// [ErrInvalidConfig] for a bad configuration or a name that is not
+// letters, digits, '-' and '_' of at most 255 bytes (subject.MaxNameLen:
+// by default it names the durable consumer), [ErrDuplicateHandler] for a
 // name in use, [ErrNilHandler] for a nil h, and [ErrStopping] while Serve
 // stops. Declared while Serve runs, the handler starts at once.
 func (g *Group) Handle(name string, cfg Config, h Handler) error {
@@ -91,8 +94,9 @@ func (g *Group) HandleRequest(name string, cfg Config, h RequestHandler) error {
 // add declares a handler; invoke makes its invoker, which may count in the
 // handler's counters.
 func (g *Group) add(name string, cfg Config, h Handler, invoke func(*counters) invoker) error {
-	if !validName.MatchString(name) {
-		return fmt.Errorf("consumer: handler name %q: %w: letters, digits, '-' and '_' only", name, ErrInvalidConfig)
+	if !validName.MatchString(name) || len(name) > subject.MaxNameLen {
+		return fmt.Errorf("consumer: handler name %q: %w: letters, digits, '-' and '_' only, at most %d bytes (it names the durable consumer)",
+			name, ErrInvalidConfig, subject.MaxNameLen)
 	}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("consumer: handler %q: %w", name, err)
