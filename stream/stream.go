@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 	"unicode"
@@ -25,14 +26,17 @@ type Config struct {
 	Retention string `yaml:"retention"`
 	// Storage is file (default) or memory.
 	Storage string `yaml:"storage"`
-	// Replicas is the number of copies in a cluster. Default 1.
+	// Replicas is the number of copies in a cluster. Range 0 to 5 (0 is
+	// the default). Default 1.
 	Replicas int `yaml:"replicas"`
-	// MaxAge, MaxBytes and MaxMsgs bound what is kept. Default unlimited.
+	// MaxAge, MaxBytes and MaxMsgs bound what is kept. Ranges 0 to 87600h
+	// (ten years), and -1 (unlimited) to the largest int64 for the sizes.
+	// Default unlimited.
 	MaxAge   time.Duration `yaml:"max_age"`
 	MaxBytes conf.ByteSize `yaml:"max_bytes"`
 	MaxMsgs  int64         `yaml:"max_msgs"`
 	// Duplicates is the window in which a repeated Nats-Msg-Id is
-	// dropped. Default 2m (the server's).
+	// dropped. Range 0 to 87600h (ten years). Default 2m (the server's).
 	Duplicates time.Duration `yaml:"duplicates"`
 }
 
@@ -73,9 +77,10 @@ func (c Config) Validate() error {
 	}
 	p.Storage(c.Storage)
 	p.Replicas(c.Replicas)
-	if c.MaxAge < 0 || c.Duplicates < 0 || c.MaxBytes < -1 || c.MaxMsgs < -1 {
-		p.Addf("", "max_age, duplicates, max_bytes and max_msgs must not be negative")
-	}
+	p.Durations(conf.MaxDuration, conf.NamedDuration{Name: "max_age", V: c.MaxAge},
+		conf.NamedDuration{Name: "duplicates", V: c.Duplicates})
+	p.Between("max_bytes", int64(c.MaxBytes), -1, math.MaxInt64)
+	p.Between("max_msgs", c.MaxMsgs, -1, math.MaxInt64)
 	return p.Err()
 }
 
