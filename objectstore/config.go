@@ -1,6 +1,7 @@
 package objectstore
 
 import (
+	"math"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -15,13 +16,16 @@ import (
 type Config struct {
 	// Description is shown by tools.
 	Description string `yaml:"description"`
-	// TTL removes objects this long after they were put. Default none.
+	// TTL removes objects this long after they were put. Range 0 to
+	// 87600h (ten years). Default none.
 	TTL time.Duration `yaml:"ttl"`
-	// MaxBytes bounds the store. Default unlimited.
+	// MaxBytes bounds the store. Range 0 (unlimited) to the largest
+	// int64. Default unlimited.
 	MaxBytes conf.ByteSize `yaml:"max_bytes"`
 	// Storage is file (default) or memory.
 	Storage string `yaml:"storage"`
-	// Replicas is the number of copies in a cluster. Default 1.
+	// Replicas is the number of copies in a cluster. Range 0 to 5 (0 is
+	// the default). Default 1.
 	Replicas int `yaml:"replicas"`
 	// Compression compresses stored chunks (S2). Default off.
 	Compression bool `yaml:"compression"`
@@ -30,16 +34,15 @@ type Config struct {
 	Bind bool `yaml:"bind"`
 	// Events says where the store's events ([StoreRecreated]) go.
 	// Default: discarded.
-	Events supervisor.Events `yaml:"-"`
+	Events supervisor.Events `yaml:"-" json:"-"`
 }
 
 // Validate reports every invalid field at once, wrapping
 // [ErrInvalidConfig].
 func (c Config) Validate() error {
 	p := conf.NewProblems("")
-	if c.TTL < 0 || c.MaxBytes < 0 {
-		p.Addf("", "ttl and max_bytes must not be negative")
-	}
+	p.Durations(conf.MaxDuration, conf.NamedDuration{Name: "ttl", V: c.TTL})
+	p.Between("max_bytes", int64(c.MaxBytes), 0, math.MaxInt64)
 	p.Storage(c.Storage)
 	p.Replicas(c.Replicas)
 	return p.Err()
