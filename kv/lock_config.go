@@ -17,21 +17,22 @@ type LockConfig struct {
 	Bucket string `yaml:"bucket"`
 	// Key is the lock's key. Required.
 	Key string `yaml:"key"`
-	// TTL is how long a holder that stops renewing keeps the lock, at
-	// least 1s. Default [DefaultLockTTL], 10s.
+	// TTL is how long a holder that stops renewing keeps the lock. Range
+	// 1s to 87600h (ten years). Default [DefaultLockTTL], 10s.
 	TTL time.Duration `yaml:"ttl"`
 	// RenewEvery is how often the holder renews, at most
 	// (TTL - TTL/10)/2. Default TTL/3.
 	RenewEvery time.Duration `yaml:"renew_every"`
 	// Storage, Replicas and LimitMarkerTTL are the bucket's, as in
 	// [Config], when the lock declares it (it does so only if the bucket
-	// is missing). Defaults file, 1 and no markers.
+	// is missing). Replicas range 0 to 5; LimitMarkerTTL is 0 or 1s to
+	// 87600h (ten years). Defaults file, 1 and no markers.
 	Storage        string        `yaml:"storage"`
 	Replicas       int           `yaml:"replicas"`
 	LimitMarkerTTL time.Duration `yaml:"limit_marker_ttl"`
 	// Events says where the events of the lock's bucket
 	// ([BucketRecreated]) go. Default: discarded.
-	Events supervisor.Events `yaml:"-"`
+	Events supervisor.Events `yaml:"-" json:"-"`
 }
 
 // DefaultLockTTL is a lock's TTL when its configuration sets none.
@@ -65,13 +66,13 @@ func (c LockConfig) Validate() error {
 	} else {
 		badKey = false
 	}
-	if c.TTL < time.Second {
-		p.Addf("ttl", "must be at least 1s, got %v", c.TTL)
+	if c.TTL < time.Second || c.TTL > conf.MaxDuration {
+		p.Addf("ttl", "must be between 1s and %v, got %v", conf.MaxDuration, c.TTL)
 	}
 	p.Storage(c.Storage)
 	p.Replicas(c.Replicas)
-	if c.LimitMarkerTTL != 0 && c.LimitMarkerTTL < time.Second {
-		p.Addf("limit_marker_ttl", "must be at least 1s, got %v", c.LimitMarkerTTL)
+	if c.LimitMarkerTTL != 0 && (c.LimitMarkerTTL < time.Second || c.LimitMarkerTTL > conf.MaxDuration) {
+		p.Addf("limit_marker_ttl", "must be 0 (none) or between 1s and %v, got %v", conf.MaxDuration, c.LimitMarkerTTL)
 	}
 	// A lease is lost 0.9·TTL after its last renewal was sent; two renewals
 	// must fit in that, so that one failed renewal does not lose it.
