@@ -14,7 +14,7 @@ type Config struct {
 	// Host is the address the server listens on. Default 127.0.0.1.
 	Host string `yaml:"host"`
 	// Port is the client port. 0: a random free port, chosen at the first
-	// start and kept across restarts. Default 0.
+	// start and kept across restarts. Range 0 to 65535. Default 0.
 	Port int `yaml:"port"`
 	// StoreDir is where JetStream keeps its data. Default "corral-data"
 	// under the working directory.
@@ -22,7 +22,8 @@ type Config struct {
 	// Name is the server's name. Default "corral-embedded".
 	Name string `yaml:"name"`
 	// MaxMemory and MaxStore limit JetStream's memory and file storage.
-	// Default: the server's (a share of the machine's memory and disk).
+	// Range 0 to the largest int64. Default: the server's (a share of the
+	// machine's memory and disk).
 	MaxMemory conf.ByteSize `yaml:"max_memory"`
 	MaxStore  conf.ByteSize `yaml:"max_store"`
 	// SyncAlways makes JetStream fsync every write before acknowledging
@@ -31,14 +32,14 @@ type Config struct {
 	// minutes. It costs most of the write throughput.
 	SyncAlways bool `yaml:"sync_always"`
 	// StartTimeout bounds how long the server may take to accept
-	// connections. Default 10s.
+	// connections. Range 0 to 24h. Default 10s.
 	StartTimeout time.Duration `yaml:"start_timeout"`
 	// Restart is the server's restart policy in a tree.
 	Restart supervisor.Policy `yaml:"restart"`
 
 	// Events says where the server's events go. The server's own log
 	// lines go to its logger, named "nats-server".
-	Events supervisor.Events `yaml:"-"`
+	Events supervisor.Events `yaml:"-" json:"-"`
 }
 
 func (c Config) withDefaults() Config {
@@ -72,9 +73,7 @@ func (c Config) Validate() error {
 	if c.MaxStore < 0 {
 		p.Addf("max_store", "must not be negative, got %d", c.MaxStore)
 	}
-	if c.StartTimeout < 0 {
-		p.Addf("start_timeout", "must not be negative, got %v", c.StartTimeout)
-	}
+	p.Durations(conf.MaxPolicyDuration, conf.NamedDuration{Name: "start_timeout", V: c.StartTimeout})
 	p.Merge("restart", c.Restart.Validate())
 	return p.Err()
 }
