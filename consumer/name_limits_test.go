@@ -11,6 +11,7 @@ import (
 
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/internal/subject"
+	"github.com/corral-go/corral/stream"
 )
 
 // A handler's name becomes its durable consumer's: one longer than the
@@ -44,4 +45,26 @@ func TestHandlerNameLongerThanAConsumerNameIsRefused(t *testing.T) {
 		t.Errorf("the durable consumer named after the handler: %v", err)
 	}
 	cleanStop(t, stop)
+}
+
+// The names of a handler's stream and consumer follow one rule, the one
+// every name that becomes a stream's or a consumer's follows: stream's
+// and subject's ValidName agree, and a name too long says so the same way.
+func TestStreamAndConsumerNamesFollowOneRule(t *testing.T) {
+	for _, name := range []string{
+		"ORDERS", "a-b_c", "é", strings.Repeat("n", subject.MaxNameLen), strings.Repeat("n", subject.MaxNameLen+1),
+		"", "a.b", "a*", "a>", "a/b", `a\b`, "a b", "a\tb", "a\fb", "a\vb", "a\u0085b", "a\u00a0b", "a\u2028b", "a\u3000b",
+	} {
+		sErr, nErr := stream.ValidName(name), subject.ValidName(name)
+		if (sErr == nil) != (nErr == nil) {
+			t.Errorf("%.40q: stream.ValidName = %v, subject.ValidName = %v, want them to agree", name, sErr, nErr)
+		}
+	}
+	long := strings.Repeat("n", stream.MaxNameLen+1)
+	if err := stream.ValidName(long); !errors.Is(err, subject.ErrTooLong) {
+		t.Errorf("stream.ValidName of %d bytes = %v, want subject.ErrTooLong", len(long), err)
+	}
+	if stream.MaxNameLen != subject.MaxNameLen {
+		t.Errorf("stream.MaxNameLen = %d, subject.MaxNameLen = %d, want one limit", stream.MaxNameLen, subject.MaxNameLen)
+	}
 }

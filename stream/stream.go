@@ -7,7 +7,6 @@ import (
 	"math"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -45,17 +44,13 @@ type Config struct {
 const MaxNameLen = 255
 
 // ValidName reports whether name can name a stream or a consumer: not
-// empty, at most [MaxNameLen] bytes, and without whitespace, '.', '*',
-// '>', '/' or a backslash. The server refuses the others, and only when
-// the stream is first declared.
+// empty, at most [MaxNameLen] bytes (an error wrapping subject.ErrTooLong),
+// and without whitespace (any Unicode space), '.', '*', '>', '/' or a
+// backslash. The server refuses the others, and only when the stream is
+// first declared. It is subject.ValidName, the one rule for every name
+// that becomes a stream's or a consumer's.
 func ValidName(name string) error {
-	if n := len(name); n > MaxNameLen {
-		return fmt.Errorf("%q: %d bytes, names are at most %d", name[:32]+"...", n, MaxNameLen)
-	}
-	if name == "" || strings.ContainsAny(name, ".*>/\\") || strings.ContainsFunc(name, unicode.IsSpace) {
-		return fmt.Errorf("%q: names have no whitespace, '.', '*', '>', '/' or '\\'", name)
-	}
-	return nil
+	return subject.ValidName(name)
 }
 
 // Validate reports every invalid field at once, wrapping
