@@ -77,9 +77,9 @@ type Hook func(Event)
 // one; corral.New fills them from WithLogger, WithEventHook and WithClock.
 type Events struct {
 	// Logger receives a line per event. Default none.
-	Logger *zap.Logger
+	Logger *zap.Logger `json:"-"`
 	// Hook receives every event. Default none.
-	Hook Hook
+	Hook Hook `json:"-"`
 	// Clock stamps events and status. Default [time.Now].
-	Clock func() time.Time
+	Clock func() time.Time `json:"-"`
 }
