@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/internal/subject"
 	"github.com/corral-go/corral/kv"
 )
 
@@ -104,10 +106,14 @@ func Dedup[T any](bucket *kv.Bucket[T], cfg DedupConfig) consumer.Middleware {
 //
 //   - "id." and the message's Nats-Msg-Id header when it has one (or
 //     "id64." and the header in unpadded URL-safe base64 when it is not a
-//     valid key), else
+//     valid key, or "idh." and its SHA-256 in that base64 when neither is,
+//     or either is longer than 1744 bytes, the longest key every bucket
+//     takes: a long Msg-Id is recorded, not refused with
+//     kv.ErrInvalidKey), else
 //   - for a JetStream message, "seq.", its stream, "." and its stream
 //     sequence (or "seq64." and the stream's name in base64, for a name
-//     that is not a valid key token).
+//     that is not a valid key token; "seqh." and its hash, as above, for
+//     one whose encoding is not either).
 //
 // Each handler thus records its own messages: two handlers consuming one
 // stream each handle a message once. A core message without Nats-Msg-Id
@@ -124,11 +130,25 @@ func DedupKey(m *consumer.Msg) (string, bool) {
 	return "", false
 }
 
-// key joins handler, kind and v, encoding v when it is not a valid key.
+// key joins handler, kind and v, encoding v when it is not a valid key,
+// and hashing it when even its encoding is not, or is too long for some
+// bucket (see maxKeyLen).
 func key(handler, kind, v string) string {
-	k := handler + "." + kind + "." + v
-	if kv.ValidKey(k) == nil {
+	if k := handler + "." + kind + "." + v; fits(k) {
 		return k
 	}
-	return handler + "." + kind + "64." + base64.RawURLEncoding.EncodeToString([]byte(v))
+	if k := handler + "." + kind + "64." + base64.RawURLEncoding.EncodeToString([]byte(v)); fits(k) {
+		return k
+	}
+	sum := sha256.Sum256([]byte(v))
+	return handler + "." + kind + "h." + base64.RawURLEncoding.EncodeToString(sum[:])
 }
+
+// maxKeyLen is the longest key DedupKey returns unhashed: the longest any
+// bucket takes, whose subject "$KV.<bucket>.<key>" with the longest
+// bucket name fits subject.MaxLen. A longer key is refused with
+// kv.ErrInvalidKey by a bucket whose name is long enough.
+const maxKeyLen = subject.MaxLen - len("$KV.") - subject.MaxBucketLen - len(".")
+
+// fits reports whether k is a valid key for every bucket.
+func fits(k string) bool { return len(k) <= maxKeyLen && kv.ValidKey(k) == nil }
