@@ -253,7 +253,10 @@ func (c Config) Validate() error {
 	if c.ReconnectWait > 0 && c.MaxReconnectWait > 0 && c.MaxReconnectWait < c.ReconnectWait {
 		p.Addf("max_reconnect_wait", "%v is shorter than reconnect_wait %v", c.MaxReconnectWait, c.ReconnectWait)
 	}
-	if c.PingInterval != 0 && (c.PingInterval < minPingInterval || c.PingInterval > conf.MaxPolicyDuration) {
+	switch {
+	case c.PingInterval < 0:
+		p.Addf("ping_interval", "must not be negative, got %v", c.PingInterval)
+	case c.PingInterval != 0 && (c.PingInterval < minPingInterval || c.PingInterval > conf.MaxPolicyDuration):
 		p.Addf("ping_interval", "must be 0 (default) or between %v and %v, got %v", minPingInterval, conf.MaxPolicyDuration, c.PingInterval)
 	}
 	p.Between("max_reconnects", int64(c.MaxReconnects), -1, conf.MaxCount)
