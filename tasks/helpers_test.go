@@ -2,6 +2,7 @@ package tasks_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -138,13 +139,18 @@ func startWorker(t *testing.T, url, queue string, cfg tasks.Config, h tasks.Hand
 	if rec != nil {
 		cfg.Events = supervisor.Events{Hook: rec.Hook}
 	}
+	// The worker's grace comes from its own policy, so the tree must stop
+	// it by that policy too, as corral's HandleTasks does: with the
+	// default's longer grace, a stop still claiming outlasted the tree's
+	// timeout, and the abandoned worker leaked past the test.
+	cfg.Restart = cfg.Restart.Inherit(supervisor.Policy{RestartDelay: 10 * time.Millisecond, Backoff: time.Second,
+		ShutdownTimeout: 5 * time.Second})
 	w, err := tasks.New(queue, cfg, connection.NewFixed(nc), h)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tree := supervisor.NewTree("test", cfg.Events)
-	if err := tree.Add(w.String(), w, supervisor.Policy{RestartDelay: 10 * time.Millisecond, Backoff: time.Second,
-		ShutdownTimeout: 5 * time.Second}); err != nil {
+	if err := tree.Add(w.String(), w, w.Config().Restart); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -194,33 +200,40 @@ func assertCompletedOnce(t *testing.T, url string, n int, allowed func(worker st
 }
 
 // readHeld reads queue q's held stream: the workers whose completion of
-// each task is recorded, and the tasks still held.
+// each task is recorded, and the tasks still held. It gets each record by
+// sequence from the stream leader rather than through a consumer: on a
+// cluster, a pull from a consumer just created can reach a server that has
+// not yet learnt the consumer's interest, and come back "no responders".
 func readHeld(js jetstream.JetStream) (done map[string][]string, held []string, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	s, err := js.Stream(ctx, "TASKS_q_HELD")
 	if err != nil {
 		return nil, nil, err
 	}
-	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{HeadersOnly: true, MaxResetAttempts: 1})
-	if err != nil {
-		return nil, nil, err
-	}
+	state := s.CachedInfo().State
 	done = map[string][]string{}
-	for pending := cons.CachedInfo().NumPending; pending > 0; {
-		m, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+	var read uint64
+	for seq := state.FirstSeq; state.Msgs > 0 && seq <= state.LastSeq; seq++ {
+		m, err := s.GetMsg(ctx, seq)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue // replaced by a later record of its subject
+		}
 		if err != nil {
 			return nil, nil, err
 		}
-		meta, _ := m.Metadata()
-		pending = meta.NumPending
-		task, worker := m.Headers().Get("Corral-Task-Id"), m.Headers().Get("Corral-Task-Worker")
-		switch m.Headers().Get("Corral-Task-State") {
+		read++
+		task, worker := m.Header.Get("Corral-Task-Id"), m.Header.Get("Corral-Task-Worker")
+		switch m.Header.Get("Corral-Task-State") {
 		case "done":
 			done[task] = append(done[task], worker)
 		case "held":
 			held = append(held, task)
 		}
+	}
+	if read != state.Msgs {
+		// A record expired or was written while we read.
+		return nil, nil, fmt.Errorf("read %d records of the %d the stream held", read, state.Msgs)
 	}
 	return done, held, nil
 }
