@@ -115,7 +115,7 @@ func Check(ctx context.Context, js jetstream.JetStream, l *Ledger, recoveries []
 	for id, err := range l.failed {
 		problem("%s failed for good: %s", id, err)
 	}
-	checkWatch(l, problem)
+	checkWatch(ctx, js, l, problem)
 	for _, s := range l.badReply {
 		problem("request: %s", s)
 	}
@@ -127,12 +127,26 @@ func Check(ctx context.Context, js jetstream.JetStream, l *Ledger, recoveries []
 }
 
 // checkWatch checks that the watcher saw every acknowledged result
-// revision, each once and in order.
-func checkWatch(l *Ledger, problem func(string, ...any)) {
+// revision, each once and in order. For a revision unseen it says whether
+// the bucket holds it, which tells a gap in the watch from a write the
+// server lost.
+func checkWatch(ctx context.Context, js jetstream.JetStream, l *Ledger, problem func(string, ...any)) {
+	bucket, err := js.Stream(ctx, "KV_"+resultsBucket)
 	for rev, key := range l.puts {
-		if l.watched[rev] == 0 {
-			problem("result %s revision %d never seen by the watcher", key, rev)
+		if l.watched[rev] > 0 {
+			continue
 		}
+		held := fmt.Sprintf("the bucket: %v", err)
+		if err == nil {
+			m, gerr := bucket.GetMsg(ctx, rev)
+			switch {
+			case gerr != nil:
+				held = fmt.Sprintf("not in the bucket: %v", gerr)
+			default:
+				held = fmt.Sprintf("in the bucket as %s", m.Subject)
+			}
+		}
+		problem("result %s revision %d never seen by the watcher (%s)", key, rev, held)
 	}
 	for rev, n := range l.watched {
 		if n > 1 {
