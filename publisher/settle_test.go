@@ -387,6 +387,21 @@ func TestClosedFixedConnectionFailsServe(t *testing.T) {
 // connection is cut just before) leaves no message unsettled: each Future
 // is done, the counts add up, and each undelivered message reached
 // OnUndelivered.
+//
+// The claim is about what the stop settles, not how fast: the test waits
+// for the publisher's own ChildStopped (its Serve has returned, so stop
+// has reported everything) rather than for the tree's verdict. The cut
+// proxy refuses reconnects, so the flush always runs its whole grace
+// (1.35s) and the tree then allows the rest of the shutdown timeout, a
+// tenth (150ms), for the stop to notice its cancel, wake from the flush,
+// report 1000 messages and return. That tenth is a bet on scheduling,
+// not a contract of the publisher: under -race on this 2-core machine at
+// load 7-10, Serve was seen noticing the cancel 600ms late, the flush
+// waking 390ms past its deadline and the report taking 120ms, and the
+// tree then named the publisher unstopped (11 runs in 20). No tenth is
+// safe from that, and a longer timeout only makes every round wait its
+// grace; how long a stop may take is the supervisor's contract, tested
+// there.
 func TestStopRacingALostConnectionSettlesEverything(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
@@ -394,11 +409,8 @@ func TestStopRacingALostConnectionSettlesEverything(t *testing.T) {
 	for round := range 3 {
 		px := natstest.NewProxy(t, srv.URL())
 		var u undelivered
-		p, _, stop := runOn(t, connection.Config{Servers: []string{px.URL()}, DrainTimeout: 100 * time.Millisecond,
+		p, rec, stop := runOn(t, connection.Config{Servers: []string{px.URL()}, DrainTimeout: 100 * time.Millisecond,
 			ReconnectWait: 10 * time.Millisecond, MaxReconnectWait: 10 * time.Millisecond},
-			// The cut proxy refuses reconnects: the flush (1.35s) cannot
-			// deliver, and stop reports what is left in the 150ms it keeps
-			// for that (under -race on a busy machine, 50ms was too short).
 			publisher.Config{OnUndelivered: u.add, Restart: supervisor.Policy{ShutdownTimeout: 1500 * time.Millisecond}})
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		if _, err := p.PublishSync(ctx, "race", []byte("warm")); err != nil {
@@ -418,9 +430,14 @@ func TestStopRacingALostConnectionSettlesEverything(t *testing.T) {
 		}
 		until(t, ctx, "messages in flight", func() bool { return p.Status().InFlight > 0 })
 		px.Cut()
-		if err := stop(); !errors.Is(err, context.Canceled) || errors.Is(err, supervisor.ErrShutdownIncomplete) {
+		// A clean stop, or one the tree judged late (see above): either
+		// way ctx's end, and no other failure.
+		if err := stop(); !errors.Is(err, context.Canceled) {
 			t.Fatalf("round %d: stop: %v", round, err)
 		}
+		// The real end of the stop, however long the machine took; the
+		// timeout only keeps a hung stop from hanging the test.
+		natstest.WaitFor(t, rec, 0, 30*time.Second, func(s supervisor.ChildStopped) bool { return s.Child == "publisher" })
 		for i, f := range futures {
 			select {
 			case <-f.Done():
