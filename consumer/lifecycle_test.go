@@ -181,6 +181,20 @@ func TestGracefulStopFinishesInFlightWork(t *testing.T) {
 	}
 }
 
+// A stop whose handler does not finish by itself abandons, when its
+// grace ends, what is queued, and cancels the running handler, which then
+// finishes.
+//
+// The claim is about what the stop abandons, not how fast: the test waits
+// for the handler's own ChildStopped (its Serve has returned, Drained is
+// out) rather than for the group's verdict. The handler holds the stop
+// for its whole grace (270ms), and the group then allows the rest of the
+// shutdown timeout, a tenth (30ms), for the stop to notice its cancel,
+// the cancelled handler to wake and return, and Drained to go out: a bet
+// on scheduling, which -race on a loaded 2-core machine loses now and
+// then (the group named handler/stuck unstopped, 1 run in 20). No tenth
+// is safe from that; how long a stop may take is the supervisor's
+// contract, tested there.
 func TestStopAbandonsWorkPastItsGrace(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -200,7 +214,17 @@ func TestStopAbandonsWorkPastItsGrace(t *testing.T) {
 		c := e.status("stuck").Counters
 		return c.InFlight == 1 && c.QueueDepth == 4
 	})
-	cleanStop(t, stop)
+	// A clean stop, or one the group judged late (see above): either way
+	// ctx's end, and no other failure.
+	if err := stop(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Serve: %v", err)
+	}
+	if u := e.sup.Unstopped(); len(u) > 1 || len(u) == 1 && u[0] != "handler/stuck" {
+		t.Fatalf("unstopped: %v", u)
+	}
+	// The real end of the stop, however long the machine took; the
+	// timeout only keeps a hung stop from hanging the test.
+	natstest.WaitFor(t, e.rec, 0, 20*time.Second, func(s supervisor.ChildStopped) bool { return s.Child == "handler/stuck" })
 	ev, _ := natstest.WaitFor[consumer.Drained](t, e.rec, 0, time.Second, nil)
 	if ev.Abandoned != 4 || ev.Finished != 1 {
 		t.Fatalf("drained: got %+v, want 4 abandoned and the cancelled one finished", ev)
