@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/kv"
@@ -50,6 +52,9 @@ func config(name string, servers []string, replicas int) corral.Config {
 	var cfg corral.Config
 	cfg.Name = name
 	cfg.Connection.Servers = servers
+	// Only the paths given: a cluster's nodes announce their own URLs,
+	// which would go around the paths the nemesis cuts.
+	cfg.Connection.Options = []nats.Option{nats.IgnoreDiscoveredServers()}
 	cfg.Connection.PingInterval = time.Second
 	cfg.Connection.MaxPingsOutstanding = 2
 	cfg.Connection.ConnectTimeout = time.Second

@@ -71,7 +71,7 @@ func campaign(t *testing.T, topo chaos.Topology, d time.Duration, countGoroutine
 	err = w.AwaitProgress(time.Minute)
 	var recs []chaos.Recovery
 	if err == nil {
-		recs, err = chaos.Schedule(l, topo.Faults(w, nc, js), d, time.Second, t.Logf)
+		recs, err = w.Schedule(topo.Faults(w, nc, js), d, time.Second, t.Logf)
 	}
 	if err != nil {
 		_ = w.Stop()

@@ -11,6 +11,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/kv"
 	"github.com/corral-go/corral/publisher"
 )
 
@@ -19,7 +21,23 @@ import (
 type Fault struct {
 	Name string
 	Do   func() error
+	// Effect is what the fault must do to the applications' connections,
+	// checked after it healed, so that a fault which did not happen cannot
+	// pass for one the workload survived.
+	Effect Effect
 }
+
+// Effect is a fault's required effect on the applications' connections.
+type Effect int
+
+const (
+	// Unchecked faults may or may not break connections.
+	Unchecked Effect = iota
+	// Breaks: some application's connection was dropped or replaced.
+	Breaks
+	// Keeps: no application's connection was dropped or replaced.
+	Keeps
+)
 
 // Recovery is how long after a fault healed the workload first had a
 // message acknowledged and one processed.
@@ -30,9 +48,10 @@ type Recovery struct {
 
 // Schedule runs faults, in order and then in a random order, until
 // duration has passed (at least each once), waiting after each until the
-// workload acknowledges and processes again. It returns the recoveries
-// and stops at the first fault that cannot be done or healed.
-func Schedule(l *Ledger, faults []Fault, duration, gap time.Duration, logf func(string, ...any)) ([]Recovery, error) {
+// workload acknowledges and processes orders again. It returns the
+// recoveries and stops at the first fault that cannot be done or healed,
+// or that did not have its Effect.
+func (w *Workload) Schedule(faults []Fault, duration, gap time.Duration, logf func(string, ...any)) ([]Recovery, error) {
 	var out []Recovery
 	end := time.Now().Add(duration)
 	order := faults
@@ -42,14 +61,20 @@ func Schedule(l *Ledger, faults []Fault, duration, gap time.Duration, logf func(
 			rand.Shuffle(len(order), func(a, b int) { order[a], order[b] = order[b], order[a] })
 		}
 		f := order[i%len(faults)]
-		start := time.Now()
+		start, before := time.Now(), w.disruptions()
 		if err := f.Do(); err != nil {
 			return out, fmt.Errorf("fault %s: %w", f.Name, err)
 		}
 		healed := time.Now()
-		r, err := awaitRecovery(l, f.Name, healed, 60*time.Second)
+		r, err := awaitRecovery(w.ledger, f.Name, healed, 60*time.Second)
 		if err != nil {
 			return out, err
+		}
+		switch after := w.disruptions(); {
+		case f.Effect == Breaks && after == before:
+			return out, fmt.Errorf("fault %s broke no connection", f.Name)
+		case f.Effect == Keeps && after != before:
+			return out, fmt.Errorf("fault %s dropped or replaced a connection (%d times)", f.Name, after-before)
 		}
 		logf("fault %-16s held %v, first ack %v and first processed %v after healing",
 			f.Name, healed.Sub(start).Round(time.Millisecond), r.Ack.Round(time.Millisecond), r.Processed.Round(time.Millisecond))
@@ -87,7 +112,7 @@ func hold(d time.Duration) { time.Sleep(d) }
 
 // PanicFault makes handlers panic on a quarter of first deliveries for d.
 func (w *Workload) PanicFault(d time.Duration) Fault {
-	return Fault{Name: "handler-panics", Do: func() error {
+	return Fault{Name: "handler-panics", Effect: Keeps, Do: func() error {
 		before := w.injected.Load()
 		w.panics.Store(true)
 		hold(d)
@@ -103,7 +128,7 @@ func (w *Workload) PanicFault(d time.Duration) Fault {
 // topology can, so that it cannot say goodbye) and starts a new one in
 // its place after down.
 func (w *Workload) WorkerKillFault(name string, down time.Duration) Fault {
-	return Fault{Name: "worker-kill", Do: func() error {
+	return Fault{Name: "worker-kill", Effect: Unchecked, Do: func() error {
 		w.mu.Lock()
 		old := w.workers[name]
 		w.mu.Unlock()
@@ -127,28 +152,44 @@ func (w *Workload) WorkerKillFault(name string, down time.Duration) Fault {
 // ConsumerDeleteFault deletes the orders handler's durable consumer
 // behind Corral's back.
 func ConsumerDeleteFault(js jetstream.JetStream) Fault {
-	return Fault{Name: "consumer-delete", Do: func() error {
+	return Fault{Name: "consumer-delete", Effect: Keeps, Do: func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		return js.DeleteConsumer(ctx, ordersStream, ordersHandler)
 	}}
 }
 
-// BadMessageFault publishes what the server cannot take (a subject over
-// its control line, an unencodable header name): each must be refused at
-// Publish, a finding otherwise, and nothing else harmed.
+// BadMessageFault gives the Client what the server cannot take (a
+// subject or key past its control line, an unencodable header name) on
+// every path: each must be refused where it is given, a finding
+// otherwise, and no connection harmed (Keeps).
 func (w *Workload) BadMessageFault() Fault {
-	return Fault{Name: "bad-message", Do: func() error {
+	return Fault{Name: "bad-message", Effect: Keeps, Do: func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		c := w.pub.client
 		long := ordersSubject + "." + strings.Repeat("x", 8<<10)
-		if _, err := w.pub.client.Publish(ctx, long, []byte("bad")); !errors.Is(err, publisher.ErrSubjectTooLong) {
-			w.ledger.Finding("a subject of %d bytes: Publish returned %v, want ErrSubjectTooLong", len(long), err)
+		refused := func(what string, err, want error) {
+			if !errors.Is(err, want) {
+				w.ledger.Finding("%s: %v, want %v", what, err, want)
+			}
 		}
-		msg := &nats.Msg{Subject: ordersSubject + ".bad", Data: []byte("bad"), Header: nats.Header{"Bad Name:": {"x"}}}
-		if _, err := w.pub.client.PublishMsg(ctx, msg); err == nil {
-			w.ledger.Finding("a header named %q was accepted by Publish", "Bad Name:")
+		_, err := c.Publish(ctx, long, []byte("bad"))
+		refused("Publish of an 8KiB subject", err, publisher.ErrSubjectTooLong)
+		refused("PublishCore of an 8KiB subject", c.PublishCore(ctx, long, []byte("bad")), publisher.ErrSubjectTooLong)
+		_, err = c.Request(ctx, long, []byte("bad"))
+		refused("Request of an 8KiB subject", err, publisher.ErrSubjectTooLong)
+		bad := &nats.Msg{Subject: ordersSubject + ".bad", Data: []byte("bad"), Header: nats.Header{"Bad Name:": {"x"}}}
+		_, err = c.PublishMsg(ctx, bad)
+		refused("PublishMsg with a header named \"Bad Name:\"", err, publisher.ErrBadHeader)
+		results, err := c.KV(resultsBucket)
+		if err != nil {
+			return err
 		}
+		_, err = results.Put(ctx, strings.Repeat("k", 8<<10), []byte("bad"))
+		refused("Put of an 8KiB key", err, kv.ErrInvalidKey)
+		err = c.Handle("bad-subject", consumer.Config{Subject: long}, consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil }))
+		refused("Handle of an 8KiB subject", err, consumer.ErrInvalidConfig)
 		return nil
 	}}
 }

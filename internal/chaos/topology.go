@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -59,25 +58,25 @@ func (s *Server) eachLink(f func(*natstest.Proxy)) {
 // the workload's own.
 func (s *Server) Faults(w *Workload, _ *nats.Conn, js jetstream.JetStream) []Fault {
 	return []Fault{
-		{Name: "server-kill-9", Do: func() error { s.proc.Kill(); hold(time.Second); s.proc.Start(); return nil }},
+		{Name: "server-kill-9", Effect: Breaks, Do: func() error { s.proc.Kill(); hold(time.Second); s.proc.Start(); return nil }},
 		// Paused past the handlers' AckWait (5s): what they hold is
 		// redelivered, and nothing is lost.
-		{Name: "server-pause", Do: func() error { s.proc.Pause(); hold(6 * time.Second); s.proc.Resume(); return nil }},
-		{Name: "server-restart", Do: func() error { s.proc.Terminate(); s.proc.Start(); return nil }},
-		{Name: "server-lame-duck", Do: func() error { s.proc.LameDuck(); s.proc.Wait(); s.proc.Start(); return nil }},
-		{Name: "path-blackhole", Do: func() error {
+		{Name: "server-pause", Effect: Breaks, Do: func() error { s.proc.Pause(); hold(6 * time.Second); s.proc.Resume(); return nil }},
+		{Name: "server-restart", Effect: Breaks, Do: func() error { s.proc.Terminate(); s.proc.Start(); return nil }},
+		{Name: "server-lame-duck", Effect: Breaks, Do: func() error { s.proc.LameDuck(); s.proc.Wait(); s.proc.Start(); return nil }},
+		{Name: "path-blackhole", Effect: Breaks, Do: func() error {
 			s.eachLink((*natstest.Proxy).Pause)
-			hold(4 * time.Second) // past ping_interval x (max_pings_outstanding+1)
+			hold(5 * time.Second) // past ping_interval x (max_pings_outstanding+1)
 			s.eachLink((*natstest.Proxy).Restore)
 			return nil
 		}},
-		{Name: "path-cut", Do: func() error {
+		{Name: "path-cut", Effect: Breaks, Do: func() error {
 			s.eachLink((*natstest.Proxy).Cut)
 			hold(time.Second)
 			s.eachLink((*natstest.Proxy).Restore)
 			return nil
 		}},
-		{Name: "path-latency", Do: func() error {
+		{Name: "path-latency", Effect: Keeps, Do: func() error {
 			s.eachLink(func(p *natstest.Proxy) { p.Delay(50 * time.Millisecond) })
 			hold(3 * time.Second)
 			s.eachLink(func(p *natstest.Proxy) { p.Delay(0) })
@@ -92,76 +91,145 @@ func (s *Server) Faults(w *Workload, _ *nats.Conn, js jetstream.JetStream) []Fau
 
 // Cluster is a three-node JetStream cluster in this process, with the
 // workload's stream, bucket and queue replicated on all three; the
-// nemesis moves their leaders and takes nodes away.
+// nemesis moves their leaders and takes nodes away. Each application
+// reaches each node through a path of its own, so that a worker can be
+// cut off before it is killed.
 type Cluster struct {
-	c *natstest.Cluster
+	c     *natstest.Cluster
+	links map[string][]*natstest.Proxy
 }
 
-// NewCluster starts the cluster.
-func NewCluster(t testing.TB) *Cluster { return &Cluster{c: natstest.RunCluster(t, 3)} }
+// NewCluster starts the cluster and the paths.
+func NewCluster(t testing.TB) *Cluster {
+	c := &Cluster{c: natstest.RunCluster(t, 3), links: map[string][]*natstest.Proxy{}}
+	for _, name := range append([]string{"pub"}, workerNames...) {
+		for _, n := range c.c.Nodes {
+			c.links[name] = append(c.links[name], natstest.NewProxy(t, n.URL()))
+		}
+	}
+	return c
+}
 
 // URL is every node's URL, for the nemesis and the checker.
 func (c *Cluster) URL() string { return c.c.URLs() }
 
-func (c *Cluster) servers(string) []string { return strings.Split(c.c.URLs(), ",") }
+func (c *Cluster) servers(app string) []string {
+	var urls []string
+	for _, l := range c.links[app] {
+		urls = append(urls, l.URL())
+	}
+	return urls
+}
 
 func (c *Cluster) replicas() int { return 3 }
 
-func (c *Cluster) cut(string, bool) bool { return false }
+func (c *Cluster) cut(app string, cut bool) bool {
+	for _, l := range c.links[app] {
+		if cut {
+			l.Cut()
+		} else {
+			l.Restore()
+		}
+	}
+	return true
+}
 
 // replicated are the streams the workload keeps on the cluster.
 var replicated = []string{ordersStream, "KV_" + resultsBucket, "TASKS_" + taskQueue}
 
-// Faults are the cluster's faults, with the workload's own.
+// Faults are the cluster's faults, with the workload's own. A step-down
+// must move the leader, or it did not happen.
 func (c *Cluster) Faults(w *Workload, nc *nats.Conn, js jetstream.JetStream) []Fault {
 	return []Fault{
 		{Name: "stream-stepdown", Do: func() error {
 			for _, s := range replicated {
-				if err := stepDown(nc, "$JS.API.STREAM.LEADER.STEPDOWN."+s); err != nil {
-					return err
+				if err := moved(func() (string, error) { return streamLeader(js, s) },
+					func() error { return stepDown(nc, "$JS.API.STREAM.LEADER.STEPDOWN."+s) }); err != nil {
+					return fmt.Errorf("stream %s: %w", s, err)
 				}
 			}
 			return nil
 		}},
 		{Name: "consumer-stepdown", Do: func() error {
-			return stepDown(nc, "$JS.API.CONSUMER.LEADER.STEPDOWN."+ordersStream+"."+ordersHandler)
+			return moved(func() (string, error) { return consumerLeader(js) },
+				func() error { return stepDown(nc, "$JS.API.CONSUMER.LEADER.STEPDOWN."+ordersStream+"."+ordersHandler) })
 		}},
 		{Name: "node-loss", Do: func() error {
-			i, err := c.leader(js)
+			leader, err := streamLeader(js, ordersStream)
 			if err != nil {
 				return err
 			}
-			c.c.Stop(i)
-			hold(3 * time.Second)
-			c.c.Restart(i)
-			return nil
+			for i, n := range c.c.Nodes {
+				if n == c.c.Node(leader) {
+					c.c.Stop(i)
+					hold(3 * time.Second)
+					c.c.Restart(i)
+					return nil
+				}
+			}
+			return fmt.Errorf("no node is the leader %q", leader)
 		}},
 		w.WorkerKillFault("w2", time.Second),
 		w.PanicFault(2 * time.Second),
 	}
 }
 
-// leader returns the index of the node leading the orders stream.
-func (c *Cluster) leader(js jetstream.JetStream) (int, error) {
+// moved runs stepDown and waits until leader names another node.
+func moved(leader func() (string, error), stepDown func() error) error {
+	before, err := leader()
+	if err != nil {
+		return err
+	}
+	if err := stepDown(); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		now, err := leader()
+		if err == nil && now != "" && now != before {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the leader is still %q 10s after stepping down (%v)", before, err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the server's view, which no event announces here
+	}
+}
+
+// streamLeader names the node leading stream s.
+func streamLeader(js jetstream.JetStream, s string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	s, err := js.Stream(ctx, ordersStream)
+	st, err := js.Stream(ctx, s)
 	if err != nil {
-		return 0, err
+		return "", err
 	}
-	info, err := s.Info(ctx)
+	info, err := st.Info(ctx)
 	if err != nil {
-		return 0, err
+		return "", err
 	}
 	if info.Cluster == nil {
-		return 0, errors.New("the orders stream has no cluster information")
+		return "", errors.New("no cluster information")
 	}
-	for i, n := range c.c.Nodes {
-		if n == c.c.Node(info.Cluster.Leader) {
-			return i, nil
-		}
+	return info.Cluster.Leader, nil
+}
+
+// consumerLeader names the node leading the orders consumer.
+func consumerLeader(js jetstream.JetStream) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cons, err := js.Consumer(ctx, ordersStream, ordersHandler)
+	if err != nil {
+		return "", err
 	}
-	return 0, fmt.Errorf("no node is the leader %q", info.Cluster.Leader)
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return "", err
+	}
+	if info.Cluster == nil {
+		return "", errors.New("no cluster information")
+	}
+	return info.Cluster.Leader, nil
 }
 
 // stepDown asks the leader behind api to step down; the server answers

@@ -79,6 +79,24 @@ func (w *Workload) AwaitProgress(limit time.Duration) error {
 	return err
 }
 
+// disruptions counts, over the applications running now, the
+// connections replaced and the reconnects of the current ones: a fault
+// that breaks connections raises it.
+func (w *Workload) disruptions() uint64 {
+	w.mu.Lock()
+	apps := []*app{w.pub}
+	for _, a := range w.workers {
+		apps = append(apps, a)
+	}
+	w.mu.Unlock()
+	var n uint64
+	for _, a := range apps {
+		st := a.client.Status().Connection
+		n += st.Generation + st.Stats.Reconnects
+	}
+	return n
+}
+
 // Injected counts the panics the handlers were made to throw.
 func (w *Workload) Injected() int64 { return w.injected.Load() }
 
