@@ -2,12 +2,13 @@ package connection
 
 import (
 	"errors"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/corral-go/corral/internal/backoff"
 )
 
 // options builds the nats.go options for connection l: the configuration,
@@ -62,21 +63,9 @@ func servers(urls []string) nats.Option {
 // Neither the doubling nor the jitter wraps, whatever the durations.
 func reconnectDelay(wait, maxWait, jitter time.Duration) func(int) time.Duration {
 	return func(attempts int) time.Duration {
-		// Doubled step by step: a shift overflows for long waits.
-		d := wait
-		for i := 1; i < attempts && d > 0 && d < maxWait; i++ {
-			d *= 2
-		}
-		if d <= 0 || d > maxWait {
-			d = maxWait
-		}
+		d := backoff.Doubling(wait, maxWait, attempts-1)
 		if jitter > 0 {
-			// Saturates: a sum past the largest duration is that one.
-			j := rand.N(jitter)
-			if d > math.MaxInt64-j {
-				return math.MaxInt64
-			}
-			d += j
+			d = backoff.AddSat(d, rand.N(jitter))
 		}
 		return d
 	}

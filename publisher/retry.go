@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/internal/backoff"
 	"github.com/corral-go/corral/internal/jsapi"
 )
 
@@ -52,18 +53,9 @@ func (p *Buffered) requeueLocked(e *entry, err error, lost bool) requeueOutcome 
 }
 
 // retryDelay is the wait before the retry that follows failure number n
-// (from 1): wait doubled n-1 times, at most maxWait. It doubles step by
-// step, as the connection's reconnect delay and the supervisor's restart
-// delay do: a shift wraps for long waits ((1<<40+1)<<30 is 1<<30).
+// (from 1): wait doubled n-1 times, at most maxWait, never wrapping.
 func retryDelay(wait, maxWait time.Duration, n int) time.Duration {
-	d := wait
-	for i := 1; i < n && d > 0 && d < maxWait; i++ {
-		d *= 2 // a wrap goes negative, and is capped below
-	}
-	if d <= 0 || d > maxWait {
-		return maxWait
-	}
-	return d
+	return backoff.Doubling(wait, maxWait, n-1)
 }
 
 // settleUnqueued settles e when requeueLocked did not put it back in

@@ -6,9 +6,10 @@ import (
 	"time"
 )
 
-// The wait before a retry grows to MaxRetryWait and stays there, however
-// long RetryWait and however many the failures: a shift wrapped, so that
-// a 1099s wait became 1s after thirty failures.
+// The wait before a retry is RetryWait doubled per failure, up to
+// MaxRetryWait, and stays there however long RetryWait and however many
+// the failures: a shift wrapped, so that a 1099s wait became 1s after
+// thirty failures (internal/backoff tests the doubling alone).
 func TestRetryWaitNeverWraps(t *testing.T) {
 	t.Parallel()
 	const wait, maxWait = 1<<40 + 1, 24 * time.Hour

@@ -9,6 +9,7 @@ import (
 	"github.com/thejerf/suture/v4"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/corral-go/corral/internal/backoff"
 	"github.com/corral-go/corral/internal/conf"
 )
 
@@ -178,27 +179,17 @@ func (j jitter) Jitter(d time.Duration) time.Duration {
 	switch {
 	case !(extra > 0): // also NaN
 		return d
-	case extra >= float64(math.MaxInt64-d):
+	case extra >= math.MaxInt64: // past what a duration holds
 		return math.MaxInt64
 	}
-	return d + time.Duration(extra)
+	return backoff.AddSat(d, time.Duration(extra))
 }
 
 // delay is the wait before restart number n (from 1) of a run of
 // consecutive failures: RestartDelay doubled n-1 times, capped at Backoff
 // without ever overflowing.
 func (p Policy) delay(n int) time.Duration {
-	d := p.RestartDelay
-	for i := 1; i < n && d > 0 && d < p.Backoff; i++ {
-		d *= 2 // d < Backoff <= 24h once validated; the cap below holds anyway
-		if d < 0 {
-			return p.Backoff
-		}
-	}
-	if d <= 0 || d > p.Backoff {
-		return p.Backoff
-	}
-	return d
+	return backoff.Doubling(p.RestartDelay, p.Backoff, n-1)
 }
 
 // String describes the policy on one line, for logs and status; a
