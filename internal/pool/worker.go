@@ -42,20 +42,23 @@ func (p *Pool[T]) worker() {
 // out when the counts say the item was handled.
 func (p *Pool[T]) run(s *sampler, item T) {
 	p.stats.inFlight.Add(1)
+	s.n++
+	// The clock starts before the timeout's does, so that a call cut by
+	// the timeout never measures shorter than it.
+	var start time.Time
+	sampled := s.slow || s.n%sampleEvery == 1
+	if sampled {
+		start = time.Now()
+	}
 	ctx, cancel := p.base, context.CancelFunc(nil)
 	if p.timeout > 0 {
 		ctx, cancel = context.WithTimeout(p.base, p.timeout)
 	}
-	s.n++
-	var err error
-	if s.slow || s.n%sampleEvery == 1 {
-		start := time.Now()
-		err = p.handle(ctx, item)
+	err := p.handle(ctx, item)
+	if sampled {
 		d := time.Since(start)
 		s.slow = d > sampleAbove
 		p.stats.latency.record(d)
-	} else {
-		err = p.handle(ctx, item)
 	}
 	p.settle(ctx, item, err)
 	if cancel != nil {
