@@ -214,17 +214,7 @@ func TestStopAbandonsWorkPastItsGrace(t *testing.T) {
 		c := e.status("stuck").Counters
 		return c.InFlight == 1 && c.QueueDepth == 4
 	})
-	// A clean stop, or one the group judged late (see above): either way
-	// ctx's end, and no other failure.
-	if err := stop(); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Serve: %v", err)
-	}
-	if u := e.sup.Unstopped(); len(u) > 1 || len(u) == 1 && u[0] != "handler/stuck" {
-		t.Fatalf("unstopped: %v", u)
-	}
-	// The real end of the stop, however long the machine took; the
-	// timeout only keeps a hung stop from hanging the test.
-	natstest.WaitFor(t, e.rec, 0, 20*time.Second, func(s supervisor.ChildStopped) bool { return s.Child == "handler/stuck" })
+	stopPastGrace(t, e, stop, "handler/stuck")
 	ev, _ := natstest.WaitFor[consumer.Drained](t, e.rec, 0, time.Second, nil)
 	if ev.Abandoned != 4 || ev.Finished != 1 {
 		t.Fatalf("drained: got %+v, want 4 abandoned and the cancelled one finished", ev)
@@ -235,6 +225,26 @@ func TestStopAbandonsWorkPastItsGrace(t *testing.T) {
 	}
 }
 
+// stopPastGrace stops a group whose handler child holds its stop for the
+// whole grace, and returns once that handler's Serve has returned. It
+// accepts a clean stop or one the group judged late, naming only child:
+// the tenth of the shutdown timeout left after the grace is a bet on
+// scheduling, not what these tests claim.
+func stopPastGrace(t *testing.T, e *env, stop func() error, child string) {
+	t.Helper()
+	if err := stop(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Serve: %v", err)
+	}
+	if u := e.sup.Unstopped(); len(u) > 1 || len(u) == 1 && u[0] != child {
+		t.Fatalf("unstopped: %v", u)
+	}
+	// The real end of the stop, however long the machine took; the
+	// timeout only keeps a hung stop from hanging the test.
+	natstest.WaitFor(t, e.rec, 0, 20*time.Second, func(s supervisor.ChildStopped) bool { return s.Child == child })
+}
+
+// Like the test above: four handlers hold the stop for its grace; the
+// test waits for the handler's own stop.
 func TestStopWithMoreWorkersThanQueueSlots(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -253,7 +263,7 @@ func TestStopWithMoreWorkersThanQueueSlots(t *testing.T) {
 		c := e.status("busy").Counters
 		return c.InFlight == 4 && c.QueueDepth == 1
 	})
-	cleanStop(t, stop)
+	stopPastGrace(t, e, stop, "handler/busy")
 	if c := e.status("busy").Counters; c.Failed != 4 || c.Dropped != 1 {
 		t.Fatalf("counters: got %+v, want four cancelled and one abandoned", c)
 	}
