@@ -32,9 +32,10 @@ func (c *Client) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...publishe
 }
 
 // PublishSync publishes through the buffer and waits for the stream's ack.
-// When the declared streams cannot be declared it returns at once with
-// publisher.ErrNotDeclared wrapping the server's refusal (the message
-// stays buffered); see publisher.Buffered.PublishSync.
+// When the server refuses to declare the configured streams it returns at
+// once with publisher.ErrNotDeclared wrapping the refusal (the message
+// stays buffered); a declaration that failed for a passing reason is made
+// again, and PublishSync waits for it. See publisher.Buffered.PublishSync.
 func (c *Client) PublishSync(ctx context.Context, subject string, data []byte, opts ...publisher.Option) (*jetstream.PubAck, error) {
 	return c.pub.PublishSync(ctx, subject, data, opts...)
 }

@@ -2,6 +2,7 @@ package publisher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -10,7 +11,7 @@ import (
 )
 
 // declaration is the outcome of one declaration of Config.Streams: done is
-// closed when it fails, with err set before.
+// closed when the server refuses it, with err set before.
 type declaration struct {
 	done chan struct{}
 	err  error
@@ -33,11 +34,20 @@ func (p *Buffered) declareStreams(ctx context.Context, sess *session) error {
 
 // declaredStreams records the outcome of a declaration, err nil when it
 // succeeded, for the PublishSync callers waiting on it and those to come.
+// Only the server's refusal is recorded as a failure: a deadline, no
+// responders, a JetStream unavailable for now or a connection lost says
+// nothing of the next declaration, which the restart makes, and
+// PublishSync keeps waiting for it rather than send its caller to
+// publish again a message that stays buffered.
 func (p *Buffered) declaredStreams(err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.declareErr = err
-	if err != nil {
+	if err == nil {
+		p.declareErr = nil
+		return
+	}
+	if refused(err) {
+		p.declareErr = err
 		d := p.declared
 		d.err = err
 		close(d.done)
@@ -45,10 +55,37 @@ func (p *Buffered) declaredStreams(err error) {
 	}
 }
 
+// refused reports whether err is the server's refusal of a stream's
+// declaration, which declaring again will not change: a
+// *jetstream.APIError with a 4xx code (subjects overlapping another
+// stream's, a permission), or one of the refusals of a configuration the
+// server reports with 500 (invalid, not changeable in place, replicas it
+// cannot place). Its 503s (JetStream not enabled, not available yet,
+// insufficient resources) and 500s of a cluster without a leader pass.
+func refused(err error) bool {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	switch apiErr.ErrorCode {
+	case jsStreamInvalidConfig, jsStreamUpdate, jsStreamReplicasNotSupported:
+		return true
+	}
+	return apiErr.Code >= 400 && apiErr.Code < 500
+}
+
+// The server's error codes for the refusals of a stream configuration it
+// reports with status 500 (nats-server's errors.json).
+const (
+	jsStreamInvalidConfig        jetstream.ErrorCode = 10052
+	jsStreamUpdate               jetstream.ErrorCode = 10069
+	jsStreamReplicasNotSupported jetstream.ErrorCode = 10074
+)
+
 // waitSync waits for f as [Future.Wait] does, but returns ErrNotDeclared
-// with the declaration's error when the last declaration of the streams
-// failed, or the next one fails: the caller would otherwise learn only
-// that its ctx ended.
+// with the declaration's error when the server refused the last
+// declaration of the streams, or refuses the next one: the caller would
+// otherwise learn only that its ctx ended.
 func (p *Buffered) waitSync(ctx context.Context, f *Future) (*jetstream.PubAck, error) {
 	p.mu.Lock()
 	next, err := p.declared, p.declareErr

@@ -48,9 +48,12 @@ var (
 	// ErrServing is returned by Serve and Close while the publisher is
 	// being served.
 	ErrServing = errors.New("publisher: already being served")
-	// ErrNotDeclared is returned by PublishSync when the configured streams
-	// could not be declared; the declaration's error is wrapped with it.
-	// The message stays buffered, and is sent once a declaration succeeds.
+	// ErrNotDeclared is returned by PublishSync when the server refused to
+	// declare the configured streams (subjects overlapping another
+	// stream's, a configuration it rejects); its error is wrapped with it.
+	// A declaration that failed otherwise (a timeout, no JetStream yet, a
+	// lost connection) is tried again and PublishSync waits for it. The
+	// message stays buffered, and is sent once a declaration succeeds.
 	ErrNotDeclared = errors.New("publisher: streams not declared; the message stays buffered")
 	// ErrNoStream is the final error of a message whose subject no stream
 	// stores.

@@ -44,9 +44,11 @@ func (p *Buffered) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...Option
 // may block while nats.go flushes a full write buffer; otherwise the
 // message takes its turn in the buffer like any other. If ctx ends first,
 // the message stays buffered and is still sent. So it does when the
-// configured streams cannot be declared: PublishSync then returns at once
-// with [ErrNotDeclared] wrapping the declaration's error, rather than
-// wait for a send that cannot happen until a declaration succeeds.
+// server refuses to declare the configured streams: PublishSync then
+// returns at once with [ErrNotDeclared] wrapping the server's refusal,
+// rather than wait for a send that cannot happen until a declaration
+// succeeds. A declaration that failed for a passing reason (a timeout, no
+// JetStream yet, a lost connection) is made again, and PublishSync waits.
 func (p *Buffered) PublishSync(ctx context.Context, subject string, data []byte, opts ...Option) (*jetstream.PubAck, error) {
 	e, err := p.prepare(&nats.Msg{Subject: subject, Data: data}, opts)
 	if err != nil {

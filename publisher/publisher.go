@@ -49,7 +49,7 @@ type Buffered struct {
 	stopping    bool // Publish is refused
 	closed      bool // a stop has collected what is left: late returns are undelivered
 
-	declareErr error        // the last declaration of Config.Streams failed, and none succeeded since
+	declareErr error        // the server refused a declaration of Config.Streams, and none succeeded since
 	declared   *declaration // the next declaration's outcome, for PublishSync callers
 
 	work       chan struct{} // something to send, or room in the window
