@@ -70,6 +70,16 @@ func run(ctx context.Context, out io.Writer) error {
 			w.stop()
 		}
 	}()
+	// Every worker serves before the tasks come, so that each gets its
+	// share of the first wave and runs a full load before the faults.
+	for _, w := range workers {
+		rctx, cancel := context.WithTimeout(ctx, time.Minute)
+		err := w.client.Ready(rctx)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%s not ready: %w", w.name, err)
+		}
+	}
 	renewals, stopCounting, err := countRenewals(url)
 	if err != nil {
 		return err
@@ -236,13 +246,18 @@ func inflict(ctx context.Context, out io.Writer, workers map[string]*worker) err
 // waitCompleted waits until the workers have completed every task between
 // them.
 func waitCompleted(ctx context.Context, workers map[string]*worker) error {
-	return until(ctx, func() bool {
-		var n uint64
+	var n uint64
+	err := until(ctx, func() bool {
+		n = 0
 		for _, w := range workers {
 			n += w.status().Counters.Completed
 		}
 		return n >= count
 	})
+	if err != nil {
+		return fmt.Errorf("%d of %d tasks completed: %w", n, count, err)
+	}
+	return nil
 }
 
 // until polls cond until it holds, for at most two minutes.
