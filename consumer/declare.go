@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -56,26 +55,13 @@ func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created boo
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			return false, r.j.streamMissing(err)
 		}
-		if updateRefused(err) {
+		if jsapi.UpdateRefused(err, infoErr == nil) {
 			return false, fmt.Errorf("consumer %s of stream %s exists with settings that cannot be changed in place "+
 				"(delete it, or bind to it as it is): %w", c.Consumer, c.Stream, err)
 		}
 		return false, fmt.Errorf("declare consumer %s of stream %s: %w", c.Consumer, c.Stream, err)
 	}
 	return errors.Is(infoErr, jetstream.ErrConsumerNotFound), nil
-}
-
-// updateRefused reports whether err is the server refusing to change an
-// existing consumer: "deliver policy can not be updated", "can not update
-// pull consumer to push based" and their kind, as stream.Declare tells
-// them apart. Its code, 10012 (JSConsumerCreateErrF), is no sign: the
-// server gives it to any plain error of a declaration, such as "error
-// creating store for consumer" or "consumer closed", about a consumer
-// that need not exist; those, and its other refusals, are its own,
-// wrapped.
-func updateRefused(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && strings.Contains(strings.ToLower(apiErr.Description), "update")
 }
 
 // codeMaxAckPendingExcess is the server refusing a max_ack_pending above

@@ -2,10 +2,8 @@ package stream
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -107,13 +105,14 @@ func (c Config) JetStream(name string) jetstream.StreamConfig {
 }
 
 // Declare creates the stream named name, or updates it to match. A change
-// the server cannot make in place (storage, retention...) is an error that
-// names the stream, never a silent change; any other refusal is the
-// server's, wrapped.
+// the server cannot make in place to a stream that exists (storage,
+// retention, turning off message TTLs...) is an error that names the
+// stream, never a silent change; any other refusal is the server's,
+// wrapped.
 func (c Config) Declare(ctx context.Context, js jetstream.JetStream, name string) (jetstream.Stream, error) {
 	s, err := js.CreateOrUpdateStream(ctx, c.JetStream(name))
 	if err != nil {
-		if updateRefused(err) {
+		if jsapi.UpdateRefused(err, exists(ctx, js, name)) {
 			return nil, fmt.Errorf("stream: %q exists with a configuration that cannot be changed in place: %w", name, err)
 		}
 		return nil, fmt.Errorf("stream: declare %q: %w", name, err)
@@ -121,12 +120,10 @@ func (c Config) Declare(ctx context.Context, js jetstream.JetStream, name string
 	return s, nil
 }
 
-// updateRefused reports whether err is the server refusing to change an
-// existing stream: "stream configuration update can not change storage
-// type", "Replicas configuration can not be updated" and their kind. Its
-// other refusals (a bad name, overlapping subjects) say "can not" too,
-// about a stream that need not exist.
-func updateRefused(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && strings.Contains(strings.ToLower(apiErr.Description), "update")
+// exists reports whether the server has a stream named name. The server
+// checks a configuration before it looks the stream up, so a refusal
+// alone does not tell an update from a creation.
+func exists(ctx context.Context, js jetstream.JetStream, name string) bool {
+	_, err := js.Stream(ctx, name)
+	return err == nil
 }
