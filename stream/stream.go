@@ -38,8 +38,8 @@ type Config struct {
 }
 
 // MaxNameLen is the longest stream or consumer name nats-server accepts
-// (its JSMaxNameLen), in bytes.
-const MaxNameLen = 255
+// (its JSMaxNameLen), in bytes: subject.MaxNameLen, the one limit.
+const MaxNameLen = subject.MaxNameLen
 
 // ValidName reports whether name can name a stream or a consumer: not
 // empty, at most [MaxNameLen] bytes (an error wrapping subject.ErrTooLong),
