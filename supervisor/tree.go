@@ -184,7 +184,11 @@ func (t *Tree) Serve(ctx context.Context) error {
 func (t *Tree) stopChildren(root *suture.Supervisor, tokens []suture.ServiceToken, children []*child) []string {
 	stopped := make([]bool, len(children))
 	stop := func(i int) {
-		err := root.RemoveAndWait(tokens[i], children[i].policy.ShutdownTimeout+time.Second)
+		// No timeout of our own: each child's supervisor already gives up
+		// on its service after the child's ShutdownTimeout, so this wait is
+		// bounded. With one, a stop that overran it (a loaded machine) left
+		// suture's notifier blocked for ever on a channel nobody read.
+		err := root.RemoveAndWait(tokens[i], 0)
 		stopped[i] = err == nil && !children[i].isServing()
 	}
 	if t.concurrent {
