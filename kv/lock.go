@@ -173,13 +173,7 @@ func (s *Lease) renew(sent time.Time) {
 		s.mu.Lock()
 		rev := s.rev
 		s.mu.Unlock()
-		sent := time.Now()
-		ctx, cancel := context.WithDeadline(context.Background(), deadline)
-		next, err := s.lock.bucket.CompareAndSet(ctx, cfg.Key, s.id, rev)
-		if errors.Is(err, ErrRevisionMismatch) {
-			next, err = s.adopt(ctx, rev)
-		}
-		cancel()
+		next, sent, err := s.renewOnce(rev, deadline)
 		switch {
 		case err == nil:
 			if !lose.Stop() {
@@ -195,6 +189,89 @@ func (s *Lease) renew(sent time.Time) {
 			return
 		}
 	}
+}
+
+// renewOnce renews the lease at rev. It returns the new revision and
+// when the try that stored it was sent, or why none did: the lock is
+// taken, the deadline passed, or the lease was stopped or lost.
+//
+// A renewal's request can be lost without an answer: a stream leader
+// that steps down drops the proposals it has not committed, and a publish
+// that reaches a node once it is a follower is ignored. Waiting for that
+// answer until the deadline would lose the lease over one election, so
+// while a try waits, another is sent a third of the time left later (at
+// least TTL/10). Earlier tries keep waiting, up to the deadline, so a slow
+// answer is not thrown away either. A try that follows a stored one finds
+// its own id at a later revision and adopts it (see adopt). After a quick
+// failure (no responders, a 503 while there is no leader, a reconnect)
+// with no try left waiting, the next is sent TTL/20 after the last.
+// Every try ends before renewOnce returns.
+func (s *Lease) renewOnce(rev uint64, deadline time.Time) (uint64, time.Time, error) {
+	cfg := s.lock.cfg
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	type answer struct {
+		next uint64
+		sent time.Time
+		err  error
+	}
+	answers := make(chan answer)
+	inflight := 0
+	try := func() time.Duration {
+		inflight++
+		sent := time.Now()
+		go func() {
+			next, err := s.lock.bucket.CompareAndSet(ctx, cfg.Key, s.id, rev)
+			if errors.Is(err, ErrRevisionMismatch) {
+				next, err = s.adopt(ctx, rev)
+			}
+			answers <- answer{next, sent, err}
+		}()
+		left := deadline.Sub(sent)
+		return min(left, max(left/3, cfg.TTL/10))
+	}
+	// best is a finding that the lock is taken, else the success with the
+	// highest revision, else the last error.
+	best := answer{err: fmt.Errorf("kv: renew %s: %w", cfg.Key, context.DeadlineExceeded)}
+	taken, ok, settled := false, false, false
+	stop, lost := s.stop, s.lost
+	again := time.NewTimer(try())
+	defer again.Stop()
+	for inflight > 0 || !settled {
+		select {
+		case a := <-answers:
+			inflight--
+			switch {
+			case taken:
+			case errors.Is(a.err, ErrRevisionMismatch), errors.Is(a.err, ErrKeyNotFound):
+				best, taken, settled = a, true, true
+				cancel()
+			case a.err == nil:
+				if !ok || a.next > best.next {
+					best, ok = a, true
+				}
+				settled = true
+				cancel()
+			case !ok && !settled:
+				best = a
+				if inflight == 0 {
+					again.Reset(time.Until(a.sent.Add(cfg.TTL / 20)))
+				}
+			}
+		case <-again.C:
+			if !settled {
+				again.Reset(try())
+			}
+		case <-stop:
+			// Send no more tries, but wait for those sent: one may have
+			// been stored, and Release needs the revision.
+			stop, settled = nil, true
+		case <-lost:
+			lost, settled = nil, true
+			cancel()
+		}
+	}
+	return best.next, best.sent, best.err
 }
 
 // adopt renews once more after a renewal found another revision than rev:

@@ -1,0 +1,58 @@
+package kv_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/kv"
+)
+
+// A renewal whose request is lost, never answered, is tried again well
+// before the lease's loss deadline, so one lost request does not cost the
+// lease. On a cluster this is what a stream leader election does to a
+// renewal: the old leader drops the proposals it has not committed, and
+// ignores what reaches it once it is a follower. Here the path is held
+// for less than the TTL, then reset, which drops the renewal in flight.
+func TestLeaseSurvivesARenewalLostWithoutAnswer(t *testing.T) {
+	t.Parallel()
+	cfg := kv.LockConfig{Bucket: "locks", Key: "leader", TTL: 3 * time.Second, RenewEvery: 300 * time.Millisecond}
+	srv := natstest.RunServer(t)
+	proxy := natstest.NewProxy(t, srv.URL())
+	nc, err := nats.Connect(proxy.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	ctx := ctxT(t)
+	lease := acquire(t, ctx, newLock(t, cfg, connection.NewFixed(nc)))
+	paused := time.Now()
+	proxy.Pause()
+	// Two renewal periods without a success: a renewal is held in the
+	// proxy, waiting for its answer.
+	natstest.Eventually(t, 10*time.Second, func() bool { return time.Since(lease.Renewed()) > 2*cfg.RenewEvery },
+		func() string { return "no renewal was held" })
+	cut := time.Now()
+	proxy.Cut()
+	proxy.Restore()
+	natstest.Eventually(t, 10*time.Second, func() bool {
+		select {
+		case <-lease.Lost():
+			return true
+		default:
+			return lease.Renewed().After(cut)
+		}
+	}, func() string { return "the lease was neither renewed nor lost" })
+	select {
+	case <-lease.Lost():
+		t.Fatalf("lost the lease %v after its last renewal, although the path was held only %v (TTL %v)",
+			time.Since(lease.Renewed()), cut.Sub(paused), cfg.TTL)
+	default:
+	}
+	if err := lease.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
