@@ -43,9 +43,11 @@
 // # Errors
 //
 // Publish fails at once with [ErrBufferFull], [ErrTooLarge],
-// [ErrSubjectTooLong], [ErrBadHeader], [ErrStopped] or a spool write
-// error. After that each message is settled once, on its Future: the
-// stream's ack, or a final error, at once and without a retry:
+// [ErrSubjectTooLong], [ErrBadSubject], [ErrBadHeader], [ErrNilMsg],
+// [ErrStopped] or a spool write error; [CheckMsg] is its check of a
+// message, for core publishes and requests. After that each message is
+// settled once, on its Future: the stream's ack, or a final error, at
+// once and without a retry:
 // [ErrNoStream]; a failed expectation; [ErrStreamFull] wrapping the
 // server's *jetstream.APIError when there is no room (a stream with
 // discard new at a limit, the account's or the server's JetStream storage
@@ -58,9 +60,11 @@
 // closed while its stream restarts, JetStream or the cluster
 // unavailable); sends lost to a dropped connection do not count as
 // attempts. The README's "Publishing" section lists the server's codes.
-// PublishSync returns [ErrNotDeclared] with the declaration's error when
-// [Config.Streams] cannot be declared; the message stays buffered. A message a stop did not deliver fails
-// with [ErrStopped], joined with [ErrMaybeStored] or [ErrSpooled]. Final
+// PublishSync returns [ErrNotDeclared] with the server's refusal when it
+// refuses to declare [Config.Streams]; the message stays buffered. A
+// declaration that failed for a passing reason is made again, and
+// PublishSync waits for it. A message a stop did not deliver fails with
+// [ErrStopped], joined with [ErrMaybeStored] or [ErrSpooled]. Final
 // failures are also [PublishFailed] events.
 //
 // # Concurrency

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/corral-go/corral/internal/conf"
 )
 
@@ -21,6 +23,14 @@ var (
 	// one could pass nats-server's default max_control_line of 4096 bytes,
 	// and the server would close the connection.
 	ErrSubjectTooLong = errors.New("publisher: subject too long")
+	// ErrBadSubject is returned by Publish, and by CheckMsg for a core
+	// publish or a request, for a subject (or reply subject) that is not a
+	// literal subject: empty, with whitespace, an empty token or a
+	// wildcard. The error says which, and matches nats.ErrBadSubject too.
+	ErrBadSubject = errors.New("publisher: subject not valid")
+	// ErrNilMsg is returned by PublishMsg, CheckMsg and the Client's core
+	// publishes and requests for a nil message.
+	ErrNilMsg = errors.New("publisher: nil message")
 	// ErrBadHeader is returned by Publish for a header name nats.go cannot
 	// encode: empty, or with a byte that is not printable ASCII or is one
 	// of "()/,:;<=>?@[\]{}.
@@ -70,3 +80,15 @@ func (e both) Error() string {
 }
 
 func (e both) Unwrap() []error { return []error{e.first, e.second} }
+
+// badSubject is ErrBadSubject with the reason subject.Validate gave, and
+// what was checked ("reply: " for a reply subject). It matches
+// nats.ErrBadSubject too, what nats.go returns for some of the same.
+type badSubject struct {
+	what string
+	err  error
+}
+
+func (e *badSubject) Error() string { return "publisher: " + e.what + e.err.Error() }
+
+func (e *badSubject) Unwrap() []error { return []error{ErrBadSubject, nats.ErrBadSubject, e.err} }

@@ -2,7 +2,6 @@ package publisher
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -18,15 +17,17 @@ import (
 // the buffer is full it fails with [ErrBufferFull], or waits for room
 // until ctx ends (on_full: block). A message too large for the server
 // fails with [ErrTooLarge], a subject too long with [ErrSubjectTooLong],
-// a header name nats.go cannot encode with [ErrBadHeader] naming it, and
-// any message once the publisher is stopping with [ErrStopped]. With a spool, Publish returns once the
-// message is written there (and fsynced, with SpoolSync).
+// one that is not a literal subject (empty, with whitespace, an empty
+// token or a wildcard) with [ErrBadSubject], a header name nats.go cannot
+// encode with [ErrBadHeader] naming it, and any message once the
+// publisher is stopping with [ErrStopped]. With a spool, Publish returns
+// once the message is written there (and fsynced, with SpoolSync).
 func (p *Buffered) Publish(ctx context.Context, subject string, data []byte, opts ...Option) (*Future, error) {
 	return p.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: data}, opts...)
 }
 
 // PublishMsg is [Buffered.Publish] for a message with headers. msg is
-// copied; a nil msg fails at once.
+// copied; a nil msg fails at once with [ErrNilMsg].
 func (p *Buffered) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...Option) (*Future, error) {
 	e, err := p.prepare(msg, opts)
 	if err != nil {
@@ -63,7 +64,7 @@ func (p *Buffered) PublishSync(ctx context.Context, subject string, data []byte,
 // prepare copies msg into a new entry with its Msg-Id and options.
 func (p *Buffered) prepare(msg *nats.Msg, opts []Option) (*entry, error) {
 	if msg == nil {
-		return nil, errors.New("publisher: nil message")
+		return nil, ErrNilMsg
 	}
 	m := &nats.Msg{Subject: msg.Subject, Data: append([]byte(nil), msg.Data...), Header: copyHeader(msg.Header)}
 	for _, o := range opts {
@@ -84,15 +85,17 @@ func (p *Buffered) prepare(msg *nats.Msg, opts []Option) (*entry, error) {
 // CheckMsg refuses what nats.go or the server would refuse on every send
 // of msg, so that it is never retried and never reaches the connection: a
 // subject (or a reply subject, if msg has one) too long, with an error
-// matching [ErrSubjectTooLong], or not valid; a header name nats.go cannot
-// encode, with [ErrBadHeader]. A subject longer than the server's control
-// line would make it close the connection shared by every other user.
+// matching [ErrSubjectTooLong], or not a literal subject (empty, with
+// whitespace, an empty token or a wildcard), with [ErrBadSubject]; a
+// header name nats.go cannot encode, with [ErrBadHeader]; a nil msg, with
+// [ErrNilMsg]. A subject longer than the server's control line would make
+// it close the connection shared by every other user.
 // The payload's size is checked apart, by [CheckPayload]. CheckMsg is
 // what Publish checks, exported so that core publishes and requests on
 // the same connection refuse the same messages with the same errors.
 func CheckMsg(msg *nats.Msg) error {
 	if msg == nil {
-		return errors.New("publisher: nil message")
+		return ErrNilMsg
 	}
 	if err := checkMsg(msg); err != nil {
 		return err
@@ -104,7 +107,7 @@ func CheckMsg(msg *nats.Msg) error {
 		return fmt.Errorf("reply: %w", err)
 	}
 	if err := subject.Validate(msg.Reply, false); err != nil {
-		return fmt.Errorf("publisher: reply: %w", err)
+		return &badSubject{what: "reply: ", err: err}
 	}
 	return nil
 }
@@ -116,7 +119,7 @@ func checkMsg(m *nats.Msg) error {
 		return err
 	}
 	if err := subject.Validate(m.Subject, false); err != nil {
-		return fmt.Errorf("publisher: %w", err)
+		return &badSubject{err: err}
 	}
 	for name := range m.Header {
 		if !validHeaderName(name) {
