@@ -192,7 +192,7 @@ func (c Config) Validate() error {
 		p.Merge("object_stores."+name, c.ObjectStores[name].Validate())
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Tasks)) {
-		validateQueueNames(p, name, c.Tasks[name])
+		p.Merge("tasks."+name, tasks.ValidateNames(name, c.Tasks[name]))
 		p.Merge("tasks."+name, c.Tasks[name].Validate())
 	}
 	c.validateLocks(p)
@@ -200,25 +200,6 @@ func (c Config) Validate() error {
 	p.Merge("watches.restart", c.Watches.Restart.Validate())
 	c.validatePolicies(p)
 	return p.Err()
-}
-
-// validateQueueNames refuses a task queue whose name, or whose stream's,
-// is too long for the names tasks.New builds from them: the lease bucket
-// "corral_tasks_<queue>" and the held stream "<stream>_HELD". A queue
-// name may then be 238 bytes, not the 251 of a bucket.
-func validateQueueNames(p conf.Problems, name string, cfg tasks.Config) {
-	if err := subject.ValidBucket(name); err != nil {
-		p.Addf("tasks", "queue %v", err)
-		return
-	}
-	if err := subject.ValidBucket("corral_tasks_" + name); err != nil {
-		p.Addf("tasks", "queue %q: its lease bucket %v", name, err)
-	}
-	const held = "_HELD"
-	if s, _ := cfg.QueueStream(name); len(s)+len(held) > subject.MaxNameLen {
-		p.Addf("tasks."+name+".stream", "%d bytes, the limit is %d: the held stream is named %q after it",
-			len(s), subject.MaxNameLen-len(held), "<stream>"+held)
-	}
 }
 
 // validatePolicies checks what only shows once a child's policy has

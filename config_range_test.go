@@ -24,8 +24,8 @@ func TestConfigRefusesTaskQueueNamesTasksNewRefuses(t *testing.T) {
 		cfg   tasks.Config
 		field string
 	}{
-		{strings.Repeat("q", 239), tasks.Config{}, "tasks:"},
-		{strings.Repeat("q", 251), tasks.Config{}, "tasks:"},
+		{strings.Repeat("q", 239), tasks.Config{}, "tasks." + strings.Repeat("q", 239) + ":"},
+		{strings.Repeat("q", 251), tasks.Config{}, "tasks." + strings.Repeat("q", 251) + ":"},
 		{"q", tasks.Config{Stream: strings.Repeat("S", 251)}, "tasks.q.stream:"},
 	} {
 		cfg := corral.Config{Tasks: map[string]tasks.Config{tc.queue: tc.cfg}}

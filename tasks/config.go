@@ -186,3 +186,25 @@ func (c Config) QueueStream(queue string) (string, stream.Config) {
 	return c.Stream, stream.Config{Subjects: []string{c.Subject}, Retention: "workqueue", Storage: c.Storage,
 		Replicas: c.Replicas, Duplicates: c.KeepCompleted}
 }
+
+// ValidateNames reports whether queue and its stream can name what New
+// builds from them, every problem at once, wrapping [ErrInvalidConfig]:
+// the queue's name is letters, digits, - and _, at most 238 bytes, as it
+// names the lease bucket "corral_tasks_<queue>"; cfg's stream at most 250
+// bytes, as it names the held stream "<stream>_HELD" (the default,
+// "TASKS_<queue>", fits whenever the queue's name does). The problem with
+// the stream is under the field "stream".
+func ValidateNames(queue string, cfg Config) error {
+	p := conf.NewProblems("")
+	if err := subject.ValidBucket(queue); err != nil {
+		p.Addf("", "queue %v", err)
+	} else if err := subject.ValidBucket(fmt.Sprintf(leaseBucketTmpl, queue)); err != nil {
+		p.Addf("", "queue %q: its lease bucket %v", queue, err)
+	}
+	if s, _ := cfg.QueueStream(queue); cfg.Stream != "" {
+		if err := subject.ValidName(fmt.Sprintf(heldStreamTmpl, s)); err != nil {
+			p.Addf("stream", "its held stream %v", err)
+		}
+	}
+	return p.Err()
+}

@@ -15,7 +15,6 @@ import (
 	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/internal/pool"
 	"github.com/corral-go/corral/internal/pull"
-	"github.com/corral-go/corral/internal/subject"
 	"github.com/corral-go/corral/kv"
 )
 
@@ -58,31 +57,23 @@ func (w *Worker) dies(step string) bool { return w.crash != nil && w.crash(step)
 
 // New returns a worker for queue that runs h on its tasks, taking its
 // connection from src. It fails with ErrInvalidConfig for an invalid
-// queue name or cfg, and ErrNilHandler for a nil h. A queue's name is
-// letters, digits, - and _, at most 238 bytes (it names the lease bucket
-// "corral_tasks_<queue>"), and its stream's at most 250 (it names the
-// stream "<stream>_HELD").
+// queue name or cfg, and ErrNilHandler for a nil h. A queue's name and
+// its stream's are those [ValidateNames] accepts.
 func New(queue string, cfg Config, src connection.Source, h Handler) (*Worker, error) {
 	if f, ok := h.(HandlerFunc); h == nil || ok && f == nil {
 		return nil, fmt.Errorf("%w: queue %q", ErrNilHandler, queue)
 	}
-	if err := subject.ValidBucket(queue); err != nil {
-		return nil, fmt.Errorf("tasks: %w: queue %w", ErrInvalidConfig, err)
+	// The queue's name and its stream's are parts of other names, whose
+	// JetStream limit they must leave room for: a longer one would fail
+	// only when the worker first declares them.
+	if err := ValidateNames(queue, cfg); err != nil {
+		return nil, fmt.Errorf("tasks: %w", err)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("tasks: queue %q: %w", queue, err)
 	}
 	cfg = cfg.withDefaults(queue)
 	names := newNames(queue, cfg)
-	// The queue's name and its stream's are parts of other names, whose
-	// JetStream limit they must leave room for: a longer one fails only
-	// when the worker first declares them.
-	if err := subject.ValidBucket(names.leaseBucket); err != nil {
-		return nil, fmt.Errorf("tasks: %w: queue %q: lease bucket %w", ErrInvalidConfig, queue, err)
-	}
-	if err := subject.ValidName(names.heldStream); err != nil {
-		return nil, fmt.Errorf("tasks: %w: queue %q: held stream %w", ErrInvalidConfig, queue, err)
-	}
 	return &Worker{queue: queue, cfg: cfg, src: src, handler: h, events: event.New(cfg.Events), names: names}, nil
 }
 
