@@ -58,22 +58,24 @@ func (c *Client) PublishSync(ctx context.Context, subject string, data []byte, o
 //
 // Data larger than the server's max payload fails, as Publish does, with
 // an error wrapping publisher.ErrTooLarge that says both sizes; it also
-// matches nats.ErrMaxPayload. A subject the buffered publisher refuses is
-// refused here too, at once and with the same errors (see
-// publisher.CheckMsg): one longer than subject's limit fails with
-// publisher.ErrSubjectTooLong, a header name nats.go cannot encode with
-// publisher.ErrBadHeader. Sent, such a subject would make the server close
-// the connection every handler and publish shares.
+// matches nats.ErrMaxPayload. PublishCore refuses what Publish refuses,
+// at once and with the same errors (see publisher.CheckMsg): a subject
+// longer than subject's limit fails with publisher.ErrSubjectTooLong; one
+// that is not a literal subject (empty, with whitespace, an empty token
+// or a wildcard) with publisher.ErrBadSubject, which matches
+// nats.ErrBadSubject too; a header name nats.go cannot encode with
+// publisher.ErrBadHeader. Sent, a subject too long would make the server
+// close the connection every handler and publish shares, and one with a
+// wildcard would reach no subscriber.
 func (c *Client) PublishCore(ctx context.Context, subject string, data []byte) error {
 	return c.PublishCoreMsg(ctx, &nats.Msg{Subject: subject, Data: data})
 }
 
 // PublishCoreMsg is PublishCore for a message with headers (and a reply
-// subject, if msg has one). The size it checks counts the headers.
+// subject, if msg has one). The size it checks counts the headers; the
+// reply subject is checked as the subject is, and a nil msg fails with
+// publisher.ErrNilMsg.
 func (c *Client) PublishCoreMsg(ctx context.Context, msg *nats.Msg) error {
-	if msg == nil {
-		return errors.New("publish: nil message")
-	}
 	if err := publisher.CheckMsg(msg); err != nil {
 		return err
 	}

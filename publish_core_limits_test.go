@@ -49,6 +49,7 @@ func TestPublishCoreRefusesWhatThePublisherRefuses(t *testing.T) {
 	echoAnswers(t, c)
 	gen := c.Connection().Status().Generation
 	long := "core." + strings.Repeat("x", 5000)
+	bad := []error{publisher.ErrBadSubject, nats.ErrBadSubject}
 	for _, tc := range []struct {
 		name string
 		msg  *nats.Msg
@@ -57,6 +58,12 @@ func TestPublishCoreRefusesWhatThePublisherRefuses(t *testing.T) {
 		{"long subject", &nats.Msg{Subject: long, Data: []byte("bad")}, []error{publisher.ErrSubjectTooLong, subject.ErrTooLong}},
 		{"long reply", &nats.Msg{Subject: "core.ok", Reply: long, Data: []byte("bad")}, []error{publisher.ErrSubjectTooLong, subject.ErrTooLong}},
 		{"bad header", &nats.Msg{Subject: "core.ok", Header: nats.Header{"Bad:Name": {"v"}}, Data: []byte("bad")}, []error{publisher.ErrBadHeader}},
+		{"wildcard", &nats.Msg{Subject: "core.*", Data: []byte("bad")}, bad},
+		{"empty token", &nats.Msg{Subject: "core..ok", Data: []byte("bad")}, bad},
+		{"whitespace", &nats.Msg{Subject: "core ok", Data: []byte("bad")}, bad},
+		{"empty subject", &nats.Msg{Data: []byte("bad")}, bad},
+		{"wildcard reply", &nats.Msg{Subject: "core.ok", Reply: "inbox.>", Data: []byte("bad")}, bad},
+		{"nil", nil, []error{publisher.ErrNilMsg}},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err := c.PublishCoreMsg(ctx, tc.msg)
@@ -74,6 +81,9 @@ func TestPublishCoreRefusesWhatThePublisherRefuses(t *testing.T) {
 	defer cancel()
 	if err := c.PublishCore(ctx, long, []byte("bad")); !errors.Is(err, publisher.ErrSubjectTooLong) {
 		t.Errorf("PublishCore of a %d-byte subject = %.200v, want ErrSubjectTooLong", len(long), err)
+	}
+	if err := c.PublishCore(ctx, "core.>", []byte("bad")); !errors.Is(err, publisher.ErrBadSubject) {
+		t.Errorf("PublishCore to a wildcard = %v, want ErrBadSubject", err)
 	}
 	if err := c.PublishCore(ctx, "core.ok", []byte("good")); err != nil {
 		t.Fatal(err)

@@ -54,23 +54,26 @@ func (r RequestsConfig) Validate() error {
 // them) is a *consumer.ServiceError, found with errors.As; no reply in
 // time is ctx's error. While the connection is not connected, Request
 // waits for it within ctx, or fails at once with ErrDisconnected when
-// requests.wait_for_connection is false. A subject or header name the
-// publisher would refuse fails at once with the publisher's error (see
-// publisher.CheckMsg): publisher.ErrSubjectTooLong for a subject over
-// subject's limit, which sent would make the server close the connection
-// every handler and publish shares, publisher.ErrBadHeader for a header
-// name nats.go cannot encode.
+// requests.wait_for_connection is false. Request refuses what Publish
+// refuses, at once and with the same errors (see publisher.CheckMsg):
+// publisher.ErrSubjectTooLong for a subject over subject's limit, which
+// sent would make the server close the connection every handler and
+// publish shares; publisher.ErrBadSubject (matching nats.ErrBadSubject
+// too) for one that is not a literal subject: empty, with whitespace, an
+// empty token or a wildcard; publisher.ErrBadHeader for a header name
+// nats.go cannot encode.
 //
 // Request is safe for concurrent use.
 func (c *Client) Request(ctx context.Context, subject string, data []byte) (*nats.Msg, error) {
 	return c.RequestMsg(ctx, &nats.Msg{Subject: subject, Data: data})
 }
 
-// RequestMsg is Request for a message with headers. msg.Reply is ignored:
+// RequestMsg is Request for a message with headers, refused as Request
+// is; a nil msg fails with publisher.ErrNilMsg. msg.Reply is ignored:
 // nats.go sets the reply subject.
 func (c *Client) RequestMsg(ctx context.Context, msg *nats.Msg) (*nats.Msg, error) {
 	if msg == nil {
-		return nil, errors.New("request: nil message")
+		return nil, publisher.ErrNilMsg
 	}
 	req := &nats.Msg{Subject: msg.Subject, Header: msg.Header, Data: msg.Data}
 	if err := publisher.CheckMsg(req); err != nil {
