@@ -230,10 +230,13 @@ func (s *Lease) renewOnce(rev uint64, deadline time.Time) (uint64, time.Time, er
 		left := deadline.Sub(sent)
 		return min(left, max(left/3, cfg.TTL/10))
 	}
-	// best is a finding that the lock is taken, else the success with the
-	// highest revision, else the last error.
+	// best is the success with the highest revision, else a finding that
+	// the lock is taken, else the last error. A success wins over a
+	// finding: tries run at once, and one that adopts the revision another
+	// stored can find the key moved on by a third; while the lock is
+	// another's, no try of this lease can succeed.
 	best := answer{err: fmt.Errorf("kv: renew %s: %w", cfg.Key, context.DeadlineExceeded)}
-	taken, ok, settled := false, false, false
+	ok, settled := false, false
 	stop, lost := s.stop, s.lost
 	again := time.NewTimer(try())
 	defer again.Stop()
@@ -242,17 +245,17 @@ func (s *Lease) renewOnce(rev uint64, deadline time.Time) (uint64, time.Time, er
 		case a := <-answers:
 			inflight--
 			switch {
-			case taken:
-			case errors.Is(a.err, ErrRevisionMismatch), errors.Is(a.err, ErrKeyNotFound):
-				best, taken, settled = a, true, true
-				cancel()
 			case a.err == nil:
 				if !ok || a.next > best.next {
 					best, ok = a, true
 				}
 				settled = true
 				cancel()
-			case !ok && !settled:
+			case ok:
+			case errors.Is(a.err, ErrRevisionMismatch), errors.Is(a.err, ErrKeyNotFound):
+				// Send no more, but let the tries in flight tell.
+				best, settled = a, true
+			case !settled:
 				best = a
 				if inflight == 0 {
 					again.Reset(time.Until(a.sent.Add(cfg.TTL / 20)))
