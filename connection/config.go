@@ -128,9 +128,7 @@ type AuthConfig struct {
 // secrets redacted, whatever the verb (%v, %+v, %#v, %s, ...), so that
 // printing a Config, or a struct holding one, reveals none.
 func (c Config) Format(f fmt.State, verb rune) {
-	type config Config // without methods: printing it does not come back here
-	r := config(c)
-	r.Servers = RedactAll(c.Servers)
+	r := c.view() // without methods: printing it does not come back here
 	if verb == 'v' && f.Flag('#') {
 		s := fmt.Sprintf("%#v", r)
 		_, _ = io.WriteString(f, "connection.Config"+s[strings.Index(s, "{"):])
