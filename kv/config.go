@@ -104,7 +104,12 @@ func (c Config) open(ctx context.Context, js jetstream.JetStream, name string) (
 	if c.lockBucket {
 		return c.openLockBucket(ctx, js, name)
 	}
-	b, err := js.CreateOrUpdateKeyValue(ctx, c.jetStream(name))
+	// Create first, as stream.Declare does: a bucket that already matches
+	// is not updated on every start.
+	b, err := js.CreateKeyValue(ctx, c.jetStream(name))
+	if errors.Is(err, jetstream.ErrBucketExists) {
+		b, err = js.UpdateKeyValue(ctx, c.jetStream(name))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("kv: declare bucket %s: %w", name, err)
 	}

@@ -99,7 +99,12 @@ func (s *Store) declare(ctx context.Context, nc *nats.Conn, again bool) (jetstre
 			return nil, fmt.Errorf("%w: %s: %w", ErrStoreNotFound, s.name, err)
 		}
 	} else {
-		store, err = js.CreateOrUpdateObjectStore(ctx, s.cfg.jetStream(s.name))
+		// Create first, as stream.Declare does: a store that already
+		// matches is not updated on every start.
+		store, err = js.CreateObjectStore(ctx, s.cfg.jetStream(s.name))
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			store, err = js.UpdateObjectStore(ctx, s.cfg.jetStream(s.name))
+		}
 	}
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -110,7 +111,15 @@ func (c Config) JetStream(name string) jetstream.StreamConfig {
 // stream, never a silent change; any other refusal is the server's,
 // wrapped.
 func (c Config) Declare(ctx context.Context, js jetstream.JetStream, name string) (jetstream.Stream, error) {
-	s, err := js.CreateOrUpdateStream(ctx, c.JetStream(name))
+	// Create first: the server answers a stream that already matches
+	// without touching it, where an update on every start would rewrite
+	// its configuration (and publish an advisory) while consumers are
+	// being created on it. Only a stream that differs is updated.
+	cfg := c.JetStream(name)
+	s, err := js.CreateStream(ctx, cfg)
+	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		s, err = js.UpdateStream(ctx, cfg)
+	}
 	if err != nil {
 		if jsapi.UpdateRefused(err, exists(ctx, js, name)) {
 			return nil, fmt.Errorf("stream: %q exists with a configuration that cannot be changed in place: %w", name, err)
