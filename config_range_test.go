@@ -23,20 +23,24 @@ func TestConfigRefusesTaskQueueNamesTasksNewRefuses(t *testing.T) {
 		queue string
 		cfg   tasks.Config
 		field string
+		want  string
 	}{
-		{strings.Repeat("q", 239), tasks.Config{}, "tasks." + strings.Repeat("q", 239) + ":"},
-		{strings.Repeat("q", 251), tasks.Config{}, "tasks." + strings.Repeat("q", 251) + ":"},
-		{"q", tasks.Config{Stream: strings.Repeat("S", 251)}, "tasks.q.stream:"},
+		{strings.Repeat("q", 239), tasks.Config{}, "tasks." + strings.Repeat("q", 239) + ":", "239 bytes, the limit is 238"},
+		{strings.Repeat("q", 251), tasks.Config{}, "tasks." + strings.Repeat("q", 251) + ":", "251 bytes, the limit is 238"},
+		{"q", tasks.Config{Stream: strings.Repeat("S", 251)}, "tasks.q.stream:", "251 bytes, the limit is 250"},
 	} {
 		cfg := corral.Config{Tasks: map[string]tasks.Config{tc.queue: tc.cfg}}
 		err := cfg.Validate()
-		if !errors.Is(err, corral.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.field) {
-			t.Errorf("%d-byte queue, %d-byte stream: got %v, want an error naming %s",
-				len(tc.queue), len(tc.cfg.Stream), err, tc.field)
+		if !errors.Is(err, corral.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.field) ||
+			!strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%d-byte queue, %d-byte stream: got %v, want an error naming %s and saying %q",
+				len(tc.queue), len(tc.cfg.Stream), err, tc.field, tc.want)
 			continue
 		}
-		if _, err := tasks.New(tc.queue, tc.cfg, connection.NewFixed(nil), nop); !errors.Is(err, tasks.ErrInvalidConfig) {
-			t.Errorf("%d-byte queue, %d-byte stream: tasks.New: got %v, want ErrInvalidConfig too", len(tc.queue), len(tc.cfg.Stream), err)
+		if _, err := tasks.New(tc.queue, tc.cfg, connection.NewFixed(nil), nop); !errors.Is(err, tasks.ErrInvalidConfig) ||
+			!strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%d-byte queue, %d-byte stream: tasks.New: got %v, want ErrInvalidConfig saying %q too",
+				len(tc.queue), len(tc.cfg.Stream), err, tc.want)
 		}
 	}
 	for _, tc := range []struct {

@@ -192,19 +192,20 @@ func (c Config) QueueStream(queue string) (string, stream.Config) {
 // the queue's name is letters, digits, - and _, at most 238 bytes, as it
 // names the lease bucket "corral_tasks_<queue>"; cfg's stream at most 250
 // bytes, as it names the held stream "<stream>_HELD" (the default,
-// "TASKS_<queue>", fits whenever the queue's name does). The problem with
-// the stream is under the field "stream".
+// "TASKS_<queue>", fits whenever the queue's name does). Each error gives
+// the name's own length and limit. The problem with the stream is under
+// the field "stream".
 func ValidateNames(queue string, cfg Config) error {
 	p := conf.NewProblems("")
+	maxQueue := subject.MaxBucketLen - len(fmt.Sprintf(leaseBucketTmpl, ""))
 	if err := subject.ValidBucket(queue); err != nil {
 		p.Addf("", "queue %v", err)
-	} else if err := subject.ValidBucket(fmt.Sprintf(leaseBucketTmpl, queue)); err != nil {
-		p.Addf("", "queue %q: its lease bucket %v", queue, err)
+	} else if err := subject.CheckLen("queue name", queue, maxQueue); err != nil {
+		p.Addf("", "%v: it names the lease bucket %q", err, fmt.Sprintf(leaseBucketTmpl, "<queue>"))
 	}
-	if s, _ := cfg.QueueStream(queue); cfg.Stream != "" {
-		if err := subject.ValidName(fmt.Sprintf(heldStreamTmpl, s)); err != nil {
-			p.Addf("stream", "its held stream %v", err)
-		}
+	maxStream := subject.MaxNameLen - len(fmt.Sprintf(heldStreamTmpl, ""))
+	if err := subject.CheckLen("name", cfg.Stream, maxStream); err != nil {
+		p.Addf("stream", "%v: it names the held stream %q", err, fmt.Sprintf(heldStreamTmpl, "<stream>"))
 	}
 	return p.Err()
 }

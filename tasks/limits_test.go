@@ -22,8 +22,8 @@ func TestQueueNameTooLongIsRefusedByNew(t *testing.T) {
 		cfg   tasks.Config
 		want  string
 	}{
-		{strings.Repeat("q", 239), tasks.Config{}, "252 bytes, the limit is 251"},
-		{"q", tasks.Config{Stream: strings.Repeat("S", 251)}, "256 bytes, the limit is 255"},
+		{strings.Repeat("q", 239), tasks.Config{}, "239 bytes, the limit is 238"},
+		{"q", tasks.Config{Stream: strings.Repeat("S", 251)}, "251 bytes, the limit is 250"},
 	} {
 		_, err := tasks.New(tc.queue, tc.cfg, connection.NewFixed(nil), h)
 		if !errors.Is(err, tasks.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) {
