@@ -79,18 +79,26 @@ func (w *Workload) AwaitProgress(limit time.Duration) error {
 	return err
 }
 
+// running returns the applications started and not replaced.
+func (w *Workload) running() []*app {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var apps []*app
+	if w.pub != nil {
+		apps = append(apps, w.pub)
+	}
+	for _, a := range w.workers {
+		apps = append(apps, a)
+	}
+	return apps
+}
+
 // disruptions counts, over the applications running now, the
 // connections replaced and the reconnects of the current ones: a fault
 // that breaks connections raises it.
 func (w *Workload) disruptions() uint64 {
-	w.mu.Lock()
-	apps := []*app{w.pub}
-	for _, a := range w.workers {
-		apps = append(apps, a)
-	}
-	w.mu.Unlock()
 	var n uint64
-	for _, a := range apps {
+	for _, a := range w.running() {
 		st := a.client.Status().Connection
 		n += st.Generation + st.Stats.Reconnects
 	}
@@ -276,17 +284,8 @@ func (w *Workload) StopPublishing() {
 // other than a clean stop.
 func (w *Workload) Stop() error {
 	w.StopPublishing()
-	w.mu.Lock()
-	apps := []*app{w.pub}
-	for _, a := range w.workers {
-		apps = append(apps, a)
-	}
-	w.mu.Unlock()
 	var errs []error
-	for _, a := range apps {
-		if a == nil {
-			continue
-		}
+	for _, a := range w.running() {
 		if err := a.stop(); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", a.name, err))
 		}
