@@ -33,9 +33,9 @@ type Effect int
 const (
 	// Unchecked faults may or may not break connections.
 	Unchecked Effect = iota
-	// Breaks: some application's connection was dropped or replaced.
+	// Breaks means some application's connection was dropped or replaced.
 	Breaks
-	// Keeps: no application's connection was dropped or replaced.
+	// Keeps means no application's connection was dropped or replaced.
 	Keeps
 )
 
