@@ -27,7 +27,8 @@ type RequestsConfig struct {
 	// for it within the request's ctx (true), or fail at once with
 	// ErrDisconnected (false). Default true.
 	WaitForConnection *bool `yaml:"wait_for_connection"`
-	// Timeout bounds a request whose ctx has no deadline. Default 5s.
+	// Timeout bounds a request whose ctx has no deadline. Range 0 to
+	// 87600h (ten years). Default 5s.
 	Timeout time.Duration `yaml:"timeout"`
 }
 
@@ -36,6 +37,8 @@ func (r RequestsConfig) Validate() error {
 	p := conf.NewProblems("")
 	if r.Timeout < 0 {
 		p.Addf("timeout", "must not be negative, got %v", r.Timeout)
+	} else {
+		p.Durations(conf.MaxDuration, conf.NamedDuration{Name: "timeout", V: r.Timeout})
 	}
 	return p.Err()
 }

@@ -293,6 +293,10 @@ func TestRequestsConfig(t *testing.T) {
 	if err := cfg.Validate(); !errors.Is(err, corral.ErrInvalidConfig) || !strings.Contains(err.Error(), "requests.timeout: must not be negative, got -1s") {
 		t.Fatalf("Validate: %v", err)
 	}
+	cfg.Requests.Timeout = 87601 * time.Hour
+	if err := cfg.Validate(); !errors.Is(err, corral.ErrInvalidConfig) || !strings.Contains(err.Error(), "requests.timeout: must be between 0s and 87600h0m0s") {
+		t.Fatalf("Validate of a timeout past ten years: %v", err)
+	}
 }
 
 func ExampleRequestJSON() {
