@@ -83,6 +83,11 @@ func TestRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = svc.Stop() }()
+	// The service subscribes on nc; the Client asks on its own connection,
+	// so the server must have nc's subscription first.
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
