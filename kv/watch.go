@@ -37,9 +37,12 @@ type WatchFunc[T any] func(ctx context.Context, e Entry[T]) error
 // every change once and in order and, after an error, a server restart or
 // a replaced connection, resumes after the last revision it delivered,
 // with no duplicate and no gap among the revisions the bucket still holds
-// (see the package doc on History). Expiries (with LimitMarkerTTL) are
-// delivered as Expired. Serve it once at a time; it may be served again
-// after Serve returned.
+// (see the package doc on History). The current values are each key's
+// last revision when the watch first reads them; started again before
+// Synced, it delivers those it had yet to deliver and every revision
+// written since that first read, one superseded before the restart
+// included. Expiries (with LimitMarkerTTL) are delivered as Expired.
+// Serve it once at a time; it may be served again after Serve returned.
 type Watch[T any] struct {
 	watch  *streamwatch.Watch
 	synced chan struct{}

@@ -190,3 +190,116 @@ func TestWatchOfIntersectingKeys(t *testing.T) {
 		t.Errorf("delivered %v, want [a.b a.c x.b]", keys)
 	}
 }
+
+// A watch that fails before Synced, while keys are written, starts again
+// after the last revision it delivered: it delivers each current value it
+// had yet to deliver, and every revision written since it started, a
+// revision rewritten before the restart included; a revision superseded
+// before the watch started is still not delivered.
+func TestWatchFailureBeforeSyncedMissesNoRevisionWrittenSince(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		before []string // keys written before the watch, revisions 1, 2, ...
+		fail   uint64   // the revision whose delivery fails, after rewrite was put
+		put    []string // keys written during that failing delivery
+		want   string   // key=revision delivered, in order
+	}{
+		// The campaign's case: revision 2 is rewritten while the watch,
+		// which had delivered nothing, is down.
+		{"nothing delivered", []string{"a", "b"}, 1, []string{"b"}, "[a=1 b=2 b=3]"},
+		{"revision delivered", []string{"a", "b", "c"}, 2, []string{"b"}, "[a=1 b=2 c=3 b=4]"},
+		{"superseded before the watch", []string{"a", "b", "a", "c"}, 2, []string{"a", "d"}, "[b=2 a=3 c=4 a=5 d=6]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := ctxT(t)
+			srv := natstest.RunServer(t)
+			b, err := kv.Open("cfg", kv.Config{History: 10}, connection.NewFixed(connect(t, srv.URL())), kv.JSON[int]{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, k := range tc.before {
+				if _, err := b.Put(ctx, k, i+1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rec := newRecord()
+			failed := false
+			w, err := b.Watch("w", kv.WatchConfig{}, func(ctx context.Context, e kv.Entry[int]) error {
+				if e.Revision == tc.fail && !failed {
+					failed = true
+					for _, k := range tc.put {
+						if _, err := b.Put(ctx, k, 0); err != nil {
+							return err
+						}
+					}
+					return errors.New("fails once")
+				}
+				return rec.fn(ctx, e)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Serve(ctx); err == nil || ctx.Err() != nil {
+				t.Fatalf("first serve: %v, want the failure", err)
+			}
+			serveUntilSynced(t, ctx, w, rec)
+			got, synced := rec.snapshot()
+			var s []string
+			for _, e := range got {
+				s = append(s, fmt.Sprintf("%s=%d", e.Key, e.Revision))
+			}
+			if fmt.Sprint(s) != tc.want || synced != 1 {
+				t.Errorf("delivered %v and %d Synced, want %s then Synced once", s, synced, tc.want)
+			}
+		})
+	}
+}
+
+// Changes made while the watch delivers the current values follow them,
+// each once and in order, and Synced comes once.
+func TestWatchChangesDuringCurrentValues(t *testing.T) {
+	t.Parallel()
+	ctx := ctxT(t)
+	srv := natstest.RunServer(t)
+	b, err := kv.Open("cfg", kv.Config{History: 10}, connection.NewFixed(connect(t, srv.URL())), kv.JSON[int]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"a", "b"} {
+		if _, err := b.Put(ctx, k, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := newRecord()
+	w, err := b.Watch("w", kv.WatchConfig{}, func(ctx context.Context, e kv.Entry[int]) error {
+		if e.Revision == 1 {
+			for _, k := range []string{"b", "b", "c"} {
+				if _, err := b.Put(ctx, k, 2); err != nil {
+					return err
+				}
+			}
+		}
+		return rec.fn(ctx, e)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Serve(sctx) }()
+	rec.waitFor(t, "every revision and Synced", func(got []kv.Entry[int], s int) bool { return len(got) >= 5 && s > 0 })
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("serve: %v", err)
+	}
+	got, synced := rec.snapshot()
+	var s []string
+	for _, e := range got {
+		s = append(s, fmt.Sprintf("%s=%d", e.Key, e.Revision))
+	}
+	if want := "[a=1 b=2 b=3 b=4 c=5]"; fmt.Sprint(s) != want || synced != 1 {
+		t.Errorf("delivered %v and %d Synced, want %s and Synced once", s, synced, want)
+	}
+}

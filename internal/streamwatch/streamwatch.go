@@ -25,7 +25,10 @@ type Config struct {
 	Filters []string // subjects watched
 	// UpdatesOnly starts after what the stream holds when the watch first
 	// starts; otherwise the watch first delivers the last message of each
-	// subject (the current values), then InitialDone is called.
+	// subject (the current values, as the stream held them when the watch
+	// first read them), then InitialDone is called. Started again before
+	// InitialDone, it delivers the current values it had yet to deliver
+	// and every message stored since that first read, superseded or not.
 	UpdatesOnly bool
 	// Deliver is called with each message, in stream order, once. An error
 	// fails the watch, which starts again with that message.
@@ -47,10 +50,14 @@ type Config struct {
 type Watch struct {
 	cfg         Config
 	src         connection.Source
-	last        atomic.Uint64 // last sequence delivered
+	last        atomic.Uint64 // last sequence delivered, or passed over as superseded
 	started     atomic.Bool   // a consumer has been created once
 	initialDone atomic.Bool
-	created     atomic.Int64 // the stream's creation time, as UnixNano
+	// snapshot is the stream's last sequence when the current values were
+	// first read: at or below it a message is a current value only if it
+	// is its subject's last there; above it, every message is a change.
+	snapshot atomic.Uint64
+	created  atomic.Int64 // the stream's creation time, as UnixNano
 }
 
 // New returns a watch that runs when served.
@@ -75,7 +82,7 @@ func (w *Watch) Serve(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if !errors.Is(err, jsapi.ErrConnGone) && !errors.Is(err, errReset) {
+		if !errors.Is(err, jsapi.ErrConnGone) && !errors.Is(err, errReset) && !errors.Is(err, errSnapshot) {
 			return fmt.Errorf("%s: %w", w.cfg.Name, err)
 		}
 	}
@@ -94,4 +101,9 @@ var (
 	// on a stream created anew would skip its first messages: the watch
 	// starts again instead, which handles both.
 	errReset = errors.New("ordered consumer replaced")
+	// errSnapshot: the consumer of the current values reached a message
+	// stored after the snapshot. The watch goes on by sequence instead,
+	// which delivers, too, those stored and superseded while the server
+	// read the current values.
+	errSnapshot = errors.New("current values read")
 )

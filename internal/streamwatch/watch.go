@@ -42,7 +42,7 @@ func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) 
 		return err
 	}
 	defer sub.Unsubscribe()
-	cons, err := w.consumer(ctx, wctx, nc)
+	cons, pass, err := w.consumer(ctx, wctx, nc)
 	if err != nil {
 		return err
 	}
@@ -62,48 +62,67 @@ func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) 
 		case <-stopped:
 		}
 	})
-	return w.deliver(ctx, wctx, it, cons.CachedInfo().Name)
+	return w.deliver(ctx, wctx, it, cons.CachedInfo().Name, pass)
 }
 
 // consumer declares the stream (Prepare), looks it up and creates the
 // ordered consumer that goes on from where the watch is; when nothing is
 // pending, the current values are all delivered. wctx is ctx, ended early
 // when the watch must start again.
-func (w *Watch) consumer(ctx, wctx context.Context, nc *nats.Conn) (jetstream.Consumer, error) {
+func (w *Watch) consumer(ctx, wctx context.Context, nc *nats.Conn) (cons jetstream.Consumer, p pass, err error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
-		return nil, err
+		return nil, pass{}, err
 	}
 	actx, acancel := context.WithTimeout(wctx, jsapi.Timeout)
 	defer acancel()
 	s, err := w.stream(actx, js)
 	if err != nil {
 		if wctx.Err() != nil && ctx.Err() == nil {
-			return nil, context.Cause(wctx)
+			return nil, pass{}, context.Cause(wctx)
 		}
-		return nil, err
+		return nil, pass{}, err
 	}
 	// A stream created anew (deleted, or a memory stream lost in a restart)
 	// holds only messages never delivered.
 	if created := s.CachedInfo().Created.UnixNano(); w.created.Swap(created) != created && w.started.Load() {
 		w.last.Store(0)
+		w.snapshot.Store(0)
 	}
 	oc, err := w.position(actx, s)
 	if err != nil {
-		return nil, err
+		return nil, pass{}, err
 	}
-	cons, err := s.OrderedConsumer(actx, oc)
-	if err != nil {
-		return nil, err
+	if cons, err = s.OrderedConsumer(actx, oc); err != nil {
+		return nil, pass{}, err
 	}
 	acancel()
 	w.started.Store(true)
 	if !w.initialDone.Load() && (w.cfg.UpdatesOnly || cons.CachedInfo().NumPending == 0) {
 		if err := w.signalInitial(ctx); err != nil {
-			return nil, err
+			return nil, pass{}, err
 		}
 	}
-	return cons, nil
+	switch {
+	case oc.DeliverPolicy == jetstream.DeliverLastPerSubjectPolicy:
+		p.lastPerSubject = true
+	case oc.DeliverPolicy == jetstream.DeliverByStartSequencePolicy && oc.OptStartSeq <= w.snapshot.Load():
+		p.replay = s
+	}
+	return cons, p, nil
+}
+
+// pass is how a consumer reads the stream.
+type pass struct {
+	// lastPerSubject: the current values. nats-server reads them after
+	// the snapshot, and would skip a message stored in between and
+	// superseded at once; the watch starts again by sequence at the
+	// first message above the snapshot.
+	lastPerSubject bool
+	// replay, the stream, when the consumer goes by sequence through
+	// messages at or below the snapshot: those superseded there are
+	// passed over.
+	replay jetstream.Stream
 }
 
 // position is the configuration of an ordered consumer of s that starts
@@ -126,9 +145,23 @@ func (w *Watch) position(ctx context.Context, s jetstream.Stream) (jetstream.Ord
 		w.started.Store(true)
 		oc.DeliverPolicy, oc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, info.State.LastSeq+1
 	case !w.initialDone.Load() && !w.cfg.UpdatesOnly:
-		// (Re)start the current values: those delivered before are at or
-		// below last (last-per-subject comes in stream order) and skipped.
-		oc.DeliverPolicy = jetstream.DeliverLastPerSubjectPolicy
+		lastSeq := s.CachedInfo().State.LastSeq
+		if !w.started.Load() {
+			w.snapshot.Store(lastSeq)
+		}
+		if !w.started.Load() || lastSeq <= w.snapshot.Load() {
+			// Start the current values, or start them again when nothing
+			// was stored since they were first read: last-per-subject
+			// then names the same messages, in stream order, and those
+			// at or below last, delivered before, are skipped.
+			oc.DeliverPolicy = jetstream.DeliverLastPerSubjectPolicy
+			break
+		}
+		// Messages were stored since: the last per subject now would skip
+		// those that were superseded meanwhile, changes the watch must
+		// deliver. Go on by sequence after last; deliver passes over the
+		// messages at or below the snapshot that were not current then.
+		oc.DeliverPolicy, oc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, w.last.Load()+1
 	default:
 		oc.DeliverPolicy, oc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, w.last.Load()+1
 	}
@@ -137,7 +170,7 @@ func (w *Watch) position(ctx context.Context, s jetstream.Stream) (jetstream.Ord
 
 // deliver passes what it reads from the server consumer named consumer
 // to Deliver, each message once, until wctx ends or reading fails.
-func (w *Watch) deliver(ctx, wctx context.Context, it jetstream.MessagesContext, consumer string) error {
+func (w *Watch) deliver(ctx, wctx context.Context, it jetstream.MessagesContext, consumer string, p pass) error {
 	for {
 		msg, err := it.Next(jetstream.NextContext(wctx))
 		if err != nil {
@@ -159,9 +192,26 @@ func (w *Watch) deliver(ctx, wctx context.Context, it jetstream.MessagesContext,
 			return errReset
 		}
 		seq := meta.Sequence.Stream
+		if p.lastPerSubject && seq > w.snapshot.Load() {
+			return errSnapshot
+		}
 		if seq > w.last.Load() { // else delivered before a resume
-			if err := w.cfg.Deliver(ctx, msg); err != nil {
-				return fmt.Errorf("deliver sequence %d: %w", seq, err)
+			current := true
+			if p.replay != nil && seq <= w.snapshot.Load() {
+				if current, err = w.current(wctx, p.replay, msg.Subject(), seq); err != nil {
+					switch {
+					case ctx.Err() != nil:
+						return ctx.Err()
+					case wctx.Err() != nil:
+						return context.Cause(wctx)
+					}
+					return fmt.Errorf("sequence %d: %w", seq, err)
+				}
+			}
+			if current {
+				if err := w.cfg.Deliver(ctx, msg); err != nil {
+					return fmt.Errorf("deliver sequence %d: %w", seq, err)
+				}
 			}
 			w.last.Store(seq)
 		}
@@ -171,6 +221,26 @@ func (w *Watch) deliver(ctx, wctx context.Context, it jetstream.MessagesContext,
 			}
 		}
 	}
+}
+
+// current reports whether the message seq on subject, at or below the
+// snapshot, was its subject's last there: a current value when the watch
+// started, to deliver, rather than a revision superseded before. A
+// replica behind the leader may answer a direct get and find no later
+// message: a superseded revision is then delivered, once and in order
+// still, never one skipped. It costs a request per message, only when the
+// watch starts again during the current values while messages are stored.
+func (w *Watch) current(ctx context.Context, s jetstream.Stream, subject string, seq uint64) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, jsapi.Timeout)
+	defer cancel()
+	next, err := s.GetMsg(ctx, seq+1, jetstream.WithGetMsgSubject(subject))
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	return next.Sequence > w.snapshot.Load(), nil
 }
 
 // stream declares the stream (Prepare) and looks it up.
