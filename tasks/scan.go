@@ -1,0 +1,147 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/internal/jsapi"
+)
+
+// scan calls fn with every record whose subject matches filter and that
+// was stored before the scan began, in stream order, until fn fails or
+// ctx ends. With headersOnly the records come without their tasks' data.
+// Records stored since are left to the next scan: a scan that followed
+// them would not end while workers claim and finish tasks.
+//
+// It reads through ephemeral consumers of its own, not an ordered one
+// (nats.go re-creates an ordered consumer without end once its connection
+// is gone), and it checks that it received every record the server
+// delivered: a fetch can end before its batch has all arrived, and the
+// consumer counts what was dropped as delivered all the same, so a scan
+// that trusted it would skip records it never saw, and the recoverer
+// would leave a dead worker's tasks held for good. A scan that finds such
+// a gap reads again from the first record it missed.
+func (l *ledger) scan(ctx context.Context, filter string, headersOnly bool, fn func(record) error) error {
+	info, err := l.held.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("scan %s: %w", filter, err)
+	}
+	s := scanner{l: l, filter: filter, headersOnly: headersOnly, fn: fn, next: 1, last: info.State.LastSeq}
+	for s.next <= s.last {
+		done, err := s.pass(ctx)
+		if err != nil {
+			return fmt.Errorf("scan %s: %w", filter, err)
+		}
+		if done {
+			return nil
+		}
+	}
+	return nil
+}
+
+// scanner is one scan: where it has read up to, and up to where it reads.
+type scanner struct {
+	l           *ledger
+	filter      string
+	headersOnly bool
+	fn          func(record) error
+	next, last  uint64 // the first record not yet read; the last to read
+}
+
+// errGap is a record delivered to a scan that did not reach it.
+var errGap = errors.New("records delivered and not received")
+
+// pass reads from s.next through one consumer, until the records end
+// (done) or a gap is found (not done: read again from s.next).
+func (s *scanner) pass(ctx context.Context) (done bool, err error) {
+	// The held stream keeps one record per subject, so every record is its
+	// subject's last: reading from a sequence on reads current records.
+	cons, err := s.l.held.CreateConsumer(ctx, jetstream.ConsumerConfig{FilterSubject: s.filter,
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: s.next,
+		AckPolicy: jetstream.AckNonePolicy, HeadersOnly: s.headersOnly, MemoryStorage: true,
+		InactiveThreshold: scanIdle})
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jsapi.Timeout)
+		defer cancel()
+		_ = s.l.held.DeleteConsumer(dctx, cons.CachedInfo().Name)
+	}()
+	var received uint64 // deliveries of this consumer received, in order
+	pending := cons.CachedInfo().NumPending
+	for pending > 0 {
+		n, end, err := s.batch(ctx, cons, int(min(pending, scanBatch)), &received, &pending)
+		switch {
+		case errors.Is(err, errGap):
+			return false, nil
+		case err != nil:
+			return false, err
+		case end:
+			return true, nil
+		}
+		info, err := cons.Info(ctx)
+		if err != nil {
+			return false, err
+		}
+		if info.Delivered.Consumer > received {
+			return false, nil // the end of the batch was dropped
+		}
+		if n == 0 && info.NumPending >= pending {
+			return false, fmt.Errorf("%d records pending and none delivered", info.NumPending)
+		}
+		pending = info.NumPending
+	}
+	return true, nil
+}
+
+// batch fetches up to n records and calls fn with each; it reports end
+// once it reaches a record stored after the scan began. received and
+// pending are updated to what the consumer delivered and has left. A
+// record that comes after a gap fails it with errGap.
+func (s *scanner) batch(ctx context.Context, cons jetstream.Consumer, n int, received, pending *uint64) (int, bool, error) {
+	// Not FetchNoWait: nats.go ends one a second after it was sent,
+	// arrived or not, which a loaded server or a slow link outlasts. The
+	// records are there, so the server answers as soon as it can.
+	batch, err := cons.Fetch(n, jetstream.FetchMaxWait(scanWait))
+	if err != nil {
+		return 0, false, err
+	}
+	got := 0
+	for m := range batch.Messages() {
+		meta, err := m.Metadata()
+		if err != nil {
+			return got, false, err
+		}
+		if meta.Sequence.Consumer != *received+1 {
+			return got, false, errGap
+		}
+		*received, *pending = meta.Sequence.Consumer, meta.NumPending
+		if meta.Sequence.Stream > s.last {
+			return got, true, nil
+		}
+		got++
+		raw := &jetstream.RawStreamMsg{Subject: m.Subject(), Sequence: meta.Sequence.Stream, Header: m.Headers(),
+			Data: m.Data(), Time: meta.Timestamp}
+		if err := s.fn(parseRecord(raw)); err != nil {
+			return got, false, err
+		}
+		s.next = meta.Sequence.Stream + 1
+	}
+	return got, false, batch.Error()
+}
+
+// scanWait bounds a fetch of a scan: the records are there, so it is
+// reached only when some were removed since they were counted.
+const scanWait = 5 * time.Second
+
+// scanIdle is how long a scan's consumer outlives its scan when the scan
+// could not delete it (its process died).
+const scanIdle = time.Minute
+
+// scanBatch bounds the records a scan asks for at a time.
+const scanBatch = 1000
