@@ -107,7 +107,7 @@ func Check(ctx context.Context, js jetstream.JetStream, l *Ledger, recoveries []
 	}
 	for id := range l.acked {
 		_, inStream := stored[id]
-		if order := l.attempted[id]; (order && !inStream) || l.processed[id] == 0 {
+		if (isOrder(id) && !inStream) || l.processed[id] == 0 {
 			r.Lost++
 			problem("%s acknowledged, then lost (stored %v, processed %d times)", id, inStream, l.processed[id])
 		}
@@ -160,14 +160,11 @@ func checkWatch(ctx context.Context, js jetstream.JetStream, l *Ledger, problem 
 
 // readOrders reads the whole orders stream and counts each message id.
 func readOrders(ctx context.Context, js jetstream.JetStream) (map[string]int, error) {
-	s, err := js.Stream(ctx, ordersStream)
+	s, err := js.Stream(ctx, ordersStream) // fetches the info: the state read is that of now
 	if err != nil {
 		return nil, err
 	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		return nil, err
-	}
+	info := s.CachedInfo()
 	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
 	if err != nil {
 		return nil, err

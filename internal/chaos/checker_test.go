@@ -41,7 +41,7 @@ func TestCheckerFindsEveryViolation(t *testing.T) {
 	l := chaos.NewLedger()
 	now := time.Now()
 	for i, id := range []string{"o-1", "o-2", "o-3", "o-4"} {
-		l.Attempt(id, false)
+		l.Attempt(id)
 		l.Ack(id, uint64(i+1), now)
 	}
 	for _, id := range []string{"o-1", "o-2", "o-3", "o-6"} { // o-3 acked, not stored; o-6 never published

@@ -13,14 +13,14 @@ import (
 // Its methods are safe for concurrent use.
 type Ledger struct {
 	mu        sync.Mutex
-	attempted map[string]bool   // message id -> published (true) or enqueued as a task
-	acked     map[string]uint64 // message id -> stream sequence
-	failed    map[string]string // message id -> the error its Future failed with
-	processed map[string]int    // message id -> successful handler runs
-	runs      int               // handler runs, successful or not
-	puts      map[uint64]string // acknowledged KV revision -> key
-	watched   map[uint64]int    // KV revision -> times the watcher saw it
-	order     []string          // what the watcher saw out of revision order
+	attempted map[string]struct{} // message ids handed to the publisher
+	acked     map[string]uint64   // message id -> stream sequence
+	failed    map[string]string   // message id -> the error its Future failed with
+	processed map[string]int      // message id -> successful handler runs
+	runs      int                 // handler runs, successful or not
+	puts      map[uint64]string   // acknowledged KV revision -> key
+	watched   map[uint64]int      // KV revision -> times the watcher saw it
+	order     []string            // what the watcher saw out of revision order
 	lastRev   uint64
 	replies   int
 	badReply  []string
@@ -47,15 +47,15 @@ func isOrder(id string) bool { return strings.HasPrefix(id, "o-") }
 
 // NewLedger returns an empty ledger.
 func NewLedger() *Ledger {
-	return &Ledger{attempted: map[string]bool{}, acked: map[string]uint64{}, failed: map[string]string{},
+	return &Ledger{attempted: map[string]struct{}{}, acked: map[string]uint64{}, failed: map[string]string{},
 		processed: map[string]int{}, puts: map[uint64]string{}, watched: map[uint64]int{}}
 }
 
-// Attempt records a message handed to the publisher: an order (task
-// false) or a task.
-func (l *Ledger) Attempt(id string, task bool) {
+// Attempt records a message handed to the publisher: an order ("o-")
+// or a task ("t-").
+func (l *Ledger) Attempt(id string) {
 	l.mu.Lock()
-	l.attempted[id] = !task
+	l.attempted[id] = struct{}{}
 	l.mu.Unlock()
 }
 

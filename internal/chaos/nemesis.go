@@ -132,11 +132,9 @@ func (w *Workload) WorkerKillFault(name string, down time.Duration) Fault {
 		w.mu.Lock()
 		old := w.workers[name]
 		w.mu.Unlock()
-		cut := w.topo.cut(name, true)
+		w.topo.cut(name, true)
 		_ = old.stop() // cut off, it cannot finish its stop cleanly
-		if cut {
-			w.topo.cut(name, false)
-		}
+		w.topo.cut(name, false)
 		hold(down)
 		a, err := w.newWorker(name)
 		if err != nil {

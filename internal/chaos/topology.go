@@ -38,13 +38,12 @@ func (s *Server) servers(app string) []string { return []string{s.links[app].URL
 
 func (s *Server) replicas() int { return 1 }
 
-func (s *Server) cut(app string, cut bool) bool {
+func (s *Server) cut(app string, cut bool) {
 	if cut {
 		s.links[app].Cut()
 	} else {
 		s.links[app].Restore()
 	}
-	return true
 }
 
 // eachLink applies f to every application's path.
@@ -123,7 +122,7 @@ func (c *Cluster) servers(app string) []string {
 
 func (c *Cluster) replicas() int { return 3 }
 
-func (c *Cluster) cut(app string, cut bool) bool {
+func (c *Cluster) cut(app string, cut bool) {
 	for _, l := range c.links[app] {
 		if cut {
 			l.Cut()
@@ -131,7 +130,6 @@ func (c *Cluster) cut(app string, cut bool) bool {
 			l.Restore()
 		}
 	}
-	return true
 }
 
 // replicated are the streams the workload keeps on the cluster.
@@ -200,36 +198,29 @@ func moved(leader func() (string, error), stepDown func() error) error {
 func streamLeader(js jetstream.JetStream, s string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	st, err := js.Stream(ctx, s)
+	st, err := js.Stream(ctx, s) // fetches the info
 	if err != nil {
 		return "", err
 	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		return "", err
-	}
-	if info.Cluster == nil {
-		return "", errors.New("no cluster information")
-	}
-	return info.Cluster.Leader, nil
+	return leaderOf(st.CachedInfo().Cluster)
 }
 
 // consumerLeader names the node leading the orders consumer.
 func consumerLeader(js jetstream.JetStream) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	cons, err := js.Consumer(ctx, ordersStream, ordersHandler)
+	cons, err := js.Consumer(ctx, ordersStream, ordersHandler) // fetches the info
 	if err != nil {
 		return "", err
 	}
-	info, err := cons.Info(ctx)
-	if err != nil {
-		return "", err
-	}
-	if info.Cluster == nil {
+	return leaderOf(cons.CachedInfo().Cluster)
+}
+
+func leaderOf(c *jetstream.ClusterInfo) (string, error) {
+	if c == nil {
 		return "", errors.New("no cluster information")
 	}
-	return info.Cluster.Leader, nil
+	return c.Leader, nil
 }
 
 // stepDown asks the leader behind api to step down; the server answers

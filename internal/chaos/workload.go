@@ -28,9 +28,8 @@ type Topology interface {
 	// servers returns the URLs the application named app connects to.
 	servers(app string) []string
 	replicas() int
-	// cut cuts app's own path to the servers, or reports false when
-	// applications connect directly.
-	cut(app string, cut bool) bool
+	// cut cuts app's own paths to the servers, or restores them.
+	cut(app string, cut bool)
 }
 
 // Workload is the application under test, through Corral's public API
@@ -132,7 +131,7 @@ func (w *Workload) Start(rate int) error {
 	w.pub = pub
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
-	pending := make(chan tracked, 1024)
+	pending := make(chan tracked) // track takes each at once
 	w.loops.Add(3)
 	go func() { defer w.loops.Done(); defer close(pending); w.publish(ctx, rate, pending) }()
 	go func() { defer w.loops.Done(); w.track(pending) }()
@@ -187,25 +186,25 @@ func (w *Workload) publish(ctx context.Context, rate int, pending chan<- tracked
 		}
 		id := fmt.Sprintf("o-%07d", i)
 		f, err := w.pub.client.Publish(ctx, fmt.Sprintf("%s.%d", ordersSubject, i%16), []byte(id), publisher.WithMsgID(id))
-		w.accepted(ctx, id, false, f, err, pending)
+		w.accepted(ctx, id, f, err, pending)
 		if i%10 == 0 {
 			id := fmt.Sprintf("t-%07d", i/10)
 			f, err := w.pub.client.Enqueue(ctx, taskQueue, []byte(id), publisher.WithMsgID(id))
-			w.accepted(ctx, id, true, f, err, pending)
+			w.accepted(ctx, id, f, err, pending)
 		}
 	}
 }
 
 // accepted ledgers a message the publisher took, and passes its Future
 // on to be tracked. A refusal is a finding unless the run is ending.
-func (w *Workload) accepted(ctx context.Context, id string, task bool, f *publisher.Future, err error, pending chan<- tracked) {
+func (w *Workload) accepted(ctx context.Context, id string, f *publisher.Future, err error, pending chan<- tracked) {
 	if err != nil {
 		if ctx.Err() == nil {
 			w.ledger.Finding("publish %s refused: %v", id, err)
 		}
 		return
 	}
-	w.ledger.Attempt(id, task)
+	w.ledger.Attempt(id)
 	pending <- tracked{id, f}
 }
 
