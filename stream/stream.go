@@ -115,24 +115,20 @@ func (c Config) Declare(ctx context.Context, js jetstream.JetStream, name string
 	// without touching it, where an update on every start would rewrite
 	// its configuration (and publish an advisory) while consumers are
 	// being created on it. Only a stream that differs is updated.
+	// The server checks a configuration before it looks the stream up, so
+	// a refusal alone does not tell an update from a creation: only the
+	// update of a stream that create found in use is one.
 	cfg := c.JetStream(name)
 	s, err := js.CreateStream(ctx, cfg)
-	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+	existed := errors.Is(err, jetstream.ErrStreamNameAlreadyInUse)
+	if existed {
 		s, err = js.UpdateStream(ctx, cfg)
 	}
 	if err != nil {
-		if jsapi.UpdateRefused(err, exists(ctx, js, name)) {
+		if jsapi.UpdateRefused(err, existed) {
 			return nil, fmt.Errorf("stream: %q exists with a configuration that cannot be changed in place: %w", name, err)
 		}
 		return nil, fmt.Errorf("stream: declare %q: %w", name, err)
 	}
 	return s, nil
-}
-
-// exists reports whether the server has a stream named name. The server
-// checks a configuration before it looks the stream up, so a refusal
-// alone does not tell an update from a creation.
-func exists(ctx context.Context, js jetstream.JetStream, name string) bool {
-	_, err := js.Stream(ctx, name)
-	return err == nil
 }
