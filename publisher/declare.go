@@ -19,6 +19,16 @@ type declaration struct {
 
 func newDeclaration() *declaration { return &declaration{done: make(chan struct{})} }
 
+// refusal returns d's error once the server refused it, else nil.
+func (d *declaration) refusal() error {
+	select {
+	case <-d.done:
+		return d.err
+	default:
+		return nil
+	}
+}
+
 // declareStreams creates the configured streams, or updates them to match.
 func (p *Buffered) declareStreams(ctx context.Context, sess *session) error {
 	for name, sc := range p.cfg.Streams {
@@ -42,16 +52,18 @@ func (p *Buffered) declareStreams(ctx context.Context, sess *session) error {
 func (p *Buffered) declaredStreams(err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err == nil {
-		p.declareErr = nil
-		return
-	}
-	if refused(err) {
-		p.declareErr = err
+	last := p.declared.refusal()
+	switch {
+	case err == nil && last != nil:
+		p.declared = newDeclaration()
+	case err != nil && refused(err):
 		d := p.declared
+		if last != nil {
+			d = newDeclaration()
+			p.declared = d
+		}
 		d.err = err
 		close(d.done)
-		p.declared = newDeclaration()
 	}
 }
 
@@ -88,16 +100,17 @@ const (
 // otherwise learn only that its ctx ended.
 func (p *Buffered) waitSync(ctx context.Context, f *Future) (*jetstream.PubAck, error) {
 	p.mu.Lock()
-	next, err := p.declared, p.declareErr
+	d := p.declared
 	p.mu.Unlock()
+	err := d.refusal()
 	if err == nil {
 		select {
 		case <-f.done:
 			return f.ack, f.err
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-next.done:
-			err = next.err
+		case <-d.done:
+			err = d.err
 		}
 	}
 	select {

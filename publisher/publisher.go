@@ -49,8 +49,10 @@ type Buffered struct {
 	stopping    bool // Publish is refused
 	closed      bool // a stop has collected what is left: late returns are undelivered
 
-	declareErr error        // the server refused a declaration of Config.Streams, and none succeeded since
-	declared   *declaration // the next declaration's outcome, for PublishSync callers
+	// declared is, for PublishSync callers, the server's last refusal of
+	// Config.Streams (done closed) while no declaration succeeded since,
+	// or else the next declaration's outcome.
+	declared *declaration
 
 	work       chan struct{} // something to send, or room in the window
 	maxPayload atomic.Int64
