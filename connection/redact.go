@@ -11,13 +11,9 @@ import (
 // or a secret with characters that confuse URL parsing), keeping only a
 // plain user name. Without "://" the part before the last "@" is replaced.
 func Redact(s string) string {
-	at := strings.LastIndex(s, "@")
+	start, at := userinfoBounds(s)
 	if at < 0 {
 		return s
-	}
-	start := 0
-	if i := strings.Index(s, "://"); i >= 0 && i < at {
-		start = i + len("://")
 	}
 	userinfo := s[start:at]
 	user, _, hasPassword := strings.Cut(userinfo, ":")
@@ -25,6 +21,19 @@ func Redact(s string) string {
 		return s[:start] + user + ":redacted" + s[at:]
 	}
 	return s[:start] + "redacted" + s[at:]
+}
+
+// userinfoBounds returns where s's credentials lie, s[start:at]: between
+// "://" (or the start) and the last "@". at is -1 when s has no "@".
+func userinfoBounds(s string) (start, at int) {
+	at = strings.LastIndex(s, "@")
+	if at < 0 {
+		return 0, -1
+	}
+	if i := strings.Index(s, "://"); i >= 0 && i < at {
+		start = i + len("://")
+	}
+	return start, at
 }
 
 // RedactAll redacts every URL in urls.
@@ -47,15 +56,11 @@ func secrets(cfg Config) []string {
 		}
 	}
 	for _, s := range cfg.Servers {
-		at := strings.LastIndex(s, "@")
+		start, at := userinfoBounds(s)
 		if at < 0 {
 			continue
 		}
-		userinfo := s[:at]
-		if i := strings.Index(userinfo, "://"); i >= 0 {
-			userinfo = userinfo[i+len("://"):]
-		}
-		user, password, ok := strings.Cut(userinfo, ":")
+		user, password, ok := strings.Cut(s[start:at], ":")
 		if !ok {
 			password = user // a token alone
 		}
