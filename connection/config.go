@@ -141,8 +141,8 @@ func (c Config) Format(f fmt.State, verb rune) {
 // password redacted: no verb reveals a secret.
 func (a AuthConfig) Format(f fmt.State, verb rune) {
 	if verb == 'v' && f.Flag('#') {
-		fmt.Fprintf(f, "connection.AuthConfig{Token:%q, User:%q, Password:%q, NKeySeedFile:%q, CredsFile:%q}",
-			redactSecret(a.Token), a.User, redactSecret(a.Password), a.NKeySeedFile, a.CredsFile)
+		s := fmt.Sprintf("%#v", a.view()) // without methods: printing it does not come back here
+		_, _ = io.WriteString(f, "connection.AuthConfig"+s[strings.Index(s, "{"):])
 		return
 	}
 	_, _ = io.WriteString(f, a.String())
