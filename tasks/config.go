@@ -2,7 +2,6 @@ package tasks
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/corral-go/corral/internal/conf"
@@ -136,12 +135,11 @@ func (c Config) Validate() error {
 	p.Replicas(c.Replicas)
 	p.Storage(c.Storage)
 	p.Between("max_concurrency", int64(c.MaxConcurrency), 0, conf.MaxWorkers)
-	durations := []conf.NamedDuration{
-		{Name: "heartbeat", V: c.Heartbeat}, {Name: "lease_ttl", V: c.LeaseTTL}, {Name: "claim_wait", V: c.ClaimWait},
-		{Name: "timeout", V: c.Timeout}, {Name: "keep_completed", V: c.KeepCompleted}, {Name: "sweep_every", V: c.SweepEvery},
-	}
-	p.Durations(conf.MaxDuration, durations...)
-	if !slices.ContainsFunc(durations, func(d conf.NamedDuration) bool { return d.V < 0 || d.V > conf.MaxDuration }) {
+	if p.Durations(conf.MaxDuration,
+		conf.NamedDuration{Name: "heartbeat", V: c.Heartbeat}, conf.NamedDuration{Name: "lease_ttl", V: c.LeaseTTL},
+		conf.NamedDuration{Name: "claim_wait", V: c.ClaimWait}, conf.NamedDuration{Name: "timeout", V: c.Timeout},
+		conf.NamedDuration{Name: "keep_completed", V: c.KeepCompleted}, conf.NamedDuration{Name: "sweep_every", V: c.SweepEvery},
+	) {
 		c.validateTimes(p) // it multiplies durations: only once each is in range
 	}
 	p.Between("max_failures", int64(c.MaxFailures), -1, conf.MaxCount)

@@ -37,13 +37,16 @@ func (p Problems) Between(field string, v, lo, hi int64) {
 }
 
 // Durations records a problem with each field of ds that is negative or
-// longer than hi.
-func (p Problems) Durations(hi time.Duration, ds ...NamedDuration) {
+// longer than hi, and reports whether all of ds are in range.
+func (p Problems) Durations(hi time.Duration, ds ...NamedDuration) bool {
+	ok := true
 	for _, d := range ds {
 		if d.V < 0 || d.V > hi {
 			p.Addf(d.Name, "must be between 0s and %v, got %v", hi, d.V)
+			ok = false
 		}
 	}
+	return ok
 }
 
 // NamedDuration is a duration setting and its field, for Durations.
