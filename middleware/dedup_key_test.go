@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -40,13 +39,8 @@ func TestDedupHashesLongMsgIDs(t *testing.T) {
 	if _, err := bucket.Put(ctx, hashed(ids["skipped"]), nil); err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var skipped []string
-	dedup := middleware.Dedup(bucket, middleware.DedupConfig{OnDuplicate: func(m *consumer.Msg, key string) {
-		mu.Lock()
-		skipped = append(skipped, string(m.Data())+" "+key)
-		mu.Unlock()
-	}})
+	var skipped skips
+	dedup := middleware.Dedup(bucket, middleware.DedupConfig{OnDuplicate: skipped.add})
 	got := newRuns()
 	h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Msg) error {
 		got.add(m)
@@ -65,8 +59,8 @@ func TestDedupHashesLongMsgIDs(t *testing.T) {
 	if want := map[string]int{"valid": 1, "encoded": 1, "bucket": 1}; !maps.Equal(got.get(), want) {
 		t.Fatalf("handled %v, want %v", got.get(), want)
 	}
-	if want := []string{"skipped " + hashed(ids["skipped"])}; !slices.Equal(skipped, want) {
-		t.Fatalf("skipped %.200q, want %.200q", skipped, want)
+	if want := []string{"skipped " + hashed(ids["skipped"])}; !slices.Equal(skipped.get(), want) {
+		t.Fatalf("skipped %.200q, want %.200q", skipped.get(), want)
 	}
 	keys, err := bucket.Keys(ctx)
 	if err != nil {

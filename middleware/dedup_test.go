@@ -5,7 +5,6 @@ import (
 	"errors"
 	"maps"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,13 +30,8 @@ func TestDedupSkipsRecordedKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var mu sync.Mutex
-	var skipped []string
-	dedup := middleware.Dedup(bucket, middleware.DedupConfig{OnDuplicate: func(m *consumer.Msg, key string) {
-		mu.Lock()
-		skipped = append(skipped, string(m.Data())+" "+key)
-		mu.Unlock()
-	}})
+	var skipped skips
+	dedup := middleware.Dedup(bucket, middleware.DedupConfig{OnDuplicate: skipped.add})
 	got := newRuns()
 	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
 		got.add(m)
@@ -57,8 +51,8 @@ func TestDedupSkipsRecordedKeys(t *testing.T) {
 	if want := map[string]int{"b": 1, "d": 1}; !maps.Equal(got.get(), want) {
 		t.Fatalf("handled %v, want %v", got.get(), want)
 	}
-	if want := []string{"a h.id.order-1", "c h.seq.DD.3"}; !slices.Equal(skipped, want) {
-		t.Fatalf("skipped %q, want %q", skipped, want)
+	if want := []string{"a h.id.order-1", "c h.seq.DD.3"}; !slices.Equal(skipped.get(), want) {
+		t.Fatalf("skipped %q, want %q", skipped.get(), want)
 	}
 	keys, err := bucket.Keys(ctx)
 	if err != nil {

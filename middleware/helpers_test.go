@@ -3,6 +3,7 @@ package middleware_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -166,4 +167,23 @@ func (r *runs) get() map[string]int {
 		out[k] = v
 	}
 	return out
+}
+
+// skips records the messages a Dedup skips, as "<data> <key>", in order:
+// its add is a DedupConfig.OnDuplicate.
+type skips struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (s *skips) add(m *consumer.Msg, key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.got = append(s.got, string(m.Data())+" "+key)
+}
+
+func (s *skips) get() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.got)
 }
