@@ -81,7 +81,7 @@ func TestRefusedDeclarationSendsWhatItBufferedOnceDeclared(t *testing.T) {
 			t.Fatalf("PublishSync %s: %v, want ErrNotDeclared", data, err)
 		}
 	}
-	js := jsOn(t, srv.URL())
+	js := natstest.JetStream(t, srv.URL())
 	if err := js.DeleteStream(ctx, "OTHER"); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func storedOnce(t *testing.T, p *publisher.Buffered, url, name string, payloads 
 		func() string { return fmt.Sprintf("never settled: %+v", p.Status()) })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := jsOn(t, url).Stream(ctx, name)
+	s, err := natstest.JetStream(t, url).Stream(ctx, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,19 +110,4 @@ func storedOnce(t *testing.T, p *publisher.Buffered, url, name string, payloads 
 	if st := p.Status(); st.Acked != uint64(len(payloads)) || st.Failed != 0 {
 		t.Fatalf("status %+v, want %d acked and none failed", st, len(payloads))
 	}
-}
-
-// jsOn is a JetStream context on a connection to url, closed with the test.
-func jsOn(t *testing.T, url string) jetstream.JetStream {
-	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return js
 }

@@ -99,18 +99,9 @@ type jsCode jetstream.ErrorCode
 
 func declare(t *testing.T, url string, sc jetstream.StreamConfig) {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := js.CreateStream(ctx, sc); err != nil {
+	if _, err := natstest.JetStream(t, url).CreateStream(ctx, sc); err != nil {
 		t.Fatal(err)
 	}
 }
