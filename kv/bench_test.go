@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/connection"
@@ -20,15 +19,8 @@ import (
 func BenchmarkKV(b *testing.B) {
 	srv := natstest.RunServer(b)
 	ctx := context.Background()
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		b.Fatal(err)
-	}
+	js := natstest.JetStream(b, srv.URL())
+	nc := js.Conn()
 	raw, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "bench"})
 	if err != nil {
 		b.Fatal(err)

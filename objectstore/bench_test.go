@@ -6,7 +6,6 @@ import (
 	"io"
 	"testing"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/connection"
@@ -20,15 +19,8 @@ import (
 func BenchmarkObjects(b *testing.B) {
 	srv := natstest.RunServer(b)
 	ctx := context.Background()
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		b.Fatal(err)
-	}
+	js := natstest.JetStream(b, srv.URL())
+	nc := js.Conn()
 	// A store each: puts into one store slow down as it accumulates, so
 	// sharing one would favour whichever runs first.
 	raw, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "bench-raw"})

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/internal/natstest"
@@ -31,15 +30,7 @@ func TestValidName(t *testing.T) {
 func TestDeclareReportsTheServersRefusal(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := natstest.JetStream(t, srv.URL())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	orders := stream.Config{Subjects: []string{"orders.>"}}

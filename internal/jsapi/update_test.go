@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/internal/jsapi"
@@ -22,15 +21,7 @@ import (
 func TestUpdateRefusedByCode(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := natstest.JetStream(t, srv.URL())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	const inPlace = "cannot be changed in place"
@@ -58,7 +49,7 @@ func TestUpdateRefusedByCode(t *testing.T) {
 		}
 	}
 	// The same code for a name the server refuses: nothing existed.
-	_, err = stream.Config{Subjects: []string{"ff"}}.Declare(ctx, js, "A\fB")
+	_, err := stream.Config{Subjects: []string{"ff"}}.Declare(ctx, js, "A\fB")
 	if code, _ := jsapi.Code(err); code != jsapi.CodeStreamInvalidConfig || strings.Contains(err.Error(), inPlace) {
 		t.Errorf("declaring a bad name: %v, want the server's %d, not %q", err, jsapi.CodeStreamInvalidConfig, inPlace)
 	}
