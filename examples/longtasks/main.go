@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/embedded"
@@ -93,11 +94,12 @@ func run(ctx context.Context, out io.Writer) error {
 	if err := inflict(ctx, out, workers); err != nil {
 		return err
 	}
-	if err := waitCompleted(ctx, workers); err != nil {
+	done, err := waitCompleted(ctx, url)
+	if err != nil {
 		return err
 	}
 	took := time.Since(start)
-	return report(ctx, out, url, workers, took, renewals(), held.total())
+	return report(out, workers, done, took, renewals(), held.total())
 }
 
 // startServer runs the embedded server the workers share.
@@ -222,7 +224,7 @@ func enqueue(ctx context.Context, c *corral.Client) error {
 func inflict(ctx context.Context, out io.Writer, workers map[string]*worker) error {
 	for _, w := range workers {
 		full := func() bool { st := w.status(); return st.Counters.Started >= uint64(st.Capacity) }
-		if err := until(ctx, full); err != nil {
+		if err := until(ctx, 50*time.Millisecond, full); err != nil {
 			return fmt.Errorf("%s never ran a full load: %w", w.name, err)
 		}
 	}
@@ -243,28 +245,43 @@ func inflict(ctx context.Context, out io.Writer, workers map[string]*worker) err
 	return nil
 }
 
-// waitCompleted waits until the workers have completed every task between
-// them.
-func waitCompleted(ctx context.Context, workers map[string]*worker) error {
-	var n uint64
-	err := until(ctx, func() bool {
-		n = 0
-		for _, w := range workers {
-			n += w.status().Counters.Completed
+// waitCompleted waits until the queue's held stream records a completion
+// of every task, and returns the completions it read, those report sums
+// up. It reads the server's record, not the workers' counters: a worker
+// whose link is cut can have its completion stored and never learn it,
+// and no other worker runs that task again, so none counts it.
+func waitCompleted(ctx context.Context, url string) (map[string]int, error) {
+	nc, err := nats.Connect(url)
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	var done map[string]int
+	// A read can fail while records are written and removed: the next
+	// read tries again.
+	var readErr error
+	err = until(ctx, time.Second, func() bool {
+		var read map[string]int
+		if read, readErr = completions(ctx, js); readErr == nil {
+			done = read
 		}
-		return n >= count
+		return readErr == nil && len(done) >= count
 	})
 	if err != nil {
-		return fmt.Errorf("%d of %d tasks completed: %w", n, count, err)
+		return nil, fmt.Errorf("%d of %d tasks completed: %w", len(done), count, errors.Join(err, readErr))
 	}
-	return nil
+	return done, nil
 }
 
-// until polls cond until it holds, for at most two minutes.
-func until(ctx context.Context, cond func() bool) error {
+// until polls cond every period until it holds, for at most two minutes.
+func until(ctx context.Context, every time.Duration, cond func() bool) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	t := time.NewTicker(50 * time.Millisecond)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for !cond() {
 		select {

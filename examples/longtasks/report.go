@@ -6,19 +6,14 @@ import (
 	"io"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// report reads, from the queue's held stream, which task was completed
-// by whom (the server's record, not the workers' say-so), and prints the
-// summary.
-func report(ctx context.Context, out io.Writer, url string, workers map[string]*worker, took time.Duration,
+// report prints the summary: done is how many times each task was
+// completed, as the queue's held stream records it (the server's record,
+// not the workers' say-so; see completions).
+func report(out io.Writer, workers map[string]*worker, done map[string]int, took time.Duration,
 	renewals int, held time.Duration) error {
-	done, err := completions(ctx, url)
-	if err != nil {
-		return err
-	}
 	twice := 0
 	for _, n := range done {
 		if n > 1 {
@@ -48,16 +43,7 @@ func report(ctx context.Context, out io.Writer, url string, workers map[string]*
 
 // completions counts the recorded completions of each task: the done
 // tombstones in the held stream, one subject per task and worker.
-func completions(ctx context.Context, url string) (map[string]int, error) {
-	nc, err := nats.Connect(url)
-	if err != nil {
-		return nil, err
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, err
-	}
+func completions(ctx context.Context, js jetstream.JetStream) (map[string]int, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	s, err := js.Stream(ctx, "TASKS_"+queue+"_HELD")
