@@ -149,7 +149,7 @@ func (w *Watch) position(ctx context.Context, s jetstream.Stream) (jetstream.Ord
 		if !w.started.Load() {
 			w.snapshot.Store(lastSeq)
 		}
-		if !w.started.Load() || lastSeq <= w.snapshot.Load() {
+		if lastSeq <= w.snapshot.Load() {
 			// Start the current values, or start them again when nothing
 			// was stored since they were first read: last-per-subject
 			// then names the same messages, in stream order, and those
@@ -161,7 +161,7 @@ func (w *Watch) position(ctx context.Context, s jetstream.Stream) (jetstream.Ord
 		// those that were superseded meanwhile, changes the watch must
 		// deliver. Go on by sequence after last; deliver passes over the
 		// messages at or below the snapshot that were not current then.
-		oc.DeliverPolicy, oc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, w.last.Load()+1
+		fallthrough
 	default:
 		oc.DeliverPolicy, oc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, w.last.Load()+1
 	}
