@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/publisher"
 	"github.com/corral-go/corral/stream"
@@ -34,16 +31,7 @@ func TestWatchSaysWhenReady(t *testing.T) {
 			t.Fatalf("the publisher was not ready in time: %+v", st)
 		}
 	}
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := js.Stream(ctx, "READY"); err != nil {
+	if _, err := natstest.JetStream(t, srv.URL()).Stream(ctx, "READY"); err != nil {
 		t.Fatalf("ready before its stream was declared: %v", err)
 	}
 	if err := stop(); !errors.Is(err, context.Canceled) {
