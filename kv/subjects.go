@@ -31,15 +31,7 @@ const maxKeyLen = subject.MaxLen - len("$KV.b.")
 // other key. A bucket's methods also refuse a key whose subject,
 // "$KV.<bucket>.<key>", is longer than 2000 bytes, with an error that
 // also wraps [ErrInvalidKey].
-func ValidKey(key string) error {
-	if err := subject.CheckLen("key", key, maxKeyLen); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidKey, err)
-	}
-	if reason := keyProblem(key); reason != "" {
-		return fmt.Errorf("%w: %q: %s", ErrInvalidKey, key, reason)
-	}
-	return nil
-}
+func ValidKey(key string) error { return validKey(key, maxKeyLen) }
 
 // keyLimit is the longest key of bucket: its subject, "$KV.<bucket>.<key>",
 // must fit subject.MaxLen, which leaves room in a control line for the
@@ -49,11 +41,18 @@ func ValidKey(key string) error {
 func keyLimit(bucket string) int { return subject.MaxLen - len(keyPrefix(bucket)) }
 
 // checkKey is ValidKey, with the limit of bucket's keys.
-func checkKey(bucket, key string) error {
-	if err := subject.CheckLen("key", key, keyLimit(bucket)); err != nil {
+func checkKey(bucket, key string) error { return validKey(key, keyLimit(bucket)) }
+
+// validKey refuses a key longer than limit or not made of valid tokens,
+// with an error wrapping ErrInvalidKey.
+func validKey(key string, limit int) error {
+	if err := subject.CheckLen("key", key, limit); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidKey, err)
 	}
-	return ValidKey(key)
+	if reason := keyProblem(key); reason != "" {
+		return fmt.Errorf("%w: %q: %s", ErrInvalidKey, key, reason)
+	}
+	return nil
 }
 
 // keyProblem says what is wrong with key, or "" when nothing is.
