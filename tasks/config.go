@@ -196,10 +196,11 @@ func (c Config) QueueStream(queue string) (string, stream.Config) {
 func ValidateNames(queue string, cfg Config) error {
 	p := conf.NewProblems("")
 	maxQueue := subject.MaxBucketLen - len(fmt.Sprintf(leaseBucketTmpl, ""))
-	if err := subject.ValidBucket(queue); err != nil {
-		p.Addf("", "queue %v", err)
-	} else if err := subject.CheckLen("queue name", queue, maxQueue); err != nil {
+	// The tighter limit first: ValidBucket's own is a bucket's, longer.
+	if err := subject.CheckLen("queue name", queue, maxQueue); err != nil {
 		p.Addf("", "%v: it names the lease bucket %q", err, fmt.Sprintf(leaseBucketTmpl, "<queue>"))
+	} else if err := subject.ValidBucket(queue); err != nil {
+		p.Addf("", "queue %v", err)
 	}
 	maxStream := subject.MaxNameLen - len(fmt.Sprintf(heldStreamTmpl, ""))
 	if err := subject.CheckLen("name", cfg.Stream, maxStream); err != nil {

@@ -23,6 +23,7 @@ func TestQueueNameTooLongIsRefusedByNew(t *testing.T) {
 		want  string
 	}{
 		{strings.Repeat("q", 239), tasks.Config{}, "239 bytes, the limit is 238"},
+		{strings.Repeat("q", 300), tasks.Config{}, "300 bytes, the limit is 238"}, // not a bucket's 251
 		{"q", tasks.Config{Stream: strings.Repeat("S", 251)}, "251 bytes, the limit is 250"},
 	} {
 		_, err := tasks.New(tc.queue, tc.cfg, connection.NewFixed(nil), h)
