@@ -75,7 +75,7 @@ func (s *scanner) pass(ctx context.Context) (done bool, err error) {
 	var received uint64 // deliveries of this consumer received, in order
 	pending := cons.CachedInfo().NumPending
 	for pending > 0 {
-		n, end, err := s.batch(ctx, cons, int(min(pending, scanBatch)), &received, &pending)
+		n, end, err := s.batch(ctx, cons, int(min(pending, scanBatch)), &received)
 		switch {
 		case errors.Is(err, errGap):
 			return false, nil
@@ -100,10 +100,10 @@ func (s *scanner) pass(ctx context.Context) (done bool, err error) {
 }
 
 // batch fetches up to n records and calls fn with each; it reports end
-// once it reaches a record stored after the scan began. received and
-// pending are updated to what the consumer delivered and has left. A
-// record that comes after a gap fails it with errGap.
-func (s *scanner) batch(ctx context.Context, cons jetstream.Consumer, n int, received, pending *uint64) (int, bool, error) {
+// once it reaches a record stored after the scan began. received is
+// updated to what the consumer delivered. A record that comes after a gap
+// fails it with errGap.
+func (s *scanner) batch(ctx context.Context, cons jetstream.Consumer, n int, received *uint64) (int, bool, error) {
 	// Not FetchNoWait: nats.go ends one a second after it was sent,
 	// arrived or not, which a loaded server or a slow link outlasts. The
 	// records are there, so the server answers as soon as it can.
@@ -120,7 +120,7 @@ func (s *scanner) batch(ctx context.Context, cons jetstream.Consumer, n int, rec
 		if meta.Sequence.Consumer != *received+1 {
 			return got, false, errGap
 		}
-		*received, *pending = meta.Sequence.Consumer, meta.NumPending
+		*received = meta.Sequence.Consumer
 		if meta.Sequence.Stream > s.last {
 			return got, true, nil
 		}
