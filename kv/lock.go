@@ -236,7 +236,7 @@ func (s *Lease) renewOnce(rev uint64, deadline time.Time) (uint64, time.Time, er
 	// stored can find the key moved on by a third; while the lock is
 	// another's, no try of this lease can succeed.
 	best := answer{err: fmt.Errorf("kv: renew %s: %w", cfg.Key, context.DeadlineExceeded)}
-	ok, settled := false, false
+	settled := false
 	stop, lost := s.stop, s.lost
 	again := time.NewTimer(try())
 	defer again.Stop()
@@ -246,12 +246,12 @@ func (s *Lease) renewOnce(rev uint64, deadline time.Time) (uint64, time.Time, er
 			inflight--
 			switch {
 			case a.err == nil:
-				if !ok || a.next > best.next {
-					best, ok = a, true
+				if best.err != nil || a.next > best.next {
+					best = a
 				}
 				settled = true
 				cancel()
-			case ok:
+			case best.err == nil: // a success is kept
 			case errors.Is(a.err, ErrRevisionMismatch), errors.Is(a.err, ErrKeyNotFound):
 				// Send no more, but let the tries in flight tell.
 				best, settled = a, true
