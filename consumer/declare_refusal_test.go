@@ -23,10 +23,7 @@ func TestDeclareReportsTheServersRefusal(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	srv := natstest.RunServer(t, func(o *server.Options) { o.StoreDir = dir })
-	js, err := jetstream.New(connectInternal(t, srv.URL()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := natstest.JetStream(t, srv.URL())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "REF", Subjects: []string{"ref.>"}}); err != nil {
@@ -67,7 +64,7 @@ func TestDeclareReportsTheServersRefusal(t *testing.T) {
 	if err := ensure(JetStream{Stream: "REF", Consumer: "changed"}); err != nil {
 		t.Fatal(err)
 	}
-	err = ensure(JetStream{Stream: "REF", Consumer: "changed", DeliverPolicy: "new"})
+	err := ensure(JetStream{Stream: "REF", Consumer: "changed", DeliverPolicy: "new"})
 	if !strings.Contains(err.Error(), inPlace) || !strings.Contains(err.Error(), "deliver policy can not be updated") {
 		t.Errorf("changing the deliver policy: %v, want %q with the server's refusal", err, inPlace)
 	}
