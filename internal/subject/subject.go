@@ -19,8 +19,10 @@ func Validate(s string, wildcards bool) error {
 	if i := strings.IndexAny(s, " \t\r\n"); i >= 0 {
 		return fmt.Errorf("subject %q has whitespace at %d", s, i)
 	}
-	tokens := strings.Split(s, ".")
-	for i, tok := range tokens {
+	// Token by token without splitting: every Publish and request checks
+	// its subject, and a split allocates.
+	for rest := s; ; {
+		tok, after, more := strings.Cut(rest, ".")
 		switch {
 		case tok == "":
 			return fmt.Errorf("subject %q has an empty token", s)
@@ -28,14 +30,17 @@ func Validate(s string, wildcards bool) error {
 			if !wildcards {
 				return fmt.Errorf("subject %q has a wildcard; a literal subject is needed", s)
 			}
-			if tok == ">" && i != len(tokens)-1 {
+			if tok == ">" && more {
 				return fmt.Errorf("subject %q has '>' before its last token", s)
 			}
 		case strings.ContainsAny(tok, "*>") && wildcards:
 			return fmt.Errorf("subject %q: wildcards must be whole tokens, got %q", s, tok)
 		}
+		if !more {
+			return nil
+		}
+		rest = after
 	}
-	return nil
 }
 
 // ValidateQueue checks a queue group name: one token of no whitespace and
