@@ -2,7 +2,6 @@ package stream
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -111,19 +110,10 @@ func (c Config) JetStream(name string) jetstream.StreamConfig {
 // stream, never a silent change; any other refusal is the server's,
 // wrapped.
 func (c Config) Declare(ctx context.Context, js jetstream.JetStream, name string) (jetstream.Stream, error) {
-	// Create first: the server answers a stream that already matches
-	// without touching it, where an update on every start would rewrite
-	// its configuration (and publish an advisory) while consumers are
-	// being created on it. Only a stream that differs is updated.
 	// The server checks a configuration before it looks the stream up, so
 	// a refusal alone does not tell an update from a creation: only the
 	// update of a stream that create found in use is one.
-	cfg := c.JetStream(name)
-	s, err := js.CreateStream(ctx, cfg)
-	existed := errors.Is(err, jetstream.ErrStreamNameAlreadyInUse)
-	if existed {
-		s, err = js.UpdateStream(ctx, cfg)
-	}
+	s, existed, err := jsapi.DeclareStream(ctx, js, c.JetStream(name))
 	if err != nil {
 		if jsapi.UpdateRefused(err, existed) {
 			return nil, fmt.Errorf("stream: %q exists with a configuration that cannot be changed in place: %w", name, err)

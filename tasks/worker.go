@@ -145,14 +145,9 @@ func (w *Worker) declare(ctx context.Context, nc *nats.Conn) error {
 		return err
 	}
 	storage, replicas := jsapi.Storage(c.Storage), max(c.Replicas, 1)
-	// Created first, updated only if it differs, as stream.Declare does.
 	held := jetstream.StreamConfig{Name: w.names.heldStream, Subjects: []string{w.names.heldAll()},
 		MaxMsgsPerSubject: 1, AllowMsgTTL: true, Storage: storage, Replicas: replicas}
-	_, err = js.CreateStream(ctx, held)
-	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		_, err = js.UpdateStream(ctx, held)
-	}
-	if err != nil {
+	if _, _, err := jsapi.DeclareStream(ctx, js, held); err != nil {
 		return fmt.Errorf("declare stream %s: %w", w.names.heldStream, err)
 	}
 	if _, err := js.CreateOrUpdateConsumer(ctx, c.Stream, jetstream.ConsumerConfig{Durable: queueConsumerName,

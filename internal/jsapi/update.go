@@ -1,6 +1,11 @@
 package jsapi
 
-import "github.com/nats-io/nats.go/jetstream"
+import (
+	"context"
+	"errors"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
 
 // Codes nats-server (v2.15) gives a refused declaration of a stream or
 // consumer that exists: an update it will not make in place.
@@ -51,4 +56,19 @@ func UpdateRefused(err error, existed bool) bool {
 		return true
 	}
 	return false
+}
+
+// DeclareStream creates the stream cfg describes, or updates the one of
+// its name when the server says it differs; existed reports that it did.
+// Creating first matters: the server answers a stream that already
+// matches without touching it, where an update on every start rewrites
+// its configuration (and publishes an advisory) while consumers are being
+// created on it, which nats-server 2.15.3's file store races on.
+func DeclareStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (s jetstream.Stream, existed bool, err error) {
+	s, err = js.CreateStream(ctx, cfg)
+	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		s, err = js.UpdateStream(ctx, cfg)
+		return s, true, err
+	}
+	return s, false, err
 }
