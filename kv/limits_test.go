@@ -5,39 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/kv"
 )
-
-// watchedConn connects to url and counts the times the connection is
-// lost: a request the server refuses for its control line closes it.
-func watchedConn(t *testing.T, url string) (*nats.Conn, *atomic.Int32) {
-	t.Helper()
-	var lost atomic.Int32
-	nc, err := nats.Connect(url, nats.DisconnectErrHandler(func(*nats.Conn, error) { lost.Add(1) }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc, &lost
-}
-
-// keptUp fails unless nc answers a round trip and was never lost.
-func keptUp(t *testing.T, nc *nats.Conn, lost *atomic.Int32) {
-	t.Helper()
-	if err := nc.Flush(); err != nil {
-		t.Fatalf("flush after the refusal: %v", err)
-	}
-	if n, r := lost.Load(), nc.Stats().Reconnects; n != 0 || r != 0 {
-		t.Fatalf("connection lost %d times, reconnected %d, want neither", n, r)
-	}
-}
 
 // A key whose subject is longer than the server takes in one control line
 // is refused before any request, naming its length and the limit, and
@@ -46,7 +19,7 @@ func keptUp(t *testing.T, nc *nats.Conn, lost *atomic.Int32) {
 func TestKeyTooLongIsRefusedAndTheConnectionStays(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	nc, lost := watchedConn(t, srv.URL())
+	nc, lost := natstest.WatchedConn(t, srv.URL())
 	ctx := ctxT(t)
 	const bucket = "limits"
 	b, err := kv.Open(bucket, kv.Config{}, connection.NewFixed(nc), kv.String{})
@@ -69,7 +42,7 @@ func TestKeyTooLongIsRefusedAndTheConnectionStays(t *testing.T) {
 		if err := b.Delete(ctx, key); !errors.Is(err, kv.ErrInvalidKey) {
 			t.Fatalf("delete of a %d-byte key: %v, want ErrInvalidKey", n, err)
 		}
-		keptUp(t, nc, lost)
+		natstest.KeptUp(t, nc, lost)
 	}
 	key := strings.Repeat("k", limit)
 	if _, err := b.Put(ctx, key, "at the limit"); err != nil {
@@ -81,7 +54,7 @@ func TestKeyTooLongIsRefusedAndTheConnectionStays(t *testing.T) {
 	if _, err := b.History(ctx, key); err != nil {
 		t.Fatalf("history of a %d-byte key: %v", limit, err)
 	}
-	keptUp(t, nc, lost)
+	natstest.KeptUp(t, nc, lost)
 }
 
 // ValidKey refuses a key too long for any bucket, naming its length.
@@ -100,7 +73,7 @@ func TestValidKeyRefusesALongKey(t *testing.T) {
 func TestBucketNameLimit(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	nc, lost := watchedConn(t, srv.URL())
+	nc, lost := natstest.WatchedConn(t, srv.URL())
 	src := connection.NewFixed(nc)
 	_, err := kv.Open(strings.Repeat("b", 252), kv.Config{}, src, kv.String{})
 	if !errors.Is(err, kv.ErrInvalidConfig) || !strings.Contains(err.Error(), "252 bytes, the limit is 251") {
@@ -113,7 +86,7 @@ func TestBucketNameLimit(t *testing.T) {
 	if _, err := b.Put(ctxT(t), "k", "v"); err != nil {
 		t.Fatalf("put in a 251-byte bucket: %v", err)
 	}
-	keptUp(t, nc, lost)
+	natstest.KeptUp(t, nc, lost)
 }
 
 // A watch's name becomes a supervised service's: one the rules of a

@@ -6,40 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/objectstore"
 )
-
-// watchedConn connects to url and counts the times the connection is
-// lost: a request the server refuses for its control line closes it.
-func watchedConn(t *testing.T, url string) (*nats.Conn, *atomic.Int32) {
-	t.Helper()
-	var lost atomic.Int32
-	nc, err := nats.Connect(url, nats.DisconnectErrHandler(func(*nats.Conn, error) { lost.Add(1) }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc, &lost
-}
-
-// keptUp fails unless nc answers a round trip and was never lost.
-func keptUp(t *testing.T, nc *nats.Conn, lost *atomic.Int32) {
-	t.Helper()
-	if err := nc.Flush(); err != nil {
-		t.Fatalf("flush after the refusal: %v", err)
-	}
-	if n, r := lost.Load(), nc.Stats().Reconnects; n != 0 || r != 0 {
-		t.Fatalf("connection lost %d times, reconnected %d, want neither", n, r)
-	}
-}
 
 // An object name whose metadata subject, "$O.<store>.M.<base64 name>",
 // is longer than the server takes in one control line is refused by every
@@ -49,7 +22,7 @@ func keptUp(t *testing.T, nc *nats.Conn, lost *atomic.Int32) {
 func TestObjectNameTooLongIsRefusedAndTheConnectionStays(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	nc, lost := watchedConn(t, srv.URL())
+	nc, lost := natstest.WatchedConn(t, srv.URL())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	const store = "limits"
@@ -77,7 +50,7 @@ func TestObjectNameTooLongIsRefusedAndTheConnectionStays(t *testing.T) {
 				t.Fatalf("%s with a %d-byte name: %v, want ErrInvalidName saying %q", op, n, err, want)
 			}
 		}
-		keptUp(t, nc, lost)
+		natstest.KeptUp(t, nc, lost)
 	}
 	name := strings.Repeat("o", limit)
 	if got := len("$O." + store + ".M." + base64.URLEncoding.EncodeToString([]byte(name))); got > 2000 {
@@ -98,7 +71,7 @@ func TestObjectNameTooLongIsRefusedAndTheConnectionStays(t *testing.T) {
 	if err := s.Delete(ctx, name); err != nil {
 		t.Fatalf("delete of a %d-byte name: %v", limit, err)
 	}
-	keptUp(t, nc, lost)
+	natstest.KeptUp(t, nc, lost)
 }
 
 // A store name whose stream, OBJ_<name>, passes JetStream's 255 is refused
@@ -106,7 +79,7 @@ func TestObjectNameTooLongIsRefusedAndTheConnectionStays(t *testing.T) {
 func TestStoreNameLimit(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	nc, lost := watchedConn(t, srv.URL())
+	nc, lost := natstest.WatchedConn(t, srv.URL())
 	src := connection.NewFixed(nc)
 	_, err := objectstore.Open(strings.Repeat("s", 252), objectstore.Config{}, src)
 	if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), "252 bytes, the limit is 251") {
@@ -121,7 +94,7 @@ func TestStoreNameLimit(t *testing.T) {
 	if _, err := s.PutBytes(ctx, "o", []byte("v")); err != nil {
 		t.Fatalf("put in a 251-byte store: %v", err)
 	}
-	keptUp(t, nc, lost)
+	natstest.KeptUp(t, nc, lost)
 }
 
 // A watch's name becomes a supervised service's: one the rules of a
@@ -129,7 +102,7 @@ func TestStoreNameLimit(t *testing.T) {
 func TestWatchNameIsChecked(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	nc, _ := watchedConn(t, srv.URL())
+	nc, _ := natstest.WatchedConn(t, srv.URL())
 	s, err := objectstore.Open("watched", objectstore.Config{}, connection.NewFixed(nc))
 	if err != nil {
 		t.Fatal(err)
