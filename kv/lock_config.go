@@ -59,7 +59,7 @@ func (c LockConfig) Validate() error {
 		p.Addf("bucket", "%v", err)
 	}
 	badKey := true
-	if err := subject.CheckLen("key", c.Key, keyLimit(c.Bucket)); err != nil {
+	if err := subject.CheckLen("key", c.Key, KeyLimit(c.Bucket)); err != nil {
 		p.Addf("key", "%v", err)
 	} else if reason := keyProblem(c.Key); reason != "" {
 		p.Addf("key", "%q: %s", c.Key, reason)

@@ -33,15 +33,15 @@ const maxKeyLen = subject.MaxLen - len("$KV.b.")
 // also wraps [ErrInvalidKey].
 func ValidKey(key string) error { return validKey(key, maxKeyLen) }
 
-// keyLimit is the longest key of bucket: its subject, "$KV.<bucket>.<key>",
+// KeyLimit is the longest key of bucket: its subject, "$KV.<bucket>.<key>",
 // must fit subject.MaxLen, which leaves room in a control line for the
 // JetStream API prefix, stream and consumer names that nats.go puts before
 // it in a request subject (a direct get, a watch's consumer) and for the
 // request's reply: past that line the server closes the connection.
-func keyLimit(bucket string) int { return subject.MaxLen - len(keyPrefix(bucket)) }
+func KeyLimit(bucket string) int { return subject.MaxLen - len(keyPrefix(bucket)) }
 
 // checkKey is ValidKey, with the limit of bucket's keys.
-func checkKey(bucket, key string) error { return validKey(key, keyLimit(bucket)) }
+func checkKey(bucket, key string) error { return validKey(key, KeyLimit(bucket)) }
 
 // validKey refuses a key longer than limit or not made of valid tokens,
 // with an error wrapping ErrInvalidKey.

@@ -123,7 +123,7 @@ func watchFilters(bucket string, keys []string) ([]string, error) {
 	prefix := keyPrefix(bucket)
 	filters := make([]string, len(keys))
 	for i, k := range keys {
-		err := subject.CheckLen("key", k, keyLimit(bucket))
+		err := subject.CheckLen("key", k, KeyLimit(bucket))
 		if err == nil {
 			err = subject.Validate(k, true)
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -145,10 +146,9 @@ func key(handler, kind, v string) string {
 }
 
 // maxKeyLen is the longest key DedupKey returns unhashed: the longest any
-// bucket takes, whose subject "$KV.<bucket>.<key>" with the longest
-// bucket name fits subject.MaxLen. A longer key is refused with
-// kv.ErrInvalidKey by a bucket whose name is long enough.
-const maxKeyLen = subject.MaxLen - len("$KV.") - subject.MaxBucketLen - len(".")
+// bucket takes, that of a bucket with the longest name. A longer key is
+// refused with kv.ErrInvalidKey by a bucket whose name is long enough.
+var maxKeyLen = kv.KeyLimit(strings.Repeat("b", subject.MaxBucketLen))
 
 // fits reports whether k is a valid key for every bucket.
 func fits(k string) bool { return len(k) <= maxKeyLen && kv.ValidKey(k) == nil }
