@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -279,15 +281,29 @@ func (w *Workload) StopPublishing() {
 	w.loops.Wait()
 }
 
-// Stop stops every application. It returns what their Runs returned
-// other than a clean stop.
+// Stop stops every application, the workers first: a task run again late
+// still writes its result, which the watch, in the publisher application,
+// must see before it stops. It returns what their Runs returned other
+// than a clean stop, and a watch that did not catch up.
 func (w *Workload) Stop() error {
 	w.StopPublishing()
+	w.mu.Lock()
+	pub, workers := w.pub, slices.Collect(maps.Values(w.workers))
+	w.mu.Unlock()
 	var errs []error
-	for _, a := range w.running() {
+	stop := func(a *app) {
 		if err := a.stop(); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", a.name, err))
 		}
+	}
+	for _, a := range workers {
+		stop(a)
+	}
+	if pub != nil {
+		if err := w.Settle(30 * time.Second); err != nil {
+			errs = append(errs, err)
+		}
+		stop(pub)
 	}
 	return errors.Join(errs...)
 }
