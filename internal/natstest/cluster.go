@@ -2,7 +2,6 @@ package natstest
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"net/url"
 	"strconv"
@@ -28,7 +27,10 @@ func RunCluster(t testing.TB, n int) *Cluster {
 	// Clustered JetStream will not start without routes, so every node
 	// gets the route port of every node (itself included, which the server
 	// skips) before any starts.
-	ports := freePorts(t, n)
+	ports := make([]int, n)
+	for i := range ports {
+		ports[i] = ReservePort(t)
+	}
 	var routes []*url.URL
 	for _, p := range ports {
 		routes = append(routes, &url.URL{Scheme: "nats", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(p))})
@@ -46,28 +48,6 @@ func RunCluster(t testing.TB, n int) *Cluster {
 	}
 	c.WaitReady()
 	return c
-}
-
-// freePorts finds n free loopback ports for route listeners, below the
-// kernel's ephemeral range so that no outgoing connection or random-port
-// listener takes one between this check and the server's bind.
-func freePorts(t testing.TB, n int) []int {
-	t.Helper()
-	var ports []int
-	var lns []net.Listener
-	for len(ports) < n {
-		port := 20000 + rand.IntN(10000)
-		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		if err != nil {
-			continue
-		}
-		lns = append(lns, ln)
-		ports = append(ports, port)
-	}
-	for _, ln := range lns {
-		_ = ln.Close()
-	}
-	return ports
 }
 
 // URLs is the comma-separated client URLs of every node.

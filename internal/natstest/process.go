@@ -102,23 +102,20 @@ func (p *Process) Start() {
 		p.mu.Unlock()
 		p.t.Fatalf("natstest: process already running")
 	}
+	if p.port == 0 {
+		p.port = ReservePort(p.t)
+	}
 	port := p.port
 	p.mu.Unlock()
-	portsDir := filepath.Join(p.dir, "ports")
-	_ = os.RemoveAll(portsDir)
-	if err := os.MkdirAll(portsDir, 0o755); err != nil {
-		p.t.Fatalf("natstest: %v", err)
-	}
-	listen := "127.0.0.1:-1"
-	if port != 0 {
-		listen = "127.0.0.1:" + strconv.Itoa(port)
-	}
+	// The name tells this server's INFO from another's, should anything
+	// else answer on the port.
+	name := fmt.Sprintf("natstest-process-%d", port)
 	// The shortest lame duck the server takes, so that LameDuck is a fault
 	// a test can wait out (the default spreads the closing over two
 	// minutes).
-	cfg := fmt.Sprintf("listen: %q\nserver_name: natstest-process\nports_file_dir: %q\njetstream { store_dir: %q }\n"+
+	cfg := fmt.Sprintf("listen: \"127.0.0.1:%d\"\nserver_name: %q\njetstream { store_dir: %q }\n"+
 		"lame_duck_duration: \"30s\"\nlame_duck_grace_period: \"1s\"\n",
-		listen, portsDir, filepath.Join(p.dir, "store"))
+		port, name, filepath.Join(p.dir, "store"))
 	cfgPath := filepath.Join(p.dir, "server.conf")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		p.t.Fatalf("natstest: %v", err)
@@ -129,13 +126,7 @@ func (p *Process) Start() {
 	p.mu.Unlock()
 
 	deadline := time.Now().Add(15 * time.Second)
-	for {
-		if port == 0 {
-			port = readPortsFile(portsDir)
-		}
-		if port != 0 && ready(port) {
-			break
-		}
+	for !answers(port, name) {
 		select {
 		case <-child.exited:
 			p.t.Fatalf("natstest: nats-server exited at start: %s", child.Output())
@@ -147,38 +138,10 @@ func (p *Process) Start() {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	p.mu.Lock()
-	p.port = port
-	p.mu.Unlock()
 }
 
-func readPortsFile(dir string) int {
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			continue
-		}
-		// {"nats":["nats://127.0.0.1:PORT"],...}
-		s := string(data)
-		i := strings.Index(s, "nats://")
-		if i < 0 {
-			continue
-		}
-		rest := s[i+len("nats://"):]
-		if j := strings.IndexAny(rest, `"]`); j >= 0 {
-			rest = rest[:j]
-		}
-		if _, port, err := net.SplitHostPort(rest); err == nil {
-			n, _ := strconv.Atoi(port)
-			return n
-		}
-	}
-	return 0
-}
-
-// ready reports whether a server answers with INFO on port.
-func ready(port int) bool {
+// answers reports whether the server named name answers with INFO on port.
+func answers(port int, name string) bool {
 	c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second)
 	if err != nil {
 		return false
@@ -186,7 +149,7 @@ func ready(port int) bool {
 	defer c.Close()
 	_ = c.SetReadDeadline(time.Now().Add(time.Second))
 	line, err := bufio.NewReader(c).ReadString('\n')
-	return err == nil && strings.HasPrefix(line, "INFO")
+	return err == nil && strings.HasPrefix(line, "INFO") && strings.Contains(line, `"server_name":"`+name+`"`)
 }
 
 // URL is the client URL, stable across restarts.

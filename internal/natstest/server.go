@@ -11,8 +11,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 )
 
-// Server is an in-process nats-server with JetStream on a random loopback
-// port and a temporary store directory.
+// Server is an in-process nats-server with JetStream on a reserved
+// loopback port (see [ReservePort]) and a temporary store directory.
 type Server struct {
 	t    testing.TB
 	mu   sync.Mutex
@@ -43,6 +43,9 @@ func newServer(t testing.TB, opts ...Option) *Server {
 	}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.Port == server.RANDOM_PORT {
+		o.Port = ReservePort(t) // Restart binds it again
 	}
 	s := &Server{t: t, opts: o}
 	t.Cleanup(s.Shutdown)
@@ -148,7 +151,7 @@ func WithoutJetStream() Option {
 	return func(o *server.Options) { o.JetStream = false }
 }
 
-// WithPort starts the server on a given port (0: random).
+// WithPort starts the server on a given port (0: a reserved one).
 func WithPort(port int) Option {
 	return func(o *server.Options) {
 		if port == 0 {
