@@ -7,25 +7,19 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral"
-	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/publisher"
 	"github.com/corral-go/corral/stream"
 )
@@ -47,70 +41,18 @@ func main() {
 	}
 }
 
-// serve is the child: an embedded nats-server with JetStream.
-func serve(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("server", flag.ContinueOnError)
-	port := fs.Int("port", 0, "client port")
-	store := fs.String("store", "", "JetStream store directory")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	srv, err := embedded.New(embedded.Config{Port: *port, StoreDir: *store})
-	if err != nil {
-		return err
-	}
-	if err := srv.Serve(ctx); !errors.Is(err, context.Canceled) {
-		return err
-	}
-	return nil
-}
-
-// server runs this program as a child nats-server.
-type server struct {
-	port  int
-	store string
-	cmd   *exec.Cmd
-}
-
-func (s *server) start() error {
-	s.cmd = exec.Command(os.Args[0], "-server", "-port", strconv.Itoa(s.port), "-store", s.store)
-	s.cmd.Stderr = os.Stderr
-	if err := s.cmd.Start(); err != nil {
-		return err
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if c, err := net.DialTimeout("tcp", s.addr(), time.Second); err == nil {
-			line, _ := bufio.NewReader(c).ReadString('\n')
-			_ = c.Close()
-			if strings.HasPrefix(line, "INFO") {
-				return nil
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return errors.New("the child server did not start")
-}
-
-func (s *server) kill() {
-	_ = s.cmd.Process.Kill()
-	_ = s.cmd.Wait()
-}
-
-func (s *server) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
-
 func run(ctx context.Context, out io.Writer) error {
 	dir, err := os.MkdirTemp("", "corral-outage")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	relay, err := newRelay()
 	if err != nil {
 		return err
 	}
-	srv := &server{port: ln.Addr().(*net.TCPAddr).Port, store: dir}
-	_ = ln.Close()
+	defer relay.close()
+	srv := &server{store: dir, relay: relay}
 	if err := srv.start(); err != nil {
 		return err
 	}
@@ -120,7 +62,7 @@ func run(ctx context.Context, out io.Writer) error {
 	// published while the server is down waits in the buffer.
 	var cfg corral.Config
 	cfg.Name = "outage"
-	cfg.Connection.Servers = []string{"nats://" + srv.addr()}
+	cfg.Connection.Servers = []string{relay.URL()}
 	cfg.Publisher = publisher.Config{BufferMsgs: messages, OnFull: publisher.Block,
 		Streams: map[string]stream.Config{"OUTAGE": {Subjects: []string{"outage.>"}}}}
 	client, err := corral.New(cfg)
@@ -184,10 +126,13 @@ func publishThroughOutages(ctx context.Context, client *corral.Client, srv *serv
 func outages(ctx context.Context, client *corral.Client, srv *server, out io.Writer) error {
 	for _, at := range []uint64{messages / 3, 2 * messages / 3} {
 		for client.Status().Publisher.Acked < at {
-			if ctx.Err() != nil {
+			select {
+			case <-ctx.Done():
 				return ctx.Err()
+			case <-srv.exited:
+				return errors.New("the child server exited by itself")
+			case <-time.After(time.Millisecond):
 			}
-			time.Sleep(time.Millisecond)
 		}
 		srv.kill()
 		fmt.Fprintf(out, "server killed after %d acks; restarting in 1s\n", client.Status().Publisher.Acked)
