@@ -17,10 +17,13 @@ import (
 	"github.com/corral-go/corral/publisher"
 )
 
-// publishThroughFault publishes n messages to a child-process server,
-// applies fault once a third are acknowledged, and checks that every
-// message is in the stream exactly once, and that the fault made the
-// publisher send some again (else it hit nothing in flight).
+// publishThroughFault publishes a third of n messages to a child-process
+// server and waits for their acks, pauses the server (SIGSTOP) and
+// publishes the rest, and once some are in flight, which the paused server
+// cannot acknowledge, applies fault to it. It checks that every message is
+// in the stream exactly once and that the publisher sent some again.
+// Pausing first is what makes the fault hit messages in flight: on a
+// loaded machine the publisher could otherwise finish before the fault.
 func publishThroughFault(t *testing.T, n int, cc connection.Config, cfg publisher.Config,
 	fault func(proc *natstest.Process, rec *natstest.Recorder)) {
 	t.Helper()
@@ -36,20 +39,26 @@ func publishThroughFault(t *testing.T, n int, cc connection.Config, cfg publishe
 	defer cancel()
 
 	futures := make([]*publisher.Future, n)
-	published := make(chan error, 1)
-	go func() {
-		for i := range n {
+	publish := func(from, to int) error {
+		for i := from; i < to; i++ {
 			f, err := p.Publish(ctx, "fault", []byte(strconv.Itoa(i)))
 			if err != nil {
-				published <- err
-				return
+				return err
 			}
 			futures[i] = f
 		}
-		published <- nil
-	}()
+		return nil
+	}
+	if err := publish(0, n/3); err != nil {
+		t.Fatal(err)
+	}
 	natstest.Eventually(t, 30*time.Second, func() bool { return p.Status().Acked >= uint64(n/3) },
 		func() string { return "a third not acknowledged" })
+	proc.Pause()
+	published := make(chan error, 1)
+	go func() { published <- publish(n/3, n) }()
+	natstest.Eventually(t, 30*time.Second, func() bool { return p.Status().InFlight > 0 },
+		func() string { return fmt.Sprintf("nothing in flight to the paused server: %+v", p.Status()) })
 	fault(proc, rec)
 	if err := <-published; err != nil {
 		t.Fatal(err)
@@ -96,13 +105,13 @@ func TestPublishThroughKill9(t *testing.T) {
 	})
 }
 
-// The server stops answering without the connection dropping: acks time
-// out and messages are sent again, and deduplicated once it answers.
+// The server (paused already) stops answering without the connection
+// dropping: acks time out and messages are sent again, and deduplicated
+// once it answers.
 func TestPublishThroughAPause(t *testing.T) {
 	t.Parallel()
 	publishThroughFault(t, 20000, connection.Config{}, publisher.Config{AckTimeout: 300 * time.Millisecond},
 		func(proc *natstest.Process, _ *natstest.Recorder) {
-			proc.Pause()
 			time.Sleep(2 * time.Second) // the outage: several ack timeouts, fewer than the pings that drop the connection
 			proc.Resume()
 		})
