@@ -231,3 +231,41 @@ func TestLeaseLostDuringAStopCutsTasksOff(t *testing.T) {
 		t.Fatal("the task still runs 30s after its worker lost the lease")
 	}
 }
+
+// A worker whose completion gets no answer before it stops counts the
+// outcome as unconfirmed, neither completed nor rejected: the server may
+// have stored it or not.
+func TestUnansweredCompletionIsUnconfirmed(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	proxy := natstest.NewProxy(t, srv.URL())
+	cfg := childConfig
+	started, release := make(chan struct{}), make(chan struct{})
+	w, err := tasks.New("q", cfg, connection.NewFixed(connect(t, proxy.URL())), tasks.HandlerFunc(func(context.Context, *tasks.Task) error {
+		close(started)
+		<-release
+		return nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- w.Serve(ctx) }()
+	enqueue(t, connect(t, srv.URL()), cfg, "q", 1)
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		stop()
+		<-served
+		t.Fatal("the task never started")
+	}
+	proxy.Pause() // the completion and its answer go nowhere
+	close(release)
+	stop()
+	<-served
+	c := w.Status().Counters
+	if c.Started != 1 || c.Completed != 0 || c.Rejected != 0 || c.Unconfirmed != 1 {
+		t.Fatalf("counters %+v; want the one outcome unconfirmed", c)
+	}
+}

@@ -171,7 +171,12 @@ func (r *run) Settle(ctx context.Context, d *delivery, err error) {
 	for wait := settleRetryMin; ; wait = min(2*wait, settleRetryMax) {
 		if !r.entitled() {
 			// LeaseLost reports it, once for all the tasks the run held.
-			r.w.stats.rejected.Add(1)
+			// A write already tried may have been stored all the same.
+			if wait == settleRetryMin {
+				r.w.stats.rejected.Add(1)
+			} else {
+				r.w.stats.unconfirmed.Add(1)
+			}
 			return
 		}
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jsapi.Timeout)
@@ -189,8 +194,10 @@ func (r *run) Settle(ctx context.Context, d *delivery, err error) {
 			r.w.queueError("settle", werr)
 		}
 		// Cut off by a stop: the record stays until the recoverer puts
-		// the task back, once the lease is released.
+		// the task back, once the lease is released, unless the write that
+		// failed was stored.
 		if sleep(ctx, wait); ctx.Err() != nil {
+			r.w.stats.unconfirmed.Add(1)
 			return
 		}
 	}

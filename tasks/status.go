@@ -51,6 +51,11 @@ type Counters struct {
 	// Rejected counts outcomes not recorded because the task was no longer
 	// the worker's: its lease was lost.
 	Rejected uint64
+	// Unconfirmed counts outcomes whose write got no answer before the
+	// worker stopped or lost its lease: the server may have stored them or
+	// not. The task's record says which (it is done, or the task runs
+	// again), so Completed can fall short of the tasks this worker did.
+	Unconfirmed uint64
 	// Recovered counts the tasks of dead workers this worker put back in
 	// the queue as the recoverer.
 	Recovered uint64
@@ -61,7 +66,7 @@ func (w *Worker) Status() Status {
 	st := Status{Queue: w.queue, Lease: LeaseStateNone, Capacity: w.cfg.MaxConcurrency, Counters: Counters{
 		Started: w.stats.started.Load(), Completed: w.stats.completed.Load(), Failed: w.stats.failed.Load(),
 		HandedBack: w.stats.handedBack.Load(), Duplicates: w.stats.duplicates.Load(), PassedOver: w.stats.passedOver.Load(),
-		Rejected: w.stats.rejected.Load(), Recovered: w.stats.recovered.Load()}}
+		Rejected: w.stats.rejected.Load(), Unconfirmed: w.stats.unconfirmed.Load(), Recovered: w.stats.recovered.Load()}}
 	r := w.current.Load()
 	if r == nil {
 		return st

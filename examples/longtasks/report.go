@@ -25,8 +25,9 @@ func report(out io.Writer, workers map[string]*worker, done map[string]int, took
 		st := workers[name].status()
 		recovered += st.Counters.Recovered
 		rejected += st.Counters.Rejected
-		fmt.Fprintf(out, "worker %-8s capacity=%-4d completed=%-5d handed_back=%-4d rejected=%-4d recovered=%d\n",
-			name, st.Capacity, st.Counters.Completed, st.Counters.HandedBack, st.Counters.Rejected, st.Counters.Recovered)
+		fmt.Fprintf(out, "worker %-8s capacity=%-4d completed=%-5d handed_back=%-4d rejected=%-4d unconfirmed=%-4d recovered=%d\n",
+			name, st.Capacity, st.Counters.Completed, st.Counters.HandedBack, st.Counters.Rejected,
+			st.Counters.Unconfirmed, st.Counters.Recovered)
 	}
 	// Per-task in-progress acks with the same liveness (one per running
 	// task per heartbeat) would have cost this many messages.
