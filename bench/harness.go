@@ -34,7 +34,11 @@ type scenario struct {
 	diagnostic bool
 	// noSample turns the heap sampler off, for scenarios that measure
 	// the process at rest.
-	noSample  bool
+	noSample bool
+	// countGoal makes the scenario a count, not a ratio: Corral's median
+	// over raw's is reported against it (at most countGoal), and the
+	// scenario stays out of min_ratio.
+	countGoal int
 	skip      string
 	raw       runFunc
 	corral    runFunc
@@ -82,6 +86,9 @@ type result struct {
 	RatioWatermill float64                `json:"ratio_watermill,omitempty"`
 	PairRatios     []float64              `json:"pair_ratios"`
 	PairRatiosWM   []float64              `json:"pair_ratios_watermill,omitempty"`
+	// CountOverRaw and CountGoal are set for a count scenario.
+	CountOverRaw float64 `json:"count_over_raw,omitempty"`
+	CountGoal    int     `json:"count_goal,omitempty"`
 
 	latency bool
 }
@@ -148,6 +155,10 @@ func (e *env) runScenario(ctx context.Context, s scenario) (*result, error) {
 		}
 	}
 	r.summarize(e.out, s.lower)
+	if s.countGoal > 0 {
+		r.CountGoal = s.countGoal
+		r.CountOverRaw = r.Impl[implCorral].Median - r.Impl[implRaw].Median
+	}
 	return r, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"runtime"
@@ -79,7 +80,11 @@ func run() int {
 		}
 	}
 	results, failed := env.runAll(ctx, selected)
-	fmt.Printf("bench: done scenarios=%d min_ratio=%s wall=%s\n", len(results), num(minRatio(results)), time.Since(started).Round(time.Second))
+	lowest := "-" // no ratio scenario ran
+	if m := minRatio(results); !math.IsInf(m, 1) {
+		lowest = num(m)
+	}
+	fmt.Printf("bench: done scenarios=%d min_ratio=%s wall=%s\n", len(results), lowest, time.Since(started).Round(time.Second))
 	if *jsonOut != "" {
 		if err := writeJSON(*jsonOut, mode, time.Since(started), results); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
@@ -116,12 +121,13 @@ func (e *env) runAll(ctx context.Context, selected []scenario) (results []*resul
 	return results, failed
 }
 
-// minRatio is the lowest Corral/raw ratio of the results: the scenario
-// where Corral is furthest behind.
+// minRatio is the lowest Corral/raw ratio of the ratio scenarios: the
+// one where Corral is furthest behind. Count scenarios have goals of
+// their own.
 func minRatio(results []*result) float64 {
-	lowest := 0.0
-	for i, r := range results {
-		if i == 0 || r.Ratio < lowest {
+	lowest := math.Inf(1)
+	for _, r := range results {
+		if r.CountGoal == 0 && r.Ratio < lowest {
 			lowest = r.Ratio
 		}
 	}

@@ -32,7 +32,11 @@ func (r *result) line() string {
 	} else {
 		b.WriteString(" watermill=-")
 	}
-	fmt.Fprintf(&b, " unit=%s ratio=%s", r.Unit, num(r.Ratio))
+	if r.CountGoal > 0 {
+		fmt.Fprintf(&b, " unit=%s ratio=- over_raw=%s goal=%d", r.Unit, num(r.CountOverRaw), r.CountGoal)
+	} else {
+		fmt.Fprintf(&b, " unit=%s ratio=%s", r.Unit, num(r.Ratio))
+	}
 	if hasWM {
 		fmt.Fprintf(&b, " ratio_watermill=%s", num(r.RatioWatermill))
 	} else {

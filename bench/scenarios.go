@@ -79,7 +79,7 @@ func scenarios() []scenario {
 		},
 		{
 			name: "idle", about: "idle footprint over the process without the client [bare nats.Connect]",
-			unit: "goroutines", lower: true, quickRounds: 1, fullRounds: 3, noSample: true,
+			unit: "goroutines", lower: true, quickRounds: 1, fullRounds: 3, noSample: true, countGoal: 12,
 			raw: rawIdle, corral: corralIdle,
 		},
 	}, taskScenarios(jsNoop)...)
