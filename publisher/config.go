@@ -55,6 +55,13 @@ type Config struct {
 	// default waits, minutes of failing); -1 retries without limit. Range
 	// -1 to 2147483647.
 	MaxAttempts int `yaml:"max_attempts"`
+	// NoMsgID sends messages without a generated Nats-Msg-Id (one set
+	// with WithMsgID is still sent). The stream then keeps no record of
+	// them for deduplication, which makes each publish cheaper, and a
+	// message sent again after its ack was lost (a disconnect, an ack
+	// timeout) may be stored twice. Default false: every message carries
+	// an id, and a re-send within the duplicate window is stored once.
+	NoMsgID bool `yaml:"no_msg_id"`
 	// SpoolDir, when set, keeps accepted messages in files there until they
 	// are acknowledged, so that a crash of the application loses none: the
 	// next start sends them. Default none: a crash loses what the buffer

@@ -11,8 +11,8 @@
 // return once the message is in the bounded buffer (and the spool, with
 // one), with a [Future] of its ack; [Buffered.PublishSync] waits for the
 // ack. Every message carries a Nats-Msg-Id ([WithMsgID], or a generated
-// one), so a message sent twice is stored once within the stream's
-// duplicate window. [Option] values set the Msg-Id and the stream's
+// one unless [Config.NoMsgID]), so a message sent twice is stored once
+// within the stream's duplicate window. [Option] values set the Msg-Id and the stream's
 // expectations ([WithExpectLastSequencePerSubject] and others).
 //
 // A message goes one way: accepted into the buffer (and spool), taken by

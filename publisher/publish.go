@@ -73,7 +73,7 @@ func (p *Buffered) prepare(msg *nats.Msg, opts []Option) (*entry, error) {
 	if err := checkMsg(m); err != nil {
 		return nil, err
 	}
-	if m.Header.Get(jetstream.MsgIDHeader) == "" {
+	if !p.cfg.NoMsgID && m.Header.Get(jetstream.MsgIDHeader) == "" {
 		m.Header.Set(jetstream.MsgIDHeader, nuid.Next())
 	}
 	if err := CheckPayload(m, p.maxPayload.Load()); err != nil {

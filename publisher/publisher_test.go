@@ -178,6 +178,40 @@ func TestMsgIDAndExpectations(t *testing.T) {
 	}
 }
 
+// NoMsgID sends a message without the generated id (the stream keeps none
+// for it), and still sends one the caller set.
+func TestNoMsgIDSendsOnlyAGivenID(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	s := newStream(t, srv.URL(), "NOIDS", "noids")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, tt := range []struct {
+		noMsgID bool
+		opts    []publisher.Option
+		want    string // "": none; "*": generated
+	}{
+		{noMsgID: false, want: "*"},
+		{noMsgID: true, want: ""},
+		{noMsgID: true, opts: []publisher.Option{publisher.WithMsgID("given")}, want: "given"},
+	} {
+		p, _, stop := run(t, []string{srv.URL()}, publisher.Config{NoMsgID: tt.noMsgID})
+		ack, err := p.PublishSync(ctx, "noids", []byte("x"), tt.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = stop()
+		m, err := s.GetMsg(ctx, ack.Sequence)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch got := m.Header.Get(jetstream.MsgIDHeader); {
+		case tt.want == "*" && got == "", tt.want != "*" && got != tt.want:
+			t.Errorf("no_msg_id %v, options %d: stored Msg-Id %q, want %q", tt.noMsgID, len(tt.opts), got, tt.want)
+		}
+	}
+}
+
 func TestNoStreamFailsOnceWithoutRetryingForever(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
