@@ -192,62 +192,77 @@ const (
 	pubSubject = "BENCHPUB"
 )
 
-func rawPublishAsync(ctx context.Context, e *env, n int) (sample, error) {
-	nc, err := connect(e)
-	if err != nil {
-		return sample{}, err
-	}
-	defer nc.Close()
-	js, err := freshStream(ctx, nc, pubStream, pubSubject)
-	if err != nil {
-		return sample{}, err
-	}
-	e.startClock()
-	start := time.Now()
-	for range n {
-		if _, err := js.PublishAsync(pubSubject, payload, jetstream.WithMsgID(nuid.Next())); err != nil {
+// rawPublishAsync publishes with PublishAsync, with a Nats-Msg-Id per
+// message or none.
+func rawPublishAsync(withMsgID bool) runFunc {
+	return func(ctx context.Context, e *env, n int) (sample, error) {
+		nc, err := connect(e)
+		if err != nil {
 			return sample{}, err
 		}
+		defer nc.Close()
+		js, err := freshStream(ctx, nc, pubStream, pubSubject)
+		if err != nil {
+			return sample{}, err
+		}
+		e.startClock()
+		start := time.Now()
+		for range n {
+			if _, err := js.PublishAsync(pubSubject, payload, msgIDOpts(withMsgID)...); err != nil {
+				return sample{}, err
+			}
+		}
+		select {
+		case <-js.PublishAsyncComplete():
+		case <-ctx.Done():
+			return sample{}, ctx.Err()
+		}
+		e.stopClock()
+		return sample{value: float64(n) / time.Since(start).Seconds(), msgs: n}, nil
 	}
-	select {
-	case <-js.PublishAsyncComplete():
-	case <-ctx.Done():
-		return sample{}, ctx.Err()
+}
+
+// msgIDOpts is a fresh Nats-Msg-Id, or nothing.
+func msgIDOpts(withMsgID bool) []jetstream.PublishOpt {
+	if !withMsgID {
+		return nil
 	}
-	e.stopClock()
-	return sample{value: float64(n) / time.Since(start).Seconds(), msgs: n}, nil
+	return []jetstream.PublishOpt{jetstream.WithMsgID(nuid.Next())}
 }
 
 // corralPublishConfig is the buffered publisher's defaults but for the
-// full-buffer policy: block (backpressure) instead of failing.
-func corralPublishConfig() corral.Config {
-	return corral.Config{Publisher: publisher.Config{OnFull: publisher.Block}}
+// full-buffer policy: block (backpressure) instead of failing; noMsgID
+// sends no generated Msg-Id.
+func corralPublishConfig(noMsgID bool) corral.Config {
+	return corral.Config{Publisher: publisher.Config{OnFull: publisher.Block, NoMsgID: noMsgID}}
 }
 
-func corralPublish(ctx context.Context, e *env, n int) (sample, error) {
-	c, err := startCorralOn(ctx, e, corralPublishConfig(), pubStream, pubSubject)
-	if err != nil {
-		return sample{}, err
-	}
-	defer c.stop()
-	base := c.Publisher().Status().Acked
-	e.startClock()
-	start := time.Now()
-	var last *publisher.Future
-	for range n {
-		if last, err = c.Publish(ctx, pubSubject, payload); err != nil {
+func corralPublish(noMsgID bool) runFunc {
+	return func(ctx context.Context, e *env, n int) (sample, error) {
+		c, err := startCorralOn(ctx, e, corralPublishConfig(noMsgID), pubStream, pubSubject)
+		if err != nil {
 			return sample{}, err
 		}
+		defer c.stop()
+		base := c.Publisher().Status().Acked
+		e.startClock()
+		start := time.Now()
+		var last *publisher.Future
+		for range n {
+			if last, err = c.Publish(ctx, pubSubject, payload); err != nil {
+				return sample{}, err
+			}
+		}
+		if _, err := last.Wait(ctx); err != nil {
+			return sample{}, err
+		}
+		acked := func() int64 { return int64(c.Publisher().Status().Acked - base) }
+		if err := waitCount(ctx, acked, n); err != nil {
+			return sample{}, err
+		}
+		e.stopClock()
+		return sample{value: float64(n) / time.Since(start).Seconds(), msgs: n}, nil
 	}
-	if _, err := last.Wait(ctx); err != nil {
-		return sample{}, err
-	}
-	acked := func() int64 { return int64(c.Publisher().Status().Acked - base) }
-	if err := waitCount(ctx, acked, n); err != nil {
-		return sample{}, err
-	}
-	e.stopClock()
-	return sample{value: float64(n) / time.Since(start).Seconds(), msgs: n}, nil
 }
 
 // watermillPublishers is how many goroutines publish at once through
@@ -327,8 +342,8 @@ func syncLoop(ctx context.Context, e *env, n int, publish func() error) (sample,
 	return sample{value: float64(n) / time.Since(start).Seconds(), msgs: n, lat: lat}, nil
 }
 
-// rawPublishSync publishes with js.Publish; withMsgID adds a Nats-Msg-Id
-// per message, as Corral always sends one (the diagnostic baseline).
+// rawPublishSync publishes with js.Publish, with a Nats-Msg-Id per
+// message or none.
 func rawPublishSync(withMsgID bool) runFunc {
 	return func(ctx context.Context, e *env, n int) (sample, error) {
 		nc, err := connect(e)
@@ -341,26 +356,24 @@ func rawPublishSync(withMsgID bool) runFunc {
 			return sample{}, err
 		}
 		return syncLoop(ctx, e, n, func() error {
-			var opts []jetstream.PublishOpt
-			if withMsgID {
-				opts = append(opts, jetstream.WithMsgID(nuid.Next()))
-			}
-			_, err := js.Publish(ctx, pubSubject, payload, opts...)
+			_, err := js.Publish(ctx, pubSubject, payload, msgIDOpts(withMsgID)...)
 			return err
 		})
 	}
 }
 
-func corralPublishSync(ctx context.Context, e *env, n int) (sample, error) {
-	c, err := startCorralOn(ctx, e, corralPublishConfig(), pubStream, pubSubject)
-	if err != nil {
-		return sample{}, err
+func corralPublishSync(noMsgID bool) runFunc {
+	return func(ctx context.Context, e *env, n int) (sample, error) {
+		c, err := startCorralOn(ctx, e, corralPublishConfig(noMsgID), pubStream, pubSubject)
+		if err != nil {
+			return sample{}, err
+		}
+		defer c.stop()
+		return syncLoop(ctx, e, n, func() error {
+			_, err := c.PublishSync(ctx, pubSubject, payload)
+			return err
+		})
 	}
-	defer c.stop()
-	return syncLoop(ctx, e, n, func() error {
-		_, err := c.PublishSync(ctx, pubSubject, payload)
-		return err
-	})
 }
 
 func watermillPublishSync(ctx context.Context, e *env, n int) (sample, error) {

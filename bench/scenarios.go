@@ -54,17 +54,22 @@ func scenarios() []scenario {
 		{
 			name: "js-publish-buffered", about: "buffered publish, all acked [PublishAsync + Msg-Id, 4000 window; Watermill, 64 publishers]",
 			unit: "msgs/s", quickN: 50_000, fullN: 300_000, warmup: true,
-			raw: rawPublishAsync, corral: corralPublish, watermill: watermillPublish,
+			raw: rawPublishAsync(true), corral: corralPublish(false), watermill: watermillPublish,
 		},
 		{
-			name: "js-publish-sync", about: "sync publish, one caller [js.Publish; Watermill publisher]",
+			name: "js-publish-buffered-no-id", about: "buffered publish without Msg-Id, all acked [PublishAsync, 4000 window; Corral no_msg_id]",
+			unit: "msgs/s", quickN: 50_000, fullN: 300_000, warmup: true,
+			raw: rawPublishAsync(false), corral: corralPublish(true),
+		},
+		{
+			name: "js-publish-sync", about: "sync publish, one caller [js.Publish + Msg-Id; Watermill publisher]",
 			unit: "msgs/s", latency: true, quickN: 3_000, fullN: 20_000, warmup: true,
-			raw: rawPublishSync(false), corral: corralPublishSync, watermill: watermillPublishSync,
+			raw: rawPublishSync(true), corral: corralPublishSync(false), watermill: watermillPublishSync,
 		},
 		{
-			name: "diag-publish-sync-msgid", about: "diagnostic, not run by default: sync publish [js.Publish with a Msg-Id, as Corral sends]",
-			unit: "msgs/s", latency: true, quickN: 3_000, fullN: 20_000, warmup: true, diagnostic: true,
-			raw: rawPublishSync(true), corral: corralPublishSync,
+			name: "js-publish-sync-no-id", about: "sync publish without Msg-Id, one caller [js.Publish; Corral no_msg_id]",
+			unit: "msgs/s", latency: true, quickN: 3_000, fullN: 20_000, warmup: true,
+			raw: rawPublishSync(false), corral: corralPublishSync(true),
 		},
 		{
 			name: "kv-put-get", about: "KV put then get, one caller [jetstream KeyValue]",
