@@ -87,5 +87,5 @@ func scenarios() []scenario {
 			unit: "goroutines", lower: true, quickRounds: 1, fullRounds: 3, noSample: true, countGoal: 12,
 			raw: rawIdle, corral: corralIdle,
 		},
-	}, taskScenarios(jsNoop)...)
+	}, append(taskScenarios(jsNoop), growthScenarios()...)...)
 }
