@@ -74,22 +74,11 @@ func startCorralOn(ctx context.Context, e *env, cfg corral.Config, name, subject
 	return c, nil
 }
 
-// waitReady waits until every handler of the Client is ready.
+// waitReady waits until every handler of the Client is ready, as an
+// application does: with Client.Ready, which wakes at each change instead
+// of polling.
 func (c *corralClient) waitReady(ctx context.Context) error {
-	for {
-		ready := true
-		for _, h := range c.Status().Handlers {
-			ready = ready && h.Ready
-		}
-		if ready {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("handlers not ready: %w", ctx.Err())
-		case <-time.After(time.Millisecond):
-		}
-	}
+	return c.Ready(ctx)
 }
 
 func (c *corralClient) stop() error {
