@@ -14,6 +14,24 @@ import (
 
 var payload = make([]byte, 128)
 
+// payloadOf is a payload of size bytes (0: the 128-byte payload).
+func payloadOf(size int) []byte {
+	if size == 0 {
+		return payload
+	}
+	return make([]byte, size)
+}
+
+// withBytes adds the rate in MiB/s of a sample measured in messages of
+// size bytes.
+func withBytes(smp sample, size int) sample {
+	if smp.extra == nil {
+		smp.extra = map[string]float64{}
+	}
+	smp.extra["mib_per_s"] = smp.value * float64(size) / (1 << 20)
+	return smp
+}
+
 // connect is a raw nats.go connection to the bench server, quiet about
 // slow consumers (the scenarios count what they receive).
 func connect(e *env, opts ...nats.Option) (*nats.Conn, error) {
@@ -115,10 +133,11 @@ func freshStream(ctx context.Context, nc *nats.Conn, name string, subjects ...st
 	return js, nil
 }
 
-// fillStream creates stream name holding n messages of payload on subject,
+// fillStream creates stream name holding n messages of size bytes (0: the
+// 128-byte payload) on subject,
 // and a durable pull consumer "bench" on it that every implementation
 // shares the configuration of.
-func fillStream(ctx context.Context, e *env, name, subject string, n int) error {
+func fillStream(ctx context.Context, e *env, name, subject string, size, n int) error {
 	nc, err := connect(e)
 	if err != nil {
 		return err
@@ -128,8 +147,9 @@ func fillStream(ctx context.Context, e *env, name, subject string, n int) error 
 	if err != nil {
 		return err
 	}
+	data := payloadOf(size)
 	for range n {
-		if _, err := js.PublishAsync(subject, payload); err != nil {
+		if _, err := js.PublishAsync(subject, data); err != nil {
 			return err
 		}
 	}

@@ -19,17 +19,18 @@ import (
 type coreWork struct {
 	workers int
 	do      func()
+	size    int // payload bytes; 0: 128
 }
 
 func noop()     {}
 func sleep1ms() { time.Sleep(time.Millisecond) }
 func coreSubj(w coreWork, impl string) string {
-	return fmt.Sprintf("bench.core.%d.%s", w.workers, impl)
+	return fmt.Sprintf("bench.core.%d.%d.%s", w.workers, w.size, impl)
 }
 
 // publishCore publishes n messages on subject from its own connection and
 // waits until handled reaches n; the rate is over that whole time.
-func publishCore(ctx context.Context, e *env, subject string, n int, handled *atomic.Int64) (sample, error) {
+func publishCore(ctx context.Context, e *env, subject string, size, n int, handled *atomic.Int64) (sample, error) {
 	pub, err := connect(e)
 	if err != nil {
 		return sample{}, err
@@ -37,8 +38,9 @@ func publishCore(ctx context.Context, e *env, subject string, n int, handled *at
 	defer pub.Close()
 	e.startClock()
 	start := time.Now()
+	data := payloadOf(size)
 	for range n {
-		if err := pub.Publish(subject, payload); err != nil {
+		if err := pub.Publish(subject, data); err != nil {
 			return sample{}, err
 		}
 	}
@@ -49,7 +51,7 @@ func publishCore(ctx context.Context, e *env, subject string, n int, handled *at
 		return sample{}, err
 	}
 	e.stopClock()
-	return sample{value: float64(n) / time.Since(start).Seconds(), msgs: n}, nil
+	return withBytes(sample{value: float64(n) / time.Since(start).Seconds(), msgs: n}, len(data)), nil
 }
 
 // rawCallback: the handler is nc.Subscribe's callback.
@@ -73,7 +75,7 @@ func rawCallback(w coreWork) runFunc {
 		if err := nc.Flush(); err != nil {
 			return sample{}, err
 		}
-		return publishCore(ctx, e, subj, n, &handled)
+		return publishCore(ctx, e, subj, w.size, n, &handled)
 	}
 }
 
@@ -109,7 +111,7 @@ func rawPool(w coreWork) runFunc {
 		if err := nc.Flush(); err != nil {
 			return sample{}, err
 		}
-		return publishCore(ctx, e, subj, n, &handled)
+		return publishCore(ctx, e, subj, w.size, n, &handled)
 	}
 }
 
@@ -134,7 +136,7 @@ func corralCore(w coreWork) runFunc {
 		if err := c.waitReady(ctx); err != nil {
 			return sample{}, err
 		}
-		return publishCore(ctx, e, subj, n, &handled)
+		return publishCore(ctx, e, subj, w.size, n, &handled)
 	}
 }
 

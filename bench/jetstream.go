@@ -33,9 +33,9 @@ type jsWork struct {
 	// is how it parallelises), Watermill's subscriptions.
 	workers int
 	do      func()
-	// queue is Corral's queue_size; 0 leaves its default (= workers for a
-	// JetStream handler).
+	// queue is Corral's queue_size; 0 leaves its default.
 	queue int
+	size  int // payload bytes; 0: 128
 }
 
 // firstLast records when the first message was handled and counts them.
@@ -57,7 +57,7 @@ func (f *firstLast) rate(n int) float64 {
 
 func rawConsume(w jsWork) runFunc {
 	return func(ctx context.Context, e *env, n int) (sample, error) {
-		if err := fillStream(ctx, e, consumeStream, consumeStream, n); err != nil {
+		if err := fillStream(ctx, e, consumeStream, consumeStream, w.size, n); err != nil {
 			return sample{}, err
 		}
 		e.startClock()
@@ -90,13 +90,13 @@ func rawConsume(w jsWork) runFunc {
 			return sample{}, err
 		}
 		e.stopClock()
-		return sample{value: fl.rate(n), msgs: n}, nil
+		return withBytes(sample{value: fl.rate(n), msgs: n}, len(payloadOf(w.size))), nil
 	}
 }
 
 func corralConsume(w jsWork) runFunc {
 	return func(ctx context.Context, e *env, n int) (sample, error) {
-		if err := fillStream(ctx, e, consumeStream, consumeStream, n); err != nil {
+		if err := fillStream(ctx, e, consumeStream, consumeStream, w.size, n); err != nil {
 			return sample{}, err
 		}
 		e.startClock()
@@ -122,7 +122,7 @@ func corralConsume(w jsWork) runFunc {
 			return sample{}, err
 		}
 		e.stopClock()
-		return sample{value: fl.rate(n), msgs: n}, nil
+		return withBytes(sample{value: fl.rate(n), msgs: n}, len(payloadOf(w.size))), nil
 	}
 }
 
@@ -137,7 +137,7 @@ func watermillConsume(w jsWork) runFunc { return watermillSubscriber(w, true) }
 // Watermill's default (a DoubleAck per message), for the diagnostic.
 func watermillSubscriber(w jsWork, ackAsync bool) runFunc {
 	return func(ctx context.Context, e *env, n int) (sample, error) {
-		if err := fillStream(ctx, e, consumeStream, consumeStream, n); err != nil {
+		if err := fillStream(ctx, e, consumeStream, consumeStream, w.size, n); err != nil {
 			return sample{}, err
 		}
 		e.startClock()
@@ -181,7 +181,7 @@ func watermillSubscriber(w jsWork, ackAsync bool) runFunc {
 			return sample{}, err
 		}
 		e.stopClock()
-		return sample{value: fl.rate(n), msgs: n}, nil
+		return withBytes(sample{value: fl.rate(n), msgs: n}, len(payloadOf(w.size))), nil
 	}
 }
 

@@ -1,6 +1,9 @@
 package main
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // scenarios lists every comparison, in the order; 128-byte
 // payloads throughout. It is one table, longer than a function should be,
@@ -87,5 +90,28 @@ func scenarios() []scenario {
 			unit: "goroutines", lower: true, quickRounds: 1, fullRounds: 3, noSample: true, countGoal: 12,
 			raw: rawIdle, corral: corralIdle,
 		},
-	}, append(taskScenarios(jsNoop), growthScenarios()...)...)
+	}, append(append(taskScenarios(jsNoop), sizeScenarios()...), growthScenarios()...)...)
+}
+
+// sizeScenarios repeat core and JetStream consume at larger payloads, so
+// that the cost of copying shows; each reports MiB/s beside msgs/s.
+func sizeScenarios() []scenario {
+	var out []scenario
+	for _, sz := range []struct {
+		name          string
+		bytes, n, jsN int
+	}{{"4k", 4 << 10, 200_000, 20_000}, {"64k", 64 << 10, 20_000, 5_000}, {"1m", 1 << 20, 1_000, 500}} {
+		core := coreWork{workers: 1, do: noop, size: sz.bytes}
+		js := jsWork{workers: 4, do: noop, size: sz.bytes}
+		out = append(out, scenario{
+			name: "core-noop-" + sz.name, about: fmt.Sprintf("core pub -> no-op handler, %s payloads [nc.Subscribe callback]", sz.name),
+			unit: "msgs/s", quickN: sz.n / 4, fullN: sz.n, warmup: true,
+			raw: rawCallback(core), corral: corralCore(core),
+		}, scenario{
+			name: "js-consume-noop-" + sz.name, about: fmt.Sprintf("JetStream consume + ack, no-op, 4 at once, %s payloads, Corral's defaults [4 Consume calls]", sz.name),
+			unit: "msgs/s", quickN: sz.jsN / 4, fullN: sz.jsN, warmup: true,
+			raw: rawConsume(js), corral: corralConsume(js),
+		})
+	}
+	return out
 }
