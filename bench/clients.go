@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -36,7 +37,7 @@ func withBytes(smp sample, size int) sample {
 // slow consumers (the scenarios count what they receive).
 func connect(e *env, opts ...nats.Option) (*nats.Conn, error) {
 	opts = append([]nats.Option{nats.Name("bench-raw"), nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {})}, opts...)
-	return nats.Connect(e.srv.URL(), opts...)
+	return nats.Connect(strings.Join(e.urls(), ","), opts...)
 }
 
 // corralClient is a Corral Client on the bench server, running until
@@ -51,7 +52,7 @@ type corralClient struct {
 // declare bind handlers, runs it and waits until it is connected; waitReady
 // then waits for its handlers.
 func startCorral(ctx context.Context, e *env, cfg corral.Config, declare func(*corral.Client) error) (*corralClient, error) {
-	cfg.Connection.Servers = []string{e.srv.URL()}
+	cfg.Connection.Servers = e.urls()
 	if cfg.Name == "" {
 		cfg.Name = "bench-corral"
 	}
@@ -83,7 +84,7 @@ func startCorralOn(ctx context.Context, e *env, cfg corral.Config, name, subject
 	}
 	nc, err := c.Conn(ctx)
 	if err == nil {
-		_, err = freshStream(ctx, nc, name, subject)
+		_, err = e.freshStream(ctx, nc, name, subject)
 	}
 	if err != nil {
 		c.stop()
@@ -121,13 +122,14 @@ func waitCount(ctx context.Context, count func() int64, n int) error {
 
 // freshStream (re)creates a file stream named name on subject and returns a
 // JetStream context for it.
-func freshStream(ctx context.Context, nc *nats.Conn, name string, subjects ...string) (jetstream.JetStream, error) {
+func (e *env) freshStream(ctx context.Context, nc *nats.Conn, name string, subjects ...string) (jetstream.JetStream, error) {
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4000))
 	if err != nil {
 		return nil, err
 	}
 	_ = js.DeleteStream(ctx, name)
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: subjects, Storage: jetstream.FileStorage}); err != nil {
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: subjects, Storage: jetstream.FileStorage,
+		Replicas: max(e.replicas, 1)}); err != nil {
 		return nil, fmt.Errorf("create stream %s: %w", name, err)
 	}
 	return js, nil
@@ -143,7 +145,7 @@ func fillStream(ctx context.Context, e *env, name, subject string, size, n int) 
 		return err
 	}
 	defer nc.Close()
-	js, err := freshStream(ctx, nc, name, subject)
+	js, err := e.freshStream(ctx, nc, name, subject)
 	if err != nil {
 		return err
 	}

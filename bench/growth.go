@@ -82,7 +82,7 @@ func growStreamFor(ctx context.Context, e *env) error {
 		return err
 	}
 	defer nc.Close()
-	_, err = freshStream(ctx, nc, growStream, "bench.grow.>")
+	_, err = e.freshStream(ctx, nc, growStream, "bench.grow.>")
 	return err
 }
 

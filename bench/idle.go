@@ -113,7 +113,7 @@ func corralIdle(ctx context.Context, e *env, _ int) (sample, error) {
 	if err != nil {
 		return sample{}, err
 	}
-	_, err = freshStream(ctx, nc, idleStream, idleStream)
+	_, err = e.freshStream(ctx, nc, idleStream, idleStream)
 	nc.Close()
 	if err != nil {
 		return sample{}, err

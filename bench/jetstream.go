@@ -201,7 +201,7 @@ func rawPublishAsync(withMsgID bool) runFunc {
 			return sample{}, err
 		}
 		defer nc.Close()
-		js, err := freshStream(ctx, nc, pubStream, pubSubject)
+		js, err := e.freshStream(ctx, nc, pubStream, pubSubject)
 		if err != nil {
 			return sample{}, err
 		}
@@ -275,7 +275,7 @@ func watermillPublisher(ctx context.Context, e *env) (*wmjs.Publisher, func(), e
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := freshStream(ctx, nc, pubStream, pubSubject); err != nil {
+	if _, err := e.freshStream(ctx, nc, pubStream, pubSubject); err != nil {
 		nc.Close()
 		return nil, nil, err
 	}
@@ -351,7 +351,7 @@ func rawPublishSync(withMsgID bool) runFunc {
 			return sample{}, err
 		}
 		defer nc.Close()
-		js, err := freshStream(ctx, nc, pubStream, pubSubject)
+		js, err := e.freshStream(ctx, nc, pubStream, pubSubject)
 		if err != nil {
 			return sample{}, err
 		}

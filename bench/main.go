@@ -72,7 +72,12 @@ func run() int {
 	fmt.Printf("bench: start mode=%s go=%s gomaxprocs=%d cpus=%d server=%s\n",
 		mode, runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU(), srv.URL())
 	started := time.Now()
-	env := &env{srv: srv, quick: *quick, rounds: *rounds, out: os.Stdout, profileDir: *profile}
+	env := &env{srv: srv, quick: *quick, rounds: *rounds, out: os.Stdout, profileDir: *profile, storeDir: dir}
+	defer func() {
+		if env.sharedCluster != nil {
+			env.sharedCluster.Shutdown()
+		}
+	}()
 	if *profile != "" {
 		if err := os.MkdirAll(*profile, 0o755); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
@@ -180,11 +185,18 @@ func writeJSON(path, mode string, wall time.Duration, results []*result) error {
 
 // env is what every round gets: the server and the run's mode.
 type env struct {
-	srv    *natsServer
-	quick  bool
-	rounds int
-	out    io.Writer
-	meter  *meter // the round's, while one runs
+	srv *natsServer
+	// cluster, while a scenario runs on the three-node cluster, and the
+	// replicas its streams get; sharedCluster is started by the first
+	// such round and kept for the run, under storeDir.
+	cluster       *natsCluster
+	replicas      int
+	sharedCluster *natsCluster
+	storeDir      string
+	quick         bool
+	rounds        int
+	out           io.Writer
+	meter         *meter // the round's, while one runs
 	// profileDir, when set, receives CPU profiles and goroutine dumps.
 	profileDir string
 	// profileName names the round's profiles, when it is to be profiled.

@@ -132,7 +132,7 @@ func rawOutage(ctx context.Context, e *env, n int) (sample, error) {
 		return sample{}, err
 	}
 	defer nc.Close()
-	if _, err := freshStream(ctx, nc, outageStream, outageStream); err != nil {
+	if _, err := e.freshStream(ctx, nc, outageStream, outageStream); err != nil {
 		return sample{}, err
 	}
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(outageWindow), jetstream.WithPublishAsyncTimeout(2*time.Second))

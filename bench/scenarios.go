@@ -90,7 +90,24 @@ func scenarios() []scenario {
 			unit: "goroutines", lower: true, quickRounds: 1, fullRounds: 3, noSample: true, countGoal: 12,
 			raw: rawIdle, corral: corralIdle,
 		},
-	}, append(append(taskScenarios(jsNoop), sizeScenarios()...), growthScenarios()...)...)
+	}, append(append(append(taskScenarios(jsNoop), sizeScenarios()...), growthScenarios()...), clusterScenarios(jsNoop)...)...)
+}
+
+// clusterScenarios are consume and buffered publish on an R3 stream of a
+// three-node cluster, raw and Corral on the same cluster.
+func clusterScenarios(jsNoop jsWork) []scenario {
+	return []scenario{
+		{
+			name: "r3-js-consume-noop", about: "R3 stream, three-node cluster: JetStream consume + ack, no-op, 4 at once [4 Consume calls]",
+			unit: "msgs/s", quickN: 20_000, fullN: 100_000, warmup: true,
+			raw: onCluster(rawConsume(jsNoop)), corral: onCluster(corralConsume(jsNoop)),
+		},
+		{
+			name: "r3-js-publish-buffered", about: "R3 stream, three-node cluster: buffered publish, all acked [PublishAsync + Msg-Id, 4000 window]",
+			unit: "msgs/s", quickN: 30_000, fullN: 150_000, warmup: true,
+			raw: onCluster(rawPublishAsync(true)), corral: onCluster(corralPublish(false)),
+		},
+	}
 }
 
 // sizeScenarios repeat core and JetStream consume at larger payloads, so
