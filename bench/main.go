@@ -6,6 +6,7 @@
 //	cd bench && go run . -quick           # every scenario, about two minutes
 //	cd bench && go run .                  # more rounds and messages, stable figures
 //	cd bench && go run . -scenario core-noop,js-publish-sync -json out.json
+//	cd bench && go run . -markdown out.json   # the README's tables
 package main
 
 import (
@@ -34,7 +35,15 @@ func run() int {
 	jsonOut := flag.String("json", "", "write the raw results (every round) to this file")
 	rounds := flag.Int("rounds", 0, "rounds per implementation (default 5 with -quick, 9 without; some scenarios run fewer)")
 	profile := flag.String("profile", "", "write a CPU profile of each implementation's last round, and the idle goroutines, to this directory")
+	markdown := flag.String("markdown", "", "print the README's tables from a run's -json file and exit")
 	flag.Parse()
+	if *markdown != "" {
+		if err := writeMarkdown(os.Stdout, *markdown); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+		return 0
+	}
 
 	all := scenarios()
 	if *list {
