@@ -50,8 +50,9 @@ func TestJetStreamReportsMaxAckPending(t *testing.T) {
 
 // A pool larger than the server's default max_ack_pending gets a consumer
 // whose limit is twice the pool, so that the instance's own pool never
-// reaches it; a small pool leaves the server's default, as does a stream
-// whose own limit is lower.
+// reaches it: the default queue counts at the most it adapts to (8
+// workers + 512); a small pool leaves the server's default, as does a
+// stream whose own limit is lower.
 func TestJetStreamMaxAckPendingDefaultCoversThePool(t *testing.T) {
 	t.Parallel()
 	e := newJSEnv(t, jetstream.StreamConfig{Name: "BIG", Subjects: []string{"big.>"}})
@@ -64,7 +65,8 @@ func TestJetStreamMaxAckPendingDefaultCoversThePool(t *testing.T) {
 	noop := consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil })
 	handlers := map[string]consumer.Config{
 		"big":     {Subject: "big.a", Workers: 100, QueueSize: 500, JetStream: consumer.JetStream{Stream: "BIG"}},
-		"small":   {Subject: "big.b", Workers: 8, JetStream: consumer.JetStream{Stream: "BIG"}},
+		"default": {Subject: "big.b", Workers: 8, JetStream: consumer.JetStream{Stream: "BIG"}},
+		"small":   {Subject: "big.c", Workers: 8, QueueSize: 64, JetStream: consumer.JetStream{Stream: "BIG"}},
 		"limited": {Workers: 100, QueueSize: 500, JetStream: consumer.JetStream{Stream: "LIMITED"}},
 	}
 	for name, cfg := range handlers {
@@ -74,7 +76,7 @@ func TestJetStreamMaxAckPendingDefaultCoversThePool(t *testing.T) {
 	}
 	stop := e.serve()
 	e.subscribed(len(handlers))
-	for name, want := range map[string]int{"big": 1200, "small": 1000, "limited": 800} {
+	for name, want := range map[string]int{"big": 1200, "default": 1040, "small": 1000, "limited": 800} {
 		c, err := e.js.Consumer(ctx, handlers[name].Stream, name)
 		if err != nil {
 			t.Fatal(err)

@@ -40,12 +40,16 @@ type Config struct {
 	// are handled in the order they arrive. Range 0 to 65536: a goroutine
 	// each, and more would only contend. Default 1.
 	Workers int `yaml:"workers"`
-	// QueueSize bounds the messages waiting for a worker. Default 256;
-	// for a JetStream handler, max(Workers, 64): what is queued is pulled
-	// and held by this instance (kept alive with in-progress acks), so a
-	// smaller queue spreads work across instances, a larger one keeps
-	// fast handlers busy between pulls. Range 0 to 1048576 (1<<20): the
-	// queue is a channel allocated up front, 8MiB at most.
+	// QueueSize bounds the messages waiting for a worker. Default 256.
+	// For a JetStream handler what is queued is pulled and held by this
+	// instance (kept alive with in-progress acks): a smaller queue spreads
+	// work across instances, a larger one keeps fast handlers busy between
+	// pulls. Its default adapts to the handler's pace: the handler holds
+	// Workers + max(Workers, 64), twice that each time its workers ran out
+	// of messages between pulls, up to Workers + max(Workers, 512), and
+	// half as much again after it held all it asked for a second. A value
+	// set here is held as it is. Range 0 to 1048576 (1<<20): the queue is
+	// a channel allocated up front, 8MiB at most.
 	QueueSize int `yaml:"queue_size"`
 	// Overflow is block, drop_newest, drop_oldest or (request handlers)
 	// reject. Default block.
@@ -76,6 +80,8 @@ type Config struct {
 	// consumer of that stream instead of subscribing to Subject, which
 	// (with FilterSubjects) filters what it receives.
 	JetStream `yaml:",inline"`
+
+	adaptQueue bool // QueueSize was defaulted for a JetStream handler
 }
 
 // IsJetStream reports whether the handler consumes a stream.
@@ -86,10 +92,12 @@ const (
 	// defaultJetStreamQueue is a JetStream handler's smallest default
 	// queue: with the queue only as long as the workers, a no-op handler
 	// ran at a third of raw Consume, waiting on a pull round trip every
-	// few messages.
-	defaultJetStreamQueue = 64
-	defaultPending        = 512 * 1024
-	defaultPendingB       = 64 << 20
+	// few messages. It adapts up to defaultJetStreamQueueMax, the buffer
+	// of nats.go's Consume.
+	defaultJetStreamQueue    = 64
+	defaultJetStreamQueueMax = 512
+	defaultPending           = 512 * 1024
+	defaultPendingB          = 64 << 20
 	// maxPendingBytes bounds PendingBytes: 1TiB, a limit nats.go keeps
 	// as a count, never allocates.
 	maxPendingBytes = 1 << 40
@@ -103,8 +111,10 @@ func (c Config) withDefaults() Config {
 		c.QueueSize = defaultQueueSize
 		if c.IsJetStream() {
 			// Held messages are kept alive, but another instance cannot
-			// have them: hold enough to cover a pull round trip, no more.
-			c.QueueSize = max(c.Workers, defaultJetStreamQueue)
+			// have them: hold enough to cover a pull round trip at the
+			// handler's pace, no more (see pull.Config.Floor).
+			c.QueueSize = max(c.Workers, defaultJetStreamQueueMax)
+			c.adaptQueue = true
 		}
 	}
 	if c.IsJetStream() {

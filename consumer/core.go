@@ -38,7 +38,7 @@ func (c *coreHandler) newRun() *coreRun {
 	r := &coreRun{c: c, sub: &subCounts{stats: c.stats}}
 	r.pool = pool.New[*Msg](pool.Config{Workers: c.cfg.Workers, QueueSize: c.cfg.QueueSize, Timeout: c.cfg.Timeout,
 		Stats: &c.stats.work}, r)
-	r.slow = newEpisodes(&c.handlerBase, c.cfg.Subject, r.pool.Cap(), r.pool.Len, r.sub)
+	r.slow = newEpisodes(&c.handlerBase, c.cfg.Subject, r.pool.Cap, r.pool.Len, r.sub)
 	c.current.Store(&runView{pool: r.pool, slow: r.slow, upstream: r.sub})
 	return r
 }

@@ -79,10 +79,16 @@ func (j *jsHandler) newRun() *jsRun {
 	// waits.
 	r.pool = pool.New[*Msg](pool.Config{Workers: j.cfg.Workers, QueueSize: capacity, Timeout: j.cfg.Timeout,
 		Stats: &j.stats.work}, r)
-	r.puller = pull.New(pull.Config{Stream: j.cfg.Stream, Consumer: j.cfg.Consumer, Capacity: capacity,
-		Source: j.src, Feed: r.pool.Feed, Peak: &j.stats.peakHeld}, r)
+	pc := pull.Config{Stream: j.cfg.Stream, Consumer: j.cfg.Consumer, Capacity: capacity,
+		Source: j.src, Feed: r.pool.Feed, Peak: &j.stats.peakHeld}
+	if j.cfg.adaptQueue {
+		pc.Floor, pc.Start = j.cfg.Workers, j.cfg.Workers+max(j.cfg.Workers, defaultJetStreamQueue)
+	}
+	r.puller = pull.New(pc, r)
 	up := streamPending{n: &j.numPending}
-	r.slow = newEpisodes(&j.handlerBase, j.cfg.Stream, capacity, r.puller.Held, up)
+	// Full is against what the puller asks to hold, which adapts below
+	// the capacity with the default queue_size.
+	r.slow = newEpisodes(&j.handlerBase, j.cfg.Stream, r.puller.Want, r.puller.Held, up)
 	j.current.Store(&runView{pool: r.pool, slow: r.slow, upstream: up})
 	return r
 }

@@ -31,7 +31,7 @@ const (
 type episodes struct {
 	h        *handlerBase
 	subject  string
-	capacity int
+	capacity func() int
 	// load is how full the handler is, against capacity: queued messages
 	// for core handlers, held ones for JetStream handlers.
 	load     func() int
@@ -53,7 +53,7 @@ type episodeStart struct {
 }
 
 // newEpisodes returns the episodes of a run whose events name subject.
-func newEpisodes(h *handlerBase, subject string, capacity int, load func() int, up upstream) *episodes {
+func newEpisodes(h *handlerBase, subject string, capacity, load func() int, up upstream) *episodes {
 	e := &episodes{h: h, subject: subject, capacity: capacity, load: load, upstream: up, stopMonitor: make(chan struct{})}
 	e.since = episodeStart{dropped: e.dropped(), rejected: h.stats.rejected.Load()}
 	return e
@@ -74,7 +74,7 @@ func (e *episodes) overflow() {
 	e.current = &episodeStart{at: time.Now(), dropped: e.since.dropped, rejected: e.since.rejected}
 	e.active.Store(true)
 	ev := SlowConsumerStarted{EventTime: e.h.events.Stamp(), Handler: e.h.name, Subject: e.subject,
-		QueueSize: e.capacity, Overflow: e.h.cfg.Overflow}
+		QueueSize: e.capacity(), Overflow: e.h.cfg.Overflow}
 	if e.h.cfg.IsJetStream() {
 		ev.Pending = uint64(e.upstream.pending())
 	}
@@ -98,7 +98,7 @@ func (e *episodes) monitor() {
 		case <-t.C:
 			e.upstream.refresh()
 			quiet := time.Since(time.Unix(0, e.lastOverflow.Load())) >= quietPeriod
-			if quiet && e.load() <= e.capacity/2 {
+			if quiet && e.load() <= e.capacity()/2 {
 				e.end(false)
 				return
 			}

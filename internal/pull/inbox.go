@@ -38,8 +38,11 @@ type inbox struct {
 	sub     *nats.Subscription
 	ended   <-chan struct{} // closed after the subscription's last callback
 	credits atomic.Int64
-	heard   atomic.Int64 // unix nanoseconds of the last message, heartbeat or request
-	retired atomic.Bool  // replaced: its statuses are about requests no longer counted
+	// delivered counts the messages it received, so that the puller can
+	// tell a request the server filled from one that ran out.
+	delivered atomic.Int64
+	heard     atomic.Int64 // unix nanoseconds of the last message, heartbeat or request
+	retired   atomic.Bool  // replaced: its statuses are about requests no longer counted
 }
 
 // openInbox subscribes a fresh inbox, with no credits, as an input of the
@@ -119,6 +122,7 @@ func (p *Puller) receive(nc *nats.Conn, in *inbox, msg *nats.Msg) {
 		// before held: it never sees room the message already fills.
 		held := p.held.hold()
 		in.dropCredits(1)
+		in.delivered.Add(1)
 		switch {
 		case !held:
 			// More than the owner has room for (a request presumed lost

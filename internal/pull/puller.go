@@ -56,6 +56,13 @@ type Config struct {
 	Stream, Consumer string
 	// Capacity is the most messages the owner holds at once.
 	Capacity int
+	// Floor, when set, makes the puller ask for less than Capacity and
+	// adapt it to the owner's pace: it starts at Start and doubles, up to
+	// Capacity, each time the owner held fewer than Floor (its workers)
+	// although the server had delivered all that was asked; it halves,
+	// down to Start, after the owner held all it asked for a second. 0:
+	// it always asks for Capacity.
+	Floor, Start int
 	// Source tells the puller of reconnects, after which requests are
 	// made again at once.
 	Source connection.Source
@@ -73,6 +80,7 @@ type Puller struct {
 	cfg     Config
 	owner   Owner
 	held    held
+	want    *want
 	status  chan error // statuses of pull requests, newest kept
 	subject string     // the consumer's next-message API subject
 }
@@ -84,7 +92,7 @@ func New(cfg Config, owner Owner) *Puller {
 		peak = new(atomic.Int64)
 	}
 	return &Puller{cfg: cfg, owner: owner, held: held{capacity: cfg.Capacity, peak: peak, freed: make(chan struct{}, 1)},
-		status: make(chan error, 1), subject: "$JS.API.CONSUMER.MSG.NEXT." + cfg.Stream + "." + cfg.Consumer}
+		want: newWant(cfg), status: make(chan error, 1), subject: "$JS.API.CONSUMER.MSG.NEXT." + cfg.Stream + "." + cfg.Consumer}
 }
 
 // Release frees the room of a message the owner is done with.
@@ -96,6 +104,11 @@ func (p *Puller) Held() int { return p.held.count() }
 // Capacity is the most messages the owner holds at once.
 func (p *Puller) Capacity() int { return p.held.capacity }
 
+// Want is how many messages the puller asks the owner to hold now: the
+// capacity, or less when it adapts (Config.Floor). The owner holds all
+// it can once it holds this many.
+func (p *Puller) Want() int { return p.want.get() }
+
 // Open subscribes the first inbox on nc, so that Run can pull; it fails
 // with jsapi.ErrConnGone when nc is closed.
 func (p *Puller) Open(nc *nats.Conn) (*Session, error) {
@@ -106,16 +119,15 @@ func (p *Puller) Open(nc *nats.Conn) (*Session, error) {
 		}
 		return nil, err
 	}
-	return &Session{p: p, nc: nc, in: in, threshold: max(1, p.held.capacity/2)}, nil
+	return &Session{p: p, nc: nc, in: in}, nil
 }
 
 // Session pulls on one connection.
 type Session struct {
-	p         *Puller
-	nc        *nats.Conn
-	js        jetstream.JetStream
-	gone      <-chan struct{} // the connection closed for good
-	threshold int             // the least room worth asking for
+	p    *Puller
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	gone <-chan struct{} // the connection closed for good
 
 	in      *inbox
 	retired []*inbox // replaced inboxes still draining
@@ -187,14 +199,18 @@ func (s *Session) replaceIfSilent(now time.Time) {
 // only when the connection is gone.
 func (s *Session) request(now time.Time) error {
 	credits := s.in.credits.Load() // before held: see receive
-	free := s.p.held.capacity - s.p.held.count() - int(credits)
+	held := s.p.held.count()
+	s.p.want.grow(held, credits, s.in.delivered.Load())
+	want := s.p.want.get()
+	free := want - held - int(credits)
 	// Like nats.go's Consume, ask again once half the room is free:
 	// asking for every freed slot would double the server's work.
-	if free < s.threshold || now.Before(s.notBefore) || !s.nc.IsConnected() {
+	if free < max(1, want/2) || now.Before(s.notBefore) || !s.nc.IsConnected() {
 		return nil
 	}
 	req, _ := json.Marshal(pullRequest{Batch: free, Expires: expiry, Heartbeat: heartbeat})
 	s.in.credits.Add(int64(free))
+	s.p.want.sent(free, s.in.delivered.Load())
 	s.in.heard.Store(now.UnixNano()) // heartbeats are due from now
 	if err := s.nc.PublishRequest(s.p.subject, s.in.subject, req); err != nil {
 		s.in.dropCredits(int64(free))
@@ -217,7 +233,9 @@ type pullRequest struct {
 // wait is how long the session may wait for something to happen.
 func (s *Session) wait(now time.Time) time.Duration {
 	wait := heartbeat / 2
-	if s.p.held.count() >= s.p.held.capacity {
+	held := s.p.held.count()
+	s.p.want.shrink(now, held)
+	if held >= s.p.want.get() {
 		if s.fullSince.IsZero() {
 			s.fullSince = now
 		}
@@ -295,6 +313,7 @@ func (s *Session) replace(cause error) {
 	_ = s.in.sub.Drain()
 	s.retired = append(live(s.retired), s.in)
 	s.in = fresh
+	s.p.want.replaced()
 }
 
 // backOff holds requests back after a failure at from, longer each time.

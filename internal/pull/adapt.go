@@ -1,0 +1,75 @@
+package pull
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// shrinkAfter is how long the owner must hold all the puller asks for
+// before the puller asks for half as much: the handler is behind, and what
+// it holds waits in its queue while other instances could run it.
+const shrinkAfter = time.Second
+
+// want is how much the puller asks the owner to hold. Fixed at the
+// capacity unless Config.Floor is set; then it starts at Config.Start,
+// doubles (up to the capacity) each time the owner ran short because a
+// round trip was too slow for it, and halves (down to Start) after the
+// owner held all of it for shrinkAfter. A fast handler so holds enough to
+// cover the round trips, a slow one holds little beyond its workers, so
+// that other instances get the rest.
+type want struct {
+	n                   atomic.Int64
+	floor, start, limit int
+
+	asked          int64     // the last request's batch
+	deliveredAtAsk int64     // the inbox's deliveries when it was sent
+	fullFrom       time.Time // held all of n since; zero when not
+}
+
+func newWant(cfg Config) *want {
+	w := &want{floor: cfg.Floor, start: cfg.Capacity, limit: cfg.Capacity}
+	if cfg.Floor > 0 {
+		w.start = min(max(cfg.Start, 1), cfg.Capacity)
+	}
+	w.n.Store(int64(w.start))
+	return w
+}
+
+// get is how much to hold now.
+func (w *want) get() int { return int(w.n.Load()) }
+
+// grow doubles the want when the owner ran short although the server
+// delivered all that was asked: fewer held than its floor (workers wait),
+// nothing owed, and the last request filled. An empty stream leaves
+// requests owed and never grows it.
+func (w *want) grow(held int, credits, delivered int64) {
+	if w.floor == 0 || held >= w.floor || credits > 0 || w.asked == 0 || delivered-w.deliveredAtAsk < w.asked {
+		return
+	}
+	w.n.Store(int64(min(2*w.get(), w.limit)))
+	w.asked = 0 // once per filled request
+}
+
+// sent records a request of batch messages, made when the inbox had
+// delivered delivered.
+func (w *want) sent(batch int, delivered int64) { w.asked, w.deliveredAtAsk = int64(batch), delivered }
+
+// replaced forgets the last request: it was on an inbox replaced since.
+func (w *want) replaced() { w.asked = 0 }
+
+// shrink halves the want once the owner has held all of it for
+// shrinkAfter.
+func (w *want) shrink(now time.Time, held int) {
+	if w.floor == 0 || held < w.get() {
+		w.fullFrom = time.Time{}
+		return
+	}
+	if w.fullFrom.IsZero() {
+		w.fullFrom = now
+		return
+	}
+	if now.Sub(w.fullFrom) >= shrinkAfter {
+		w.n.Store(int64(max(w.get()/2, w.start)))
+		w.fullFrom = now
+	}
+}

@@ -1,0 +1,88 @@
+package pull
+
+import (
+	"testing"
+	"time"
+)
+
+func TestWantIsTheCapacityWithoutAFloor(t *testing.T) {
+	w := newWant(Config{Capacity: 516})
+	w.sent(258, 0)
+	w.grow(0, 0, 258)
+	w.shrink(time.Now(), 516)
+	w.shrink(time.Now().Add(time.Hour), 516)
+	if w.get() != 516 {
+		t.Fatalf("want %d, the capacity 516", w.get())
+	}
+}
+
+// The want doubles once per request the server filled while the workers
+// ran short, up to the capacity.
+func TestWantGrowsWhenFilledRequestsLeaveWorkersShort(t *testing.T) {
+	w := newWant(Config{Capacity: 516, Floor: 4, Start: 68})
+	var delivered int64
+	for _, wantAfter := range []int{136, 272, 516, 516} {
+		batch := w.get() / 2
+		w.sent(batch, delivered)
+		delivered += int64(batch)
+		w.grow(0, 0, delivered)
+		w.grow(0, 0, delivered) // the same request counts once
+		if w.get() != wantAfter {
+			t.Fatalf("after a filled request: %d, want %d", w.get(), wantAfter)
+		}
+	}
+}
+
+func TestWantHoldsWhenTheStreamRanOutOrTheWorkersAreBusy(t *testing.T) {
+	for _, tt := range []struct {
+		name             string
+		held             int
+		credits, deliver int64
+	}{
+		{"request still owed (an empty stream)", 0, 34, 0},
+		{"request expired undelivered", 0, 0, 10},
+		{"workers busy", 4, 0, 34},
+	} {
+		w := newWant(Config{Capacity: 516, Floor: 4, Start: 68})
+		w.sent(34, 0)
+		w.grow(tt.held, tt.credits, tt.deliver)
+		if w.get() != 68 {
+			t.Errorf("%s: grew to %d", tt.name, w.get())
+		}
+	}
+	w := newWant(Config{Capacity: 516, Floor: 4, Start: 68})
+	w.sent(34, 0)
+	w.replaced()
+	w.grow(0, 0, 34)
+	if w.get() != 68 {
+		t.Errorf("a request on a replaced inbox: grew to %d", w.get())
+	}
+}
+
+// Held at its want for shrinkAfter, the want halves, never below Start.
+func TestWantShrinksWhileFull(t *testing.T) {
+	w := newWant(Config{Capacity: 516, Floor: 4, Start: 68})
+	w.n.Store(516)
+	t0 := time.Now()
+	w.shrink(t0, 516)
+	w.shrink(t0.Add(shrinkAfter/2), 516)
+	if w.get() != 516 {
+		t.Fatalf("shrank within %v: %d", shrinkAfter, w.get())
+	}
+	w.shrink(t0.Add(shrinkAfter), 516)
+	if w.get() != 258 {
+		t.Fatalf("after %v full: %d, want 258", shrinkAfter, w.get())
+	}
+	w.shrink(t0.Add(shrinkAfter+time.Millisecond), 100) // not full: the clock starts again
+	w.shrink(t0.Add(2*shrinkAfter), 258)
+	w.shrink(t0.Add(2*shrinkAfter+shrinkAfter/2), 258)
+	if w.get() != 258 {
+		t.Fatalf("shrank though it was not full throughout: %d", w.get())
+	}
+	for i := range 10 {
+		w.shrink(t0.Add(time.Duration(3+i)*shrinkAfter), w.get())
+	}
+	if w.get() != 68 {
+		t.Fatalf("after a long time full: %d, want Start 68", w.get())
+	}
+}
