@@ -138,6 +138,9 @@ func (t *Tree) Serve(ctx context.Context) error {
 		t.mu.Unlock()
 	}()
 
+	if len(children) == 1 {
+		return t.serveOne(ctx, children[0])
+	}
 	var longest time.Duration
 	for _, c := range children {
 		longest = max(longest, c.policy.ShutdownTimeout)
@@ -174,6 +177,33 @@ func (t *Tree) Serve(ctx context.Context) error {
 	t.mu.Unlock()
 	if len(unstopped) > 0 {
 		return fmt.Errorf("%w: %s: %w", ErrShutdownIncomplete, strings.Join(unstopped, ", "), ctx.Err())
+	}
+	return ctx.Err()
+}
+
+// serveOne serves a tree of one child: the child's own supervisor runs on
+// this goroutine as the root. With no siblings to stop in order, a root
+// above it, and a goroutine waiting on that, would cost two goroutines
+// for nothing.
+func (t *Tree) serveOne(ctx context.Context, c *child) error {
+	c.reset()
+	spec := c.policy.spec(t.rnd)
+	spec.EventHook = t.onSutureEvent
+	sup := suture.New(c.name, spec)
+	sup.Add(c)
+	err := sup.Serve(ctx)
+	if ctx.Err() == nil {
+		return fmt.Errorf("supervisor: tree %s terminated: %w", t.name, err)
+	}
+	var unstopped []string
+	if c.isServing() {
+		unstopped = []string{c.name}
+	}
+	t.mu.Lock()
+	t.unstopped = unstopped
+	t.mu.Unlock()
+	if len(unstopped) > 0 {
+		return fmt.Errorf("%w: %s: %w", ErrShutdownIncomplete, c.name, ctx.Err())
 	}
 	return ctx.Err()
 }
