@@ -76,10 +76,8 @@ func (c *Client) pending(r readySnapshot) (names []string, syncing <-chan struct
 	if !c.pub.Status().Ready {
 		names = append(names, "publisher")
 	}
-	for _, h := range c.consumers.Status() {
-		if !h.Ready {
-			names = append(names, fmt.Sprintf("handler %q", h.Name))
-		}
+	for _, h := range c.consumers.NotReady() {
+		names = append(names, fmt.Sprintf("handler %q", h))
 	}
 	for _, t := range c.taskStatus() {
 		if t.Child.State != supervisor.Running || !r.leased[t.Queue] {

@@ -192,7 +192,7 @@ func (g *Group) Status() []Status {
 			Name: c.name, Subject: c.cfg.Subject, QueueGroup: c.cfg.QueueGroup,
 			Workers: c.cfg.Workers, QueueSize: c.cfg.QueueSize, Overflow: c.cfg.Overflow,
 			Stream: c.cfg.Stream, Consumer: c.cfg.Consumer,
-			Child: m.tree.Status()[0], Latency: Latency(c.stats.work.Latency()), Ready: c.ready.Load() && g.answers(c),
+			Child: m.tree.Status()[0], Latency: Latency(c.stats.work.Latency()), Ready: g.ready(c),
 		}
 		if v := c.current.Load(); v != nil {
 			st.Counters, st.SlowConsumer = v.snapshot(c.stats), v.slow.active.Load()
@@ -205,6 +205,25 @@ func (g *Group) Status() []Status {
 	}
 	return out
 }
+
+// NotReady names the handlers whose Status says they are not Ready, in
+// the order they were declared, without taking the rest of their Status.
+func (g *Group) NotReady() []string {
+	g.mu.Lock()
+	members := append([]*member(nil), g.handlers...)
+	g.mu.Unlock()
+	var names []string
+	for _, m := range members {
+		if c := m.svc.base(); !g.ready(c) {
+			names = append(names, c.name)
+		}
+	}
+	return names
+}
+
+// ready reports whether the handler is subscribed, and its service, if it
+// is a request handler's, answers.
+func (g *Group) ready(c *handlerBase) bool { return c.ready.Load() && g.answers(c) }
 
 // Unstopped names handlers that did not stop in time at the last shutdown.
 func (g *Group) Unstopped() []string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -253,4 +254,31 @@ func TestDeclaringRacesTheStop(t *testing.T) {
 			}
 		}
 	}
+}
+
+// NotReady names the handlers Status calls not Ready: all of them before
+// the group serves, none once each has subscribed.
+func TestNotReadyNamesWhatStatusCallsNotReady(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	noop := consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil })
+	for _, name := range []string{"a", "b"} {
+		if err := e.sup.Handle(name, consumer.Config{Subject: "ready." + name}, noop); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := e.sup.NotReady(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("before serving: %v, want [a b]", got)
+	}
+	stop := e.serve()
+	e.subscribed(2)
+	if got := e.sup.NotReady(); len(got) != 0 {
+		t.Fatalf("subscribed: %v still not ready", got)
+	}
+	for _, st := range e.sup.Status() {
+		if !st.Ready {
+			t.Fatalf("Status calls %s not ready", st.Name)
+		}
+	}
+	cleanStop(t, stop)
 }
