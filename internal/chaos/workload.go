@@ -125,12 +125,22 @@ func (w *Workload) Start(rate int) error {
 		}
 		w.workers[name] = a
 	}
-	pub, err := w.newPublisher()
+	pub, synced, err := w.newPublisher()
 	if err != nil {
 		w.Stop()
 		return fmt.Errorf("publisher: %w", err)
 	}
 	w.pub = pub
+	// The watch must deliver every result revision, so it reads the
+	// bucket before there is any: a revision written and superseded before
+	// a watch starts is, by design, not one of the current values it
+	// delivers.
+	select {
+	case <-synced:
+	case <-time.After(time.Minute):
+		w.Stop()
+		return errors.New("the results watch did not sync within a minute")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
 	pending := make(chan tracked) // track takes each at once
@@ -142,15 +152,15 @@ func (w *Workload) Start(rate int) error {
 }
 
 // newPublisher makes the publishing application, with the watch that
-// follows the results bucket.
-func (w *Workload) newPublisher() (*app, error) {
+// follows the results bucket, and returns the watch's Synced channel.
+func (w *Workload) newPublisher() (*app, <-chan struct{}, error) {
 	c, err := corral.New(config("pub", w.topo.servers("pub"), w.topo.replicas()))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	results, err := c.KV(resultsBucket)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	watch, err := results.Watch("results-watch", kv.WatchConfig{}, func(_ context.Context, e kv.Entry[[]byte]) error {
 		if e.Op != kv.Synced { // the marker that the watch has caught up
@@ -159,14 +169,14 @@ func (w *Workload) newPublisher() (*app, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := c.Watch(watch); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a := &app{name: "pub", client: c}
 	a.start()
-	return a, nil
+	return a, watch.Synced(), nil
 }
 
 // tracked is a message waiting for its outcome.
