@@ -49,8 +49,9 @@ func TestDefaultQueueAdaptsToTheHandlersPace(t *testing.T) {
 	natstest.Eventually(t, 30*time.Second, func() bool { return slow.Load() >= 100 },
 		func() string { return fmt.Sprintf("slow handled %d", slow.Load()) })
 	const start = 4 + 64
-	if peak := e.status("fast").Counters.PeakHeld; peak <= start {
-		t.Errorf("fast: peak held %d, want more than the starting %d", peak, start)
+	t.Logf("peak held: fast %d, slow %d", e.status("fast").Counters.PeakHeld, e.status("slow").Counters.PeakHeld)
+	if peak := e.status("fast").Counters.PeakHeld; peak <= 2*start {
+		t.Errorf("fast: peak held %d, want more than twice the starting %d", peak, start)
 	}
 	if peak := e.status("slow").Counters.PeakHeld; peak > 1+64 {
 		t.Errorf("slow: peak held %d, want at most the starting %d", peak, 1+64)

@@ -39,11 +39,13 @@ func newWant(cfg Config) *want {
 func (w *want) get() int { return int(w.n.Load()) }
 
 // grow doubles the want when the owner ran short although the server
-// delivered all that was asked: fewer held than its floor (workers wait),
-// nothing owed, and the last request filled. An empty stream leaves
-// requests owed and never grows it.
-func (w *want) grow(held int, credits, delivered int64) {
-	if w.floor == 0 || held >= w.floor || credits > 0 || w.asked == 0 || delivered-w.deliveredAtAsk < w.asked {
+// delivers all that is asked: fewer held than its floor (workers wait)
+// and at least the last request's worth delivered since it was sent. The
+// requests overlap (another goes out once half the room is free), so what
+// is still owed says nothing; an empty stream delivers nothing and never
+// grows it.
+func (w *want) grow(held int, delivered int64) {
+	if w.floor == 0 || held >= w.floor || w.asked == 0 || delivered-w.deliveredAtAsk < w.asked {
 		return
 	}
 	w.n.Store(int64(min(2*w.get(), w.limit)))

@@ -8,7 +8,7 @@ import (
 func TestWantIsTheCapacityWithoutAFloor(t *testing.T) {
 	w := newWant(Config{Capacity: 516})
 	w.sent(258, 0)
-	w.grow(0, 0, 258)
+	w.grow(0, 258)
 	w.shrink(time.Now(), 516)
 	w.shrink(time.Now().Add(time.Hour), 516)
 	if w.get() != 516 {
@@ -25,8 +25,8 @@ func TestWantGrowsWhenFilledRequestsLeaveWorkersShort(t *testing.T) {
 		batch := w.get() / 2
 		w.sent(batch, delivered)
 		delivered += int64(batch)
-		w.grow(0, 0, delivered)
-		w.grow(0, 0, delivered) // the same request counts once
+		w.grow(0, delivered)
+		w.grow(0, delivered) // the same request counts once
 		if w.get() != wantAfter {
 			t.Fatalf("after a filled request: %d, want %d", w.get(), wantAfter)
 		}
@@ -35,17 +35,17 @@ func TestWantGrowsWhenFilledRequestsLeaveWorkersShort(t *testing.T) {
 
 func TestWantHoldsWhenTheStreamRanOutOrTheWorkersAreBusy(t *testing.T) {
 	for _, tt := range []struct {
-		name             string
-		held             int
-		credits, deliver int64
+		name    string
+		held    int
+		deliver int64
 	}{
-		{"request still owed (an empty stream)", 0, 34, 0},
-		{"request expired undelivered", 0, 0, 10},
-		{"workers busy", 4, 0, 34},
+		{"nothing delivered (an empty stream)", 0, 0},
+		{"request expired part delivered", 0, 10},
+		{"workers busy", 4, 34},
 	} {
 		w := newWant(Config{Capacity: 516, Floor: 4, Start: 68})
 		w.sent(34, 0)
-		w.grow(tt.held, tt.credits, tt.deliver)
+		w.grow(tt.held, tt.deliver)
 		if w.get() != 68 {
 			t.Errorf("%s: grew to %d", tt.name, w.get())
 		}
@@ -53,7 +53,7 @@ func TestWantHoldsWhenTheStreamRanOutOrTheWorkersAreBusy(t *testing.T) {
 	w := newWant(Config{Capacity: 516, Floor: 4, Start: 68})
 	w.sent(34, 0)
 	w.replaced()
-	w.grow(0, 0, 34)
+	w.grow(0, 34)
 	if w.get() != 68 {
 		t.Errorf("a request on a replaced inbox: grew to %d", w.get())
 	}

@@ -200,7 +200,7 @@ func (s *Session) replaceIfSilent(now time.Time) {
 func (s *Session) request(now time.Time) error {
 	credits := s.in.credits.Load() // before held: see receive
 	held := s.p.held.count()
-	s.p.want.grow(held, credits, s.in.delivered.Load())
+	s.p.want.grow(held, s.in.delivered.Load())
 	want := s.p.want.get()
 	free := want - held - int(credits)
 	// Like nats.go's Consume, ask again once half the room is free:
