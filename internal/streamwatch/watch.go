@@ -149,11 +149,13 @@ func (w *Watch) position(ctx context.Context, s jetstream.Stream) (jetstream.Ord
 		if !w.started.Load() {
 			w.snapshot.Store(lastSeq)
 		}
-		if lastSeq <= w.snapshot.Load() {
+		if lastSeq <= w.snapshot.Load() && lastSeq > 0 {
 			// Start the current values, or start them again when nothing
 			// was stored since they were first read: last-per-subject
 			// then names the same messages, in stream order, and those
-			// at or below last, delivered before, are skipped.
+			// at or below last, delivered before, are skipped. A stream
+			// never written to has none: it is read by sequence from the
+			// start, so that its first message does not end the pass.
 			oc.DeliverPolicy = jetstream.DeliverLastPerSubjectPolicy
 			break
 		}
