@@ -36,8 +36,8 @@ func writeMarkdown(out io.Writer, path string) error {
 		byName[r.Scenario] = r
 	}
 	fmt.Fprintf(out, "Mode %s, %s, wall time %.0f s.\n\n", run.Mode, run.Go, run.WallSecs)
-	fmt.Fprintln(out, "| scenario | unit | raw | Corral | Watermill | Corral/raw | Corral/Watermill | p99 µs Corral / raw | allocs/msg Corral / raw | peak heap MB Corral / raw |")
-	fmt.Fprintln(out, "|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(out, "| scenario | unit | raw | Corral | Watermill | Corral/raw | Corral/Watermill | goal | p99 µs Corral / raw | allocs/msg Corral / raw | CPU µs/msg Corral / raw | peak heap MB Corral / raw |")
+	fmt.Fprintln(out, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range run.Results {
 		raw, cor := r.Impl[implRaw], r.Impl[implCorral]
 		wm, hasWM := r.Impl[implWatermill]
@@ -49,13 +49,27 @@ func writeMarkdown(out io.Writer, path string) error {
 		if hasWM {
 			wmMedian, wmRatio = num(wm.Median), num(r.RatioWatermill)
 		}
-		fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Scenario, r.Unit,
-			num(raw.Median), num(cor.Median), wmMedian, ratio, wmRatio,
-			pair(cor.P99us, raw.P99us), pair(cor.AllocsPer, raw.AllocsPer), pair(cor.PeakHeapMB, raw.PeakHeapMB))
+		goal := goals[r.Scenario]
+		if goal == "" {
+			goal = "–"
+		}
+		fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Scenario, r.Unit,
+			num(raw.Median), num(cor.Median), wmMedian, ratio, wmRatio, goal,
+			pair(cor.P99us, raw.P99us), pair(cor.AllocsPer, raw.AllocsPer), pair(cor.CPUPer, raw.CPUPer),
+			pair(cor.PeakHeapMB, raw.PeakHeapMB))
 	}
 	growth(out, byName)
 	sizes(out, byName)
 	return nil
+}
+
+// goals are the goals for Corral/raw, by scenario.
+var goals = map[string]string{
+	"core-noop": "≥ 0.97", "core-1ms-64w": "≥ 0.98", "request-reply": "≥ 1.0",
+	"js-consume-noop": "≥ 1.0", "js-consume-1ms": "≥ 1.0",
+	"js-publish-buffered": "≥ 0.95", "js-publish-sync": "≥ 0.95", "kv-put-get": "≥ 1.0",
+	"handlers-core-1": "≥ 0.5", "handlers-core-100": "≥ 0.5", "handlers-core-1000": "≥ 0.5", "handlers-js-100": "≥ 0.5",
+	"long-tasks-keepalive": "≥ 1,000", "long-tasks-throughput": "≥ 0.5", "long-tasks-throughput-1ms": "≥ 0.5",
 }
 
 // pair is "corral / raw" of two medians, or "–" when not measured.
