@@ -151,7 +151,7 @@ func fillStream(ctx context.Context, e *env, name, subject string, size, n int) 
 	}
 	data := payloadOf(size)
 	for range n {
-		if _, err := js.PublishAsync(subject, data); err != nil {
+		if _, err := js.PublishAsync(subject, data, jetstream.WithStallWait(time.Minute)); err != nil {
 			return err
 		}
 	}

@@ -208,7 +208,10 @@ func rawPublishAsync(withMsgID bool) runFunc {
 		e.startClock()
 		start := time.Now()
 		for range n {
-			if _, err := js.PublishAsync(pubSubject, payload, msgIDOpts(withMsgID)...); err != nil {
+			// A full window waits for room, as Corral's publisher does
+			// (on_full: block), instead of failing after 200ms.
+			opts := append(msgIDOpts(withMsgID), jetstream.WithStallWait(time.Minute))
+			if _, err := js.PublishAsync(pubSubject, payload, opts...); err != nil {
 				return sample{}, err
 			}
 		}

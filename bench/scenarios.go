@@ -120,7 +120,7 @@ func sizeScenarios() []scenario {
 	for _, sz := range []struct {
 		name          string
 		bytes, n, jsN int
-	}{{"4k", 4 << 10, 200_000, 20_000}, {"64k", 64 << 10, 20_000, 5_000}, {"1m", 1 << 20, 1_000, 500}} {
+	}{{"4k", 4 << 10, 200_000, 20_000}, {"64k", 64 << 10, 20_000, 5_000}, {"1m", 1 << 20, 1_000, 100}} {
 		core := coreWork{workers: 1, do: noop, size: sz.bytes}
 		js := jsWork{workers: 4, do: noop, size: sz.bytes}
 		out = append(out, scenario{
