@@ -9,6 +9,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	wmjs "github.com/ThreeDotsLabs/watermill-nats/v2/pkg/jetstream"
 	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
@@ -196,15 +197,11 @@ const (
 // message or none.
 func rawPublishAsync(withMsgID bool) runFunc {
 	return func(ctx context.Context, e *env, n int) (sample, error) {
-		nc, err := connect(e)
+		nc, js, err := rawPublisher(ctx, e)
 		if err != nil {
 			return sample{}, err
 		}
 		defer nc.Close()
-		js, err := e.freshStream(ctx, nc, pubStream, pubSubject)
-		if err != nil {
-			return sample{}, err
-		}
 		e.startClock()
 		start := time.Now()
 		for range n {
@@ -223,6 +220,20 @@ func rawPublishAsync(withMsgID bool) runFunc {
 		e.stopClock()
 		return sample{value: float64(n) / time.Since(start).Seconds(), msgs: n}, nil
 	}
+}
+
+// rawPublisher is a raw connection and the empty publishing stream.
+func rawPublisher(ctx context.Context, e *env) (*nats.Conn, jetstream.JetStream, error) {
+	nc, err := connect(e)
+	if err != nil {
+		return nil, nil, err
+	}
+	js, err := e.freshStream(ctx, nc, pubStream, pubSubject)
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return nc, js, nil
 }
 
 // msgIDOpts is a fresh Nats-Msg-Id, or nothing.
@@ -349,15 +360,11 @@ func syncLoop(ctx context.Context, e *env, n int, publish func() error) (sample,
 // message or none.
 func rawPublishSync(withMsgID bool) runFunc {
 	return func(ctx context.Context, e *env, n int) (sample, error) {
-		nc, err := connect(e)
+		nc, js, err := rawPublisher(ctx, e)
 		if err != nil {
 			return sample{}, err
 		}
 		defer nc.Close()
-		js, err := e.freshStream(ctx, nc, pubStream, pubSubject)
-		if err != nil {
-			return sample{}, err
-		}
 		return syncLoop(ctx, e, n, func() error {
 			_, err := js.Publish(ctx, pubSubject, payload, msgIDOpts(withMsgID)...)
 			return err
