@@ -102,12 +102,12 @@ func clusterScenarios(jsNoop jsWork) []scenario {
 	return []scenario{
 		{
 			name: "r3-js-consume-noop", about: "R3 stream, three-node cluster: JetStream consume + ack, no-op, 4 at once [4 Consume calls]",
-			unit: "msgs/s", quickN: 20_000, fullN: 100_000, warmup: true,
+			unit: "msgs/s", quickN: 20_000, fullN: 100_000, quickRounds: 3, warmup: true,
 			raw: onCluster(rawConsume(jsNoop)), corral: onCluster(corralConsume(jsNoop)),
 		},
 		{
 			name: "r3-js-publish-buffered", about: "R3 stream, three-node cluster: buffered publish, all acked [PublishAsync + Msg-Id, 4000 window]",
-			unit: "msgs/s", quickN: 30_000, fullN: 150_000, warmup: true,
+			unit: "msgs/s", quickN: 30_000, fullN: 150_000, quickRounds: 3, warmup: true,
 			raw: onCluster(rawPublishAsync(true)), corral: onCluster(corralPublish(false)),
 		},
 	}
@@ -125,11 +125,11 @@ func sizeScenarios() []scenario {
 		js := jsWork{workers: 4, do: noop, size: sz.bytes}
 		out = append(out, scenario{
 			name: "core-noop-" + sz.name, about: fmt.Sprintf("core pub -> no-op handler, %s payloads [nc.Subscribe callback]", sz.name),
-			unit: "msgs/s", quickN: sz.n / 4, fullN: sz.n, warmup: true,
+			unit: "msgs/s", quickN: sz.n / 4, fullN: sz.n, quickRounds: 3, warmup: true,
 			raw: rawCallback(core), corral: corralCore(core),
 		}, scenario{
 			name: "js-consume-noop-" + sz.name, about: fmt.Sprintf("JetStream consume + ack, no-op, 4 at once, %s payloads, Corral's defaults [4 Consume calls]", sz.name),
-			unit: "msgs/s", quickN: sz.jsN / 4, fullN: sz.jsN, warmup: true,
+			unit: "msgs/s", quickN: sz.jsN / 4, fullN: sz.jsN, quickRounds: 3, warmup: true,
 			raw: rawConsume(js), corral: corralConsume(js),
 		})
 	}
