@@ -76,7 +76,7 @@ func TestJetStreamMaxAckPendingDefaultCoversThePool(t *testing.T) {
 	}
 	stop := e.serve()
 	e.subscribed(len(handlers))
-	for name, want := range map[string]int{"big": 1200, "default": 1040, "small": 1000, "limited": 800} {
+	for name, want := range map[string]int{"big": 1200, "default": 2 * (8 + 2048), "small": 1000, "limited": 800} {
 		c, err := e.js.Consumer(ctx, handlers[name].Stream, name)
 		if err != nil {
 			t.Fatal(err)

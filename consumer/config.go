@@ -46,10 +46,11 @@ type Config struct {
 	// work across instances, a larger one keeps fast handlers busy between
 	// pulls. Its default adapts to the handler's pace: the handler holds
 	// Workers + max(Workers, 64), twice that each time its workers ran out
-	// of messages between pulls, up to Workers + max(Workers, 512), and
-	// half as much again after it held all it asked for a second. A value
-	// set here is held as it is. Range 0 to 1048576 (1<<20): the queue is
-	// a channel allocated up front, 8MiB at most.
+	// of messages between pulls, up to Workers + max(Workers, 2048) or
+	// about 8MiB of messages at their average size, whichever is fewer,
+	// and half as much again after it held all it asked for a second. A
+	// value set here is held as it is. Range 0 to 1048576 (1<<20): the
+	// queue is a channel allocated up front, 8MiB at most.
 	QueueSize int `yaml:"queue_size"`
 	// Overflow is block, drop_newest, drop_oldest or (request handlers)
 	// reject. Default block.
@@ -92,12 +93,16 @@ const (
 	// defaultJetStreamQueue is a JetStream handler's smallest default
 	// queue: with the queue only as long as the workers, a no-op handler
 	// ran at a third of raw Consume, waiting on a pull round trip every
-	// few messages. It adapts up to defaultJetStreamQueueMax, the buffer
-	// of nats.go's Consume.
+	// few messages. It adapts up to defaultJetStreamQueueMax, what four
+	// nats.go Consume calls buffer (a no-op handler on four workers kept
+	// 0.84-0.90x their pace at 512), and adaptBytes.
 	defaultJetStreamQueue    = 64
-	defaultJetStreamQueueMax = 512
-	defaultPending           = 512 * 1024
-	defaultPendingB          = 64 << 20
+	defaultJetStreamQueueMax = 2048
+	// adaptBytes bounds what an adapting handler holds: twice what one
+	// pull asks for at most (see internal/pull).
+	adaptBytes      = 8 << 20
+	defaultPending  = 512 * 1024
+	defaultPendingB = 64 << 20
 	// maxPendingBytes bounds PendingBytes: 1TiB, a limit nats.go keeps
 	// as a count, never allocates.
 	maxPendingBytes = 1 << 40

@@ -83,6 +83,7 @@ func (j *jsHandler) newRun() *jsRun {
 		Source: j.src, Feed: r.pool.Feed, Peak: &j.stats.peakHeld}
 	if j.cfg.adaptQueue {
 		pc.Floor, pc.Start = j.cfg.Workers, j.cfg.Workers+max(j.cfg.Workers, defaultJetStreamQueue)
+		pc.MaxBytes = adaptBytes
 	}
 	r.puller = pull.New(pc, r)
 	up := streamPending{n: &j.numPending}

@@ -7,10 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // With the default queue_size a JetStream handler holds what its pace
@@ -55,6 +58,52 @@ func TestDefaultQueueAdaptsToTheHandlersPace(t *testing.T) {
 	}
 	if peak := e.status("slow").Counters.PeakHeld; peak > 1+64 {
 		t.Errorf("slow: peak held %d, want at most the starting %d", peak, 1+64)
+	}
+	cleanStop(t, stop)
+}
+
+// With the default queue_size a JetStream handler of large messages never
+// has so much on its way that the server closes its connection as a slow
+// consumer (past max_pending): four nats.go Consume calls of 500 64KiB
+// messages each did, and then waited out the ack wait for every message
+// lost with the connection.
+func TestDefaultQueueKeepsPullsWithinTheServersBuffer(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t, func(o *server.Options) { o.MaxPending = 16 << 20 })
+	e := &jsEnv{env: &env{t: t, srv: srv, rec: natstest.NewRecorder()}}
+	e.pub, e.sub = connect(t, srv.URL()), connect(t, srv.URL())
+	e.sup = consumer.NewGroup(connection.NewFixed(e.sub), supervisor.Events{Hook: e.rec.Hook})
+	var err error
+	if e.js, err = jetstream.New(e.pub); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: "BIG", Subjects: []string{"big"}}); err != nil {
+		t.Fatal(err)
+	}
+	// 512KiB messages: the first pull of Workers + 64 would be 34MiB.
+	const n = 100
+	payload := make([]byte, 512<<10)
+	for range n {
+		if _, err := e.js.Publish(ctx, "big", payload); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var handled atomic.Int64
+	if err := e.sup.Handle("big", consumer.Config{Workers: 4, JetStream: consumer.JetStream{Stream: "BIG"}},
+		consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { handled.Add(1); return nil })); err != nil {
+		t.Fatal(err)
+	}
+	stop := e.serve()
+	natstest.Eventually(t, 45*time.Second, func() bool { return handled.Load() >= n },
+		func() string { return fmt.Sprintf("handled %d of %d", handled.Load(), n) })
+	v, err := srv.Raw().Varz(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.SlowConsumers != 0 || e.sub.Stats().Reconnects != 0 {
+		t.Fatalf("slow consumers %d, reconnects %d: a pull overran the server's buffer", v.SlowConsumers, e.sub.Stats().Reconnects)
 	}
 	cleanStop(t, stop)
 }

@@ -20,6 +20,7 @@ const shrinkAfter = time.Second
 type want struct {
 	n                   atomic.Int64
 	floor, start, limit int
+	maxBytes            int64
 
 	asked          int64     // the last request's batch
 	deliveredAtAsk int64     // the inbox's deliveries when it was sent
@@ -27,7 +28,7 @@ type want struct {
 }
 
 func newWant(cfg Config) *want {
-	w := &want{floor: cfg.Floor, start: cfg.Capacity, limit: cfg.Capacity}
+	w := &want{floor: cfg.Floor, start: cfg.Capacity, limit: cfg.Capacity, maxBytes: cfg.MaxBytes}
 	if cfg.Floor > 0 {
 		w.start = min(max(cfg.Start, 1), cfg.Capacity)
 	}
@@ -43,13 +44,22 @@ func (w *want) get() int { return int(w.n.Load()) }
 // and at least the last request's worth delivered since it was sent. The
 // requests overlap (another goes out once half the room is free), so what
 // is still owed says nothing; an empty stream delivers nothing and never
-// grows it.
-func (w *want) grow(held int, delivered int64) {
-	if w.floor == 0 || held >= w.floor || w.asked == 0 || delivered-w.deliveredAtAsk < w.asked {
+// grows it. Messages of avgSize bytes on average bound it by maxBytes,
+// growing or not.
+func (w *want) grow(held int, delivered int64, avgSize int64) {
+	if w.floor == 0 {
 		return
 	}
-	w.n.Store(int64(min(2*w.get(), w.limit)))
-	w.asked = 0 // once per filled request
+	limit := w.limit
+	if w.maxBytes > 0 && avgSize > 0 {
+		limit = max(w.floor+1, int(min(int64(limit), w.maxBytes/avgSize)))
+	}
+	n := w.get()
+	if held < w.floor && w.asked > 0 && delivered-w.deliveredAtAsk >= w.asked {
+		n = 2 * n
+		w.asked = 0 // once per filled request
+	}
+	w.n.Store(int64(min(n, limit)))
 }
 
 // sent records a request of batch messages, made when the inbox had
@@ -71,7 +81,26 @@ func (w *want) shrink(now time.Time, held int) {
 		return
 	}
 	if now.Sub(w.fullFrom) >= shrinkAfter {
-		w.n.Store(int64(max(w.get()/2, w.start)))
+		// Never below Start, nor above a want MaxBytes brought lower.
+		w.n.Store(int64(max(w.get()/2, min(w.start, w.get()))))
 		w.fullFrom = now
 	}
+}
+
+// sizes is the count and bytes of the messages delivered, for their
+// average size.
+type sizes struct{ msgs, bytes atomic.Int64 }
+
+func (s *sizes) add(n int) {
+	s.bytes.Add(int64(n))
+	s.msgs.Add(1)
+}
+
+// average is the average size so far; 0 before the first message.
+func (s *sizes) average() int64 {
+	m := s.msgs.Load()
+	if m == 0 {
+		return 0
+	}
+	return s.bytes.Load() / m
 }

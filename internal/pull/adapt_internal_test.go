@@ -8,7 +8,7 @@ import (
 func TestWantIsTheCapacityWithoutAFloor(t *testing.T) {
 	w := newWant(Config{Capacity: 516})
 	w.sent(258, 0)
-	w.grow(0, 258)
+	w.grow(0, 258, 128)
 	w.shrink(time.Now(), 516)
 	w.shrink(time.Now().Add(time.Hour), 516)
 	if w.get() != 516 {
@@ -25,8 +25,8 @@ func TestWantGrowsWhenFilledRequestsLeaveWorkersShort(t *testing.T) {
 		batch := w.get() / 2
 		w.sent(batch, delivered)
 		delivered += int64(batch)
-		w.grow(0, delivered)
-		w.grow(0, delivered) // the same request counts once
+		w.grow(0, delivered, 128)
+		w.grow(0, delivered, 128) // the same request counts once
 		if w.get() != wantAfter {
 			t.Fatalf("after a filled request: %d, want %d", w.get(), wantAfter)
 		}
@@ -45,7 +45,7 @@ func TestWantHoldsWhenTheStreamRanOutOrTheWorkersAreBusy(t *testing.T) {
 	} {
 		w := newWant(Config{Capacity: 516, Floor: 4, Start: 68})
 		w.sent(34, 0)
-		w.grow(tt.held, tt.deliver)
+		w.grow(tt.held, tt.deliver, 128)
 		if w.get() != 68 {
 			t.Errorf("%s: grew to %d", tt.name, w.get())
 		}
@@ -53,7 +53,7 @@ func TestWantHoldsWhenTheStreamRanOutOrTheWorkersAreBusy(t *testing.T) {
 	w := newWant(Config{Capacity: 516, Floor: 4, Start: 68})
 	w.sent(34, 0)
 	w.replaced()
-	w.grow(0, 34)
+	w.grow(0, 34, 128)
 	if w.get() != 68 {
 		t.Errorf("a request on a replaced inbox: grew to %d", w.get())
 	}
@@ -84,5 +84,35 @@ func TestWantShrinksWhileFull(t *testing.T) {
 	}
 	if w.get() != 68 {
 		t.Fatalf("after a long time full: %d, want Start 68", w.get())
+	}
+}
+
+// The want stays below what holds about MaxBytes at the average size,
+// growing or not, and comes down to it when messages grow.
+func TestWantHoldsAboutMaxBytes(t *testing.T) {
+	w := newWant(Config{Capacity: 2052, Floor: 4, Start: 68, MaxBytes: 64 << 20})
+	var delivered int64
+	for range 10 {
+		batch := w.get() / 2
+		w.sent(batch, delivered)
+		delivered += int64(batch)
+		w.grow(0, delivered, 64<<10)
+	}
+	if w.get() != 1024 {
+		t.Fatalf("64 KiB messages: grew to %d, want 1024 (64 MiB)", w.get())
+	}
+	w.grow(4, delivered, 1<<20)
+	if w.get() != 64 {
+		t.Fatalf("1 MiB messages: %d, want 64", w.get())
+	}
+	w.grow(4, delivered, 16<<20)
+	if w.get() != 5 {
+		t.Fatalf("16 MiB messages: %d, want 5 (Floor+1)", w.get())
+	}
+	for i := range 5 {
+		w.shrink(time.Now().Add(time.Duration(i)*shrinkAfter), w.get())
+	}
+	if w.get() != 5 {
+		t.Fatalf("shrinking raised it to %d", w.get())
 	}
 }

@@ -123,6 +123,7 @@ func (p *Puller) receive(nc *nats.Conn, in *inbox, msg *nats.Msg) {
 		held := p.held.hold()
 		in.dropCredits(1)
 		in.delivered.Add(1)
+		p.sizes.add(msg.Size())
 		switch {
 		case !held:
 			// More than the owner has room for (a request presumed lost

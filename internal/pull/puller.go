@@ -28,6 +28,12 @@ const (
 	// pull failed, so a missing consumer or stream is not hammered.
 	retryMin = 100 * time.Millisecond
 	retryMax = 5 * time.Second
+	// requestBytes bounds a request in bytes, so that no burst overruns
+	// the server's buffer for the connection (max_pending, 64MiB by
+	// default): past that the server closes it as a slow consumer, and
+	// what it held waits out its ack wait. Four nats.go Consume calls of
+	// 500 64KiB messages each did.
+	requestBytes = 4 << 20
 )
 
 // Owner is what a Puller pulls for.
@@ -63,6 +69,10 @@ type Config struct {
 	// down to Start, after the owner held all it asked for a second. 0:
 	// it always asks for Capacity.
 	Floor, Start int
+	// MaxBytes, when set with Floor, stops the want growing past what
+	// holds about MaxBytes at the average size of the messages so far,
+	// and brings it down to that when messages grow; never below Floor+1.
+	MaxBytes int64
 	// Source tells the puller of reconnects, after which requests are
 	// made again at once.
 	Source connection.Source
@@ -81,6 +91,7 @@ type Puller struct {
 	owner   Owner
 	held    held
 	want    *want
+	sizes   sizes
 	status  chan error // statuses of pull requests, newest kept
 	subject string     // the consumer's next-message API subject
 }
@@ -200,7 +211,7 @@ func (s *Session) replaceIfSilent(now time.Time) {
 func (s *Session) request(now time.Time) error {
 	credits := s.in.credits.Load() // before held: see receive
 	held := s.p.held.count()
-	s.p.want.grow(held, s.in.delivered.Load())
+	s.p.want.grow(held, s.in.delivered.Load(), s.p.sizes.average())
 	want := s.p.want.get()
 	free := want - held - int(credits)
 	// Like nats.go's Consume, ask again once half the room is free:
@@ -208,7 +219,7 @@ func (s *Session) request(now time.Time) error {
 	if free < max(1, want/2) || now.Before(s.notBefore) || !s.nc.IsConnected() {
 		return nil
 	}
-	req, _ := json.Marshal(pullRequest{Batch: free, Expires: expiry, Heartbeat: heartbeat})
+	req, _ := json.Marshal(pullRequest{Batch: free, MaxBytes: s.requestBytes(), Expires: expiry, Heartbeat: heartbeat})
 	s.in.credits.Add(int64(free))
 	s.p.want.sent(free, s.in.delivered.Load())
 	s.in.heard.Store(now.UnixNano()) // heartbeats are due from now
@@ -223,9 +234,17 @@ func (s *Session) request(now time.Time) error {
 	return nil
 }
 
+// requestBytes bounds a request in bytes. A message larger than the
+// bound would end every request undelivered, so it is never below the
+// largest message the server takes, with room for its subject.
+func (s *Session) requestBytes() int64 {
+	return max(requestBytes, 2*s.nc.MaxPayload())
+}
+
 // pullRequest is the body of a JetStream pull request.
 type pullRequest struct {
 	Batch     int           `json:"batch"`
+	MaxBytes  int64         `json:"max_bytes,omitempty"`
 	Expires   time.Duration `json:"expires"`
 	Heartbeat time.Duration `json:"idle_heartbeat"`
 }

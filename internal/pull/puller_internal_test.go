@@ -164,3 +164,16 @@ func connectInternal(t *testing.T, url string) *nats.Conn {
 	t.Cleanup(nc.Close)
 	return nc
 }
+
+// Each delivered message counts toward the average size that bounds an
+// adapting want (Config.MaxBytes); statuses do not.
+func TestReceiveMeasuresMessageSizes(t *testing.T) {
+	p := newTestPuller(t, nil)
+	in := &inbox{}
+	p.receive(nil, in, &nats.Msg{Subject: "s.1", Data: make([]byte, 997)})
+	p.receive(nil, in, &nats.Msg{Subject: "s.2", Data: make([]byte, 1997)})
+	p.receive(nil, in, &nats.Msg{Subject: "_INBOX.x", Header: nats.Header{"Status": []string{"100"}}})
+	if got := p.sizes.average(); got != 1500 {
+		t.Fatalf("average size %d, want 1500", got)
+	}
+}
