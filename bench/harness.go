@@ -32,6 +32,10 @@ type scenario struct {
 	roundTimeout time.Duration
 	// diagnostic scenarios run only when named with -scenario.
 	diagnostic bool
+	// fullOnly scenarios are bound by fixed waits (an ack wait, a window
+	// of minutes), not by what they measure: -quick leaves them out
+	// unless named with -scenario.
+	fullOnly bool
 	// noSample turns the heap sampler off, for scenarios that measure
 	// the process at rest.
 	noSample bool

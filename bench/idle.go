@@ -24,7 +24,8 @@ import (
 const (
 	idleStream = "BENCHIDLE"
 	settle     = time.Second
-	idleWindow = 10 * time.Second // how long each round idles, quick or not
+	idleWindow = 10 * time.Second // how long each round idles; -quick: quickIdle
+	quickIdle  = 3 * time.Second
 )
 
 type footprint struct {
@@ -86,9 +87,13 @@ func idleMeasure(ctx context.Context, e *env, start func() (stop func(), err err
 			_ = f.Close()
 		}
 	}
+	window := idleWindow
+	if e.quick {
+		window = quickIdle
+	}
 	cpu0, t0 := cpuTime(), time.Now()
 	select {
-	case <-time.After(idleWindow):
+	case <-time.After(window):
 	case <-ctx.Done():
 		return sample{}, ctx.Err()
 	}

@@ -3,7 +3,7 @@
 // alternating round by round, and prints one line per scenario with the
 // medians and the median of the pairwise ratios:
 //
-//	cd bench && go run . -quick           # every scenario, about two minutes
+//	cd bench && go run . -quick           # about two minutes: fewer rounds, no fixed waits
 //	cd bench && go run .                  # more rounds and messages, stable figures
 //	cd bench && go run . -scenario core-noop,js-publish-sync -json out.json
 //	cd bench && go run . -markdown out.json   # the README's tables
@@ -29,7 +29,7 @@ func main() {
 }
 
 func run() int {
-	quick := flag.Bool("quick", false, "fewer rounds and messages: every scenario in about two minutes")
+	quick := flag.Bool("quick", false, "fewer rounds and messages, and no scenario bound by fixed waits: about two minutes")
 	only := flag.String("scenario", "", "comma-separated scenario names to run (default all); -list shows them")
 	list := flag.Bool("list", false, "list the scenarios and exit")
 	jsonOut := flag.String("json", "", "write the raw results (every round) to this file")
@@ -52,7 +52,7 @@ func run() int {
 		}
 		return 0
 	}
-	selected, err := selectScenarios(all, *only)
+	selected, err := selectScenarios(all, *only, *quick)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 2
@@ -148,11 +148,13 @@ func minRatio(results []*result) float64 {
 	return lowest
 }
 
-func selectScenarios(all []scenario, only string) ([]scenario, error) {
+// selectScenarios is the scenarios named in only, or by default every one
+// but the diagnostics (and, with quick, those bound by fixed waits).
+func selectScenarios(all []scenario, only string, quick bool) ([]scenario, error) {
 	if only == "" {
 		var out []scenario
 		for _, s := range all {
-			if !s.diagnostic {
+			if !s.diagnostic && !(quick && s.fullOnly) {
 				out = append(out, s)
 			}
 		}
