@@ -38,7 +38,7 @@ func taskScenarios(jsNoop jsWork) []scenario {
 			name: "long-tasks-keepalive", about: "keep-alive messages per minute for 10,000 tasks held by one worker [per-task in-progress acks, a third of the 30s ack wait]",
 			unit: "msgs/min", lower: true, quickN: 10_000, fullN: 10_000, quickRounds: 1, fullRounds: 3, noSample: true,
 			roundTimeout: 3 * time.Minute, fullOnly: true,
-			raw:          rawKeepalive, corral: corralKeepalive,
+			raw: rawKeepalive, corral: corralKeepalive,
 		},
 		{
 			name: "long-tasks-throughput", about: "claim + run + complete no-op tasks, one worker of 64 [Corral JetStream handler, no-op, 4 workers: its best]",
@@ -54,7 +54,7 @@ func taskScenarios(jsNoop jsWork) []scenario {
 			name: "long-tasks-recovery", about: "ms from a worker's death to another taking its 1,000 tasks [plain consumer: the 30s ack wait]",
 			unit: "ms", lower: true, quickN: recoveryHeld, fullN: recoveryHeld, quickRounds: 1, fullRounds: 3, noSample: true,
 			roundTimeout: 2 * time.Minute, fullOnly: true,
-			raw:          rawRecovery, corral: corralRecovery,
+			raw: rawRecovery, corral: corralRecovery,
 		},
 	}
 }
