@@ -136,6 +136,7 @@ func (g *Group) add(name string, cfg Config, h Handler, invoke func(*counters) i
 	g.handlers = append(g.handlers, m)
 	g.byName[name] = m
 	if g.run != nil {
+		g.startMicroLocked()
 		g.startLocked(m)
 	}
 	return nil

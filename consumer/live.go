@@ -70,6 +70,16 @@ func (g *Group) startLocked(m *member) {
 	}()
 }
 
+// startMicroLocked starts the micro responder once the group has a
+// service (a request handler) and serves: a group of other handlers runs
+// without it, two goroutines fewer. Once started it runs until Serve
+// ends. g.mu is held.
+func (g *Group) startMicroLocked() {
+	if g.micro.cancel == nil && len(g.services.byName) > 0 {
+		g.startLocked(g.micro)
+	}
+}
+
 // serve starts every member, waits for ctx to end (or a member's tree to
 // end by itself), then stops them all at once and waits for each, within
 // its shutdown timeout.
@@ -81,7 +91,7 @@ func (g *Group) serve(ctx context.Context) error {
 	}
 	r := &groupRun{failed: make(chan error, 1)}
 	g.run, g.unstopped = r, nil
-	g.startLocked(g.micro)
+	g.startMicroLocked()
 	for _, m := range g.handlers {
 		g.startLocked(m)
 	}
