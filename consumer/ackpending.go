@@ -2,7 +2,6 @@ package consumer
 
 import (
 	"context"
-	"math/rand/v2"
 	"time"
 
 	"github.com/corral-go/corral/internal/jsapi"
@@ -23,28 +22,6 @@ const (
 	nearMaxAckPending  = 9
 	belowMaxAckPending = 7
 )
-
-// watchAckPending reads the consumer's ack-pending count and limit every
-// ackPendingEvery until stop is closed, for Status and for the episodes
-// it reports: at or near max_ack_pending, the server delivers nothing new
-// to any instance, and redeliveries (nak delays included) can wait far
-// longer than asked.
-func (r *jsRun) watchAckPending(ctx context.Context, stop <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
-	// A random phase, so that a fleet's instances, started together, do
-	// not all ask the server at once.
-	t := time.NewTimer(rand.N(ackPendingEvery) + time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			r.readAckPending(ctx)
-			t.Reset(ackPendingEvery)
-		}
-	}
-}
 
 // readAckPending reads the count once; a failed read is left to the
 // puller, which reports what is wrong with the consumer.

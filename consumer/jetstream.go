@@ -103,13 +103,11 @@ func (j *jsHandler) Serve(ctx context.Context) error {
 	// The workers and the keeper start once the consumer is ensured: a
 	// bound consumer's ack wait is known from then on.
 	started := false
-	keeperDone, watchDone := make(chan struct{}), make(chan struct{})
-	keeperStop := make(chan struct{})
+	keeperStop, keeperDone := make(chan struct{}), make(chan struct{})
 	defer func() {
 		close(keeperStop)
 		if started {
 			<-keeperDone
-			<-watchDone
 		}
 	}()
 
@@ -140,8 +138,7 @@ func (j *jsHandler) Serve(ctx context.Context) error {
 			}
 			started = true
 			r.pool.Start()
-			go r.keep(keeperStop, keeperDone)
-			go r.watchAckPending(ctx, keeperStop, watchDone)
+			go r.tend(ctx, keeperStop, keeperDone)
 		}
 		unwatch := j.watchAdvisories(nc)
 		err = r.pull(ctx, nc, js, gone)

@@ -59,7 +59,7 @@ func TestKeeperIsNotHeldUpByADoubleAck(t *testing.T) {
 		t.Fatal("the ack never reached the server")
 	}
 	stop, done := make(chan struct{}), make(chan struct{})
-	go r.keep(stop, done)
+	go r.tend(context.Background(), stop, done)
 	defer func() {
 		close(stop)
 		<-done
