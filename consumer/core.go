@@ -109,7 +109,7 @@ func (r *coreRun) subscribe(nc *nats.Conn) (*nats.Subscription, func(), error) {
 	}
 	// A round trip: the server has the subscription, or has refused it,
 	// when Flush returns, so messages published after Subscribed reach it.
-	if err := nc.FlushTimeout(subscribeTimeout); err != nil {
+	if err := c.flush.flush(nc, subscribeTimeout); err != nil {
 		return fail(err)
 	}
 	if err := nc.LastError(); err != lastErr && refuses(err, c.cfg.Subject, c.cfg.QueueGroup) {

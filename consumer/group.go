@@ -32,7 +32,8 @@ type Group struct {
 	run       *groupRun // while Serve runs
 	unstopped []string
 
-	mw groupMiddleware // see Use
+	mw    groupMiddleware // see Use
+	flush flusher         // the handlers' subscription round trips
 }
 
 // service is a handler of either kind, as the tree runs it.
@@ -118,7 +119,7 @@ func (g *Group) add(name string, cfg Config, h Handler, invoke func(*counters) i
 		c = &coreHandler{invoke: invoke(stats)}
 	}
 	b := c.base()
-	b.name, b.cfg, b.src, b.events, b.stats = name, cfg, g.src, g.events, stats
+	b.name, b.cfg, b.src, b.events, b.stats, b.flush = name, cfg, g.src, g.events, stats, &g.flush
 	m := &member{svc: c, tree: supervisor.NewGroup("consumers", g.treeEvents)}
 	if err := m.tree.Add(c.String(), c, cfg.Restart); err != nil {
 		return fmt.Errorf("consumer: handler %q: %w", name, err)

@@ -43,6 +43,7 @@ type handlerBase struct {
 	src    connection.Source
 	events *event.Emitter
 	stats  *counters
+	flush  *flusher // the group's, shared by its handlers
 
 	current atomic.Pointer[runView]
 	ready   atomic.Bool
