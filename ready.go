@@ -48,12 +48,13 @@ func (c *Client) Ready(ctx context.Context) error {
 		case r.failed:
 			return fmt.Errorf("%w: Run failed: %w", ErrNotReady, r.lastErr)
 		}
-		pending, syncing := c.pending(r)
+		pending, syncing := c.pending(r, false)
 		if len(pending) == 0 {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
+			pending, _ = c.pending(c.ready.snapshot(), true)
 			return fmt.Errorf("%w: waiting for %s: %w", ErrNotReady, strings.Join(pending, ", "), ctx.Err())
 		case <-r.changed:
 		case <-connChanged:
@@ -65,8 +66,10 @@ func (c *Client) Ready(ctx context.Context) error {
 
 // pending names what is not ready, and returns the Synced channel of the
 // first watch that has not delivered what its bucket held: nothing else
-// says when it has.
-func (c *Client) pending(r readySnapshot) (names []string, syncing <-chan struct{}) {
+// says when it has. Unless describe, the handlers not ready are named as
+// one: Ready asks at every change, and a thousand handlers starting would
+// make it format a million names.
+func (c *Client) pending(r readySnapshot, describe bool) (names []string, syncing <-chan struct{}) {
 	if !r.running {
 		return []string{"Run"}, nil
 	}
@@ -76,8 +79,13 @@ func (c *Client) pending(r readySnapshot) (names []string, syncing <-chan struct
 	if !c.pub.Status().Ready {
 		names = append(names, "publisher")
 	}
-	for _, h := range c.consumers.NotReady() {
-		names = append(names, fmt.Sprintf("handler %q", h))
+	switch notReady := c.consumers.NotReady(); {
+	case describe:
+		for _, h := range notReady {
+			names = append(names, fmt.Sprintf("handler %q", h))
+		}
+	case len(notReady) > 0:
+		names = append(names, "handlers")
 	}
 	for _, t := range c.taskStatus() {
 		if t.Child.State != supervisor.Running || !r.leased[t.Queue] {
