@@ -107,3 +107,28 @@ func TestDefaultQueueKeepsPullsWithinTheServersBuffer(t *testing.T) {
 	}
 	cleanStop(t, stop)
 }
+
+// A bound consumer whose max_request_max_bytes is below Corral's bound on
+// a pull is pulled within it: the server refuses a pull that asks for
+// more, for good.
+func TestBoundConsumerPullsWithinItsMaxRequestBytes(t *testing.T) {
+	t.Parallel()
+	e := newJSEnv(t, jetstream.StreamConfig{Name: "RMB", Subjects: []string{"rmb"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := e.js.CreateConsumer(ctx, "RMB", jetstream.ConsumerConfig{Durable: "b",
+		AckPolicy: jetstream.AckExplicitPolicy, MaxRequestMaxBytes: 64 << 10}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	e.publishSeq("rmb", n)
+	var handled atomic.Int64
+	if err := e.sup.Handle("b", consumer.Config{Workers: 4, JetStream: consumer.JetStream{Stream: "RMB", Consumer: "b", Bind: true}},
+		consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { handled.Add(1); return nil })); err != nil {
+		t.Fatal(err)
+	}
+	stop := e.serve()
+	natstest.Eventually(t, 20*time.Second, func() bool { return handled.Load() >= n },
+		func() string { return fmt.Sprintf("handled %d of %d", handled.Load(), n) })
+	cleanStop(t, stop)
+}

@@ -92,6 +92,8 @@ type Puller struct {
 	held    held
 	want    *want
 	sizes   sizes
+	// limitBytes is the consumer's max_request_max_bytes (0: none).
+	limitBytes atomic.Int64
 	status  chan error // statuses of pull requests, newest kept
 	subject string     // the consumer's next-message API subject
 }
@@ -234,11 +236,20 @@ func (s *Session) request(now time.Time) error {
 	return nil
 }
 
+// LimitRequestBytes takes the consumer's max_request_max_bytes (0:
+// none): the server refuses a request that asks for more.
+func (p *Puller) LimitRequestBytes(n int) { p.limitBytes.Store(int64(n)) }
+
 // requestBytes bounds a request in bytes. A message larger than the
 // bound would end every request undelivered, so it is never below the
-// largest message the server takes, with room for its subject.
+// largest message the server takes, with room for its subject, unless
+// the consumer's own limit is lower.
 func (s *Session) requestBytes() int64 {
-	return max(requestBytes, 2*s.nc.MaxPayload())
+	b := max(requestBytes, 2*s.nc.MaxPayload())
+	if limit := s.p.limitBytes.Load(); limit > 0 {
+		b = min(b, limit)
+	}
+	return b
 }
 
 // pullRequest is the body of a JetStream pull request.
