@@ -87,15 +87,15 @@ type Config struct {
 
 // Puller pulls for one owner, one connection at a time: Open, then Run.
 type Puller struct {
-	cfg     Config
-	owner   Owner
-	held    held
-	want    *want
-	sizes   sizes
+	cfg   Config
+	owner Owner
+	held  held
+	want  *want
+	sizes sizes
 	// limitBytes is the consumer's max_request_max_bytes (0: none).
 	limitBytes atomic.Int64
-	status  chan error // statuses of pull requests, newest kept
-	subject string     // the consumer's next-message API subject
+	status     chan error // statuses of pull requests, newest kept
+	subject    string     // the consumer's next-message API subject
 }
 
 // New returns a puller for owner.
