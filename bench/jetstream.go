@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,11 +103,7 @@ func corralConsume(w jsWork) runFunc {
 		e.startClock()
 		var fl firstLast
 		c, err := startCorral(ctx, e, corral.Config{}, func(c *corral.Client) error {
-			q := w.queue
-			if v, err := strconv.Atoi(os.Getenv("XQ")); err == nil && q == 0 {
-				q = v
-			}
-			hc := consumer.Config{Workers: w.workers, QueueSize: q,
+			hc := consumer.Config{Workers: w.workers, QueueSize: w.queue,
 				JetStream: consumer.JetStream{Stream: consumeStream, Consumer: "bench", Bind: true}}
 			return c.Handle("bench", hc, consumer.HandlerFunc(func(context.Context, *consumer.Msg) error {
 				w.do()
