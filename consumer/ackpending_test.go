@@ -51,7 +51,7 @@ func TestJetStreamReportsMaxAckPending(t *testing.T) {
 // A pool larger than the server's default max_ack_pending gets a consumer
 // whose limit is twice the pool, so that the instance's own pool never
 // reaches it: the default queue counts at the most it adapts to (8
-// workers + 512); a small pool leaves the server's default, as does a
+// workers + 2048); a small pool leaves the server's default, as does a
 // stream whose own limit is lower.
 func TestJetStreamMaxAckPendingDefaultCoversThePool(t *testing.T) {
 	t.Parallel()

@@ -16,11 +16,7 @@ import (
 func TestFlusherCoalescesAndKeepsOrder(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := connectInternal(t, srv.URL())
 	acc := srv.Raw().GlobalAccount()
 	var f flusher
 	const callers = 200
@@ -58,16 +54,7 @@ func TestFlusherCoalescesAndKeepsOrder(t *testing.T) {
 func TestFlusherDoesNotMixConnections(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	old, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer old.Close()
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	old, nc := connectInternal(t, srv.URL()), connectInternal(t, srv.URL())
 	// A round on old gathers behind one that never ends.
 	f := flusher{running: true, next: &flushRound{nc: old, done: make(chan struct{})}}
 	done := make(chan error, 1)

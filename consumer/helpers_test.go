@@ -27,7 +27,13 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{t: t, srv: natstest.RunServer(t), rec: natstest.NewRecorder()}
+	return newEnvOn(t, natstest.RunServer(t))
+}
+
+// newEnvOn is newEnv on a server of the test's own.
+func newEnvOn(t *testing.T, srv *natstest.Server) *env {
+	t.Helper()
+	e := &env{t: t, srv: srv, rec: natstest.NewRecorder()}
 	e.pub = connect(t, e.srv.URL())
 	e.sub = connect(t, e.srv.URL())
 	e.sup = consumer.NewGroup(connection.NewFixed(e.sub), supervisor.Events{Hook: e.rec.Hook})

@@ -27,7 +27,13 @@ type jsEnv struct {
 
 func newJSEnv(t *testing.T, stream jetstream.StreamConfig) *jsEnv {
 	t.Helper()
-	e := &jsEnv{env: newEnv(t)}
+	return newJSEnvOn(t, natstest.RunServer(t), stream)
+}
+
+// newJSEnvOn is newJSEnv on a server of the test's own.
+func newJSEnvOn(t *testing.T, srv *natstest.Server, stream jetstream.StreamConfig) *jsEnv {
+	t.Helper()
+	e := &jsEnv{env: newEnvOn(t, srv)}
 	var err error
 	if e.js, err = jetstream.New(e.pub); err != nil {
 		t.Fatal(err)

@@ -10,10 +10,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/internal/natstest"
-	"github.com/corral-go/corral/supervisor"
 )
 
 // With the default queue_size a JetStream handler holds what its pace
@@ -70,18 +68,9 @@ func TestDefaultQueueAdaptsToTheHandlersPace(t *testing.T) {
 func TestDefaultQueueKeepsPullsWithinTheServersBuffer(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t, func(o *server.Options) { o.MaxPending = 16 << 20 })
-	e := &jsEnv{env: &env{t: t, srv: srv, rec: natstest.NewRecorder()}}
-	e.pub, e.sub = connect(t, srv.URL()), connect(t, srv.URL())
-	e.sup = consumer.NewGroup(connection.NewFixed(e.sub), supervisor.Events{Hook: e.rec.Hook})
-	var err error
-	if e.js, err = jetstream.New(e.pub); err != nil {
-		t.Fatal(err)
-	}
+	e := newJSEnvOn(t, srv, jetstream.StreamConfig{Name: "BIG", Subjects: []string{"big"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if _, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: "BIG", Subjects: []string{"big"}}); err != nil {
-		t.Fatal(err)
-	}
 	// 512KiB messages: the first pull of Workers + 64 would be 34MiB.
 	const n = 100
 	payload := make([]byte, 512<<10)
