@@ -49,13 +49,21 @@ func (m *Msg) Raw() *nats.Msg { return m.raw }
 // delivery count, timestamp and pending count; nil for core messages.
 func (m *Msg) Metadata() *jetstream.MsgMetadata { return m.meta }
 
-// metadata reads a JetStream message's ack subject.
-func metadata(raw *nats.Msg) (*jetstream.MsgMetadata, error) {
+// jsMsg is a JetStream message and its metadata in one allocation: its
+// Msg's meta points at md.
+type jsMsg struct {
+	Msg
+	md jetstream.MsgMetadata
+}
+
+// newJSMsg is raw, received on nc for handler, with the metadata its ack
+// subject gives; it fails for a message not from JetStream.
+func newJSMsg(nc *nats.Conn, raw *nats.Msg, handler string) (*Msg, error) {
 	md, err := raw.Metadata()
 	if err != nil {
 		return nil, err
 	}
-	return &jetstream.MsgMetadata{
+	w := &jsMsg{Msg: Msg{raw: raw, nc: nc, handler: handler}, md: jetstream.MsgMetadata{
 		Sequence:     jetstream.SequencePair{Consumer: md.Sequence.Consumer, Stream: md.Sequence.Stream},
 		NumDelivered: md.NumDelivered,
 		NumPending:   md.NumPending,
@@ -63,5 +71,7 @@ func metadata(raw *nats.Msg) (*jetstream.MsgMetadata, error) {
 		Stream:       md.Stream,
 		Consumer:     md.Consumer,
 		Domain:       md.Domain,
-	}, nil
+	}}
+	w.meta = &w.md
+	return &w.Msg, nil
 }

@@ -66,16 +66,15 @@ func (r *jsRun) Refuse(nc *nats.Conn, msg *nats.Msg) {
 // from JetStream, which has nothing to ack.
 func (r *jsRun) received(nc *nats.Conn, msg *nats.Msg) *Msg {
 	j := r.j
-	meta, err := metadata(msg)
+	m, err := newJSMsg(nc, msg, j.name)
 	if err != nil {
 		j.stats.dropped.Add(1)
 		return nil
 	}
-	m := &Msg{raw: msg, nc: nc, handler: j.name, meta: meta}
 	m.alive.Store(time.Now().UnixNano())
-	j.numPending.Store(meta.NumPending)
+	j.numPending.Store(m.meta.NumPending)
 	j.stats.received.Add(1)
-	if meta.NumDelivered > 1 {
+	if m.meta.NumDelivered > 1 {
 		j.stats.redelivered.Add(1)
 	}
 	return m

@@ -55,7 +55,6 @@ func (r *jsRun) settle(ctx context.Context, m *Msg, err error) {
 	if m.isSettled() {
 		return
 	}
-	var term *TerminalError
 	switch {
 	case errors.Is(err, errConnClosed):
 		j.stats.ackFailed.Add(1) // redelivered after its ack wait
@@ -68,6 +67,18 @@ func (r *jsRun) settle(ctx context.Context, m *Msg, err error) {
 		r.returned.Add(1)
 	case err == nil:
 		r.ack(ctx, m)
+	default:
+		r.settleFailed(ctx, m, err)
+	}
+}
+
+// settleFailed settles a message whose handler failed with err. Apart
+// from settle, so that the TerminalError errors.As needs is allocated for
+// failures only, not for every message acked.
+func (r *jsRun) settleFailed(ctx context.Context, m *Msg, err error) {
+	j := r.j
+	var term *TerminalError
+	switch {
 	case errors.As(err, &term) && j.cfg.DeadLetter != "":
 		// Never to be run again, so kept where the handler's failures go:
 		// terminated once the copy is stored. Until then a redelivery
