@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/internal/jsapi"
@@ -60,9 +59,6 @@ type jsRun struct {
 	// terminal whose dead-letter copy has not been stored yet: on their
 	// redelivery only the copy is tried again, never the handler.
 	terminal sync.Map // uint64 -> *TerminalError
-	// advisories receives the consumer's max-deliveries advisories, for
-	// the keeper to report.
-	advisories chan *nats.Msg
 }
 
 // errPastMaxDeliver marks a message delivered past MaxDeliver: only its
@@ -76,7 +72,7 @@ var errConnClosed = errors.New("its connection closed before it started")
 func (j *jsHandler) newRun() *jsRun {
 	j.subscribedOnce.Store(false)
 	capacity := j.cfg.Workers + j.cfg.QueueSize
-	r := &jsRun{j: j, held: newHeldMsgs(), advisories: make(chan *nats.Msg, advisoryBuffer)}
+	r := &jsRun{j: j, held: newHeldMsgs()}
 	r.setLimits(j.cfg.AckWait, j.cfg.MaxDeliver)
 	r.deadLetterClient = j.cfg.DeadLetter != "" && j.cfg.MaxDeliver > 0 && !j.cfg.Bind
 	// The queue holds all the run may hold: putting a held message never
@@ -144,7 +140,7 @@ func (j *jsHandler) Serve(ctx context.Context) error {
 			r.pool.Start()
 			go r.tend(ctx, keeperStop, keeperDone)
 		}
-		unwatch := r.watchAdvisories(nc)
+		unwatch := j.watchAdvisories(nc)
 		err = r.pull(ctx, nc, js, gone)
 		unwatch()
 		if errors.Is(err, jsapi.ErrConnGone) && ctx.Err() == nil {

@@ -6,9 +6,8 @@ import (
 	"time"
 )
 
-// tend keeps the run's held messages alive, reads its consumer's
-// ack-pending count and reports its max-deliveries advisories, from one
-// goroutine for all three, until stop is closed.
+// tend keeps the run's held messages alive and reads its consumer's
+// ack-pending count, from one goroutine for both, until stop is closed.
 //
 // Keeping alive: every held message, running or queued, that the server
 // last heard of a third of an ack wait ago or more gets an in-progress
@@ -50,8 +49,6 @@ func (r *jsRun) tend(ctx context.Context, stop <-chan struct{}, done chan<- stru
 					r.j.stats.inProgress.Add(1)
 				}
 			}
-		case msg := <-r.advisories:
-			r.j.reportMaxDeliveries(msg)
 		case <-readT.C:
 			readT.Reset(ackPendingEvery)
 			if reading != nil {
