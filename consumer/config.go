@@ -47,7 +47,7 @@ type Config struct {
 	// pulls. Its default adapts to the handler's pace: the handler holds
 	// Workers + max(Workers, 64), twice that each time its workers ran out
 	// of messages between pulls, up to Workers + max(Workers, 2048) or
-	// about 8MiB of messages at their average size, whichever is fewer,
+	// about 8MiB of messages at their recent size, whichever is fewer,
 	// and half as much again after it held all it asked for a second. A
 	// value set here is held as it is. Range 0 to 1048576 (1<<20): the
 	// queue is a channel allocated up front, 8MiB at most.
@@ -98,8 +98,8 @@ const (
 	// 0.84-0.90x their pace at 512), and adaptBytes.
 	defaultJetStreamQueue    = 64
 	defaultJetStreamQueueMax = 2048
-	// adaptBytes bounds what an adapting handler holds: twice what one
-	// pull asks for at most (see internal/pull).
+	// adaptBytes bounds what an adapting handler holds, as pulls bound
+	// what is on its way (see internal/pull).
 	adaptBytes      = 8 << 20
 	defaultPending  = 512 * 1024
 	defaultPendingB = 64 << 20

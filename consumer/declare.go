@@ -36,7 +36,6 @@ func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created boo
 				c.Consumer, c.Stream, ErrInvalidConfig)
 		}
 		r.setLimits(cc.AckWait, cc.MaxDeliver)
-		r.puller.LimitRequestBytes(cc.MaxRequestMaxBytes)
 		return false, nil
 	}
 	cfg := c.consumerConfig()

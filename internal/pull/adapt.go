@@ -44,15 +44,15 @@ func (w *want) get() int { return int(w.n.Load()) }
 // and at least the last request's worth delivered since it was sent. The
 // requests overlap (another goes out once half the room is free), so what
 // is still owed says nothing; an empty stream delivers nothing and never
-// grows it. Messages of avgSize bytes on average bound it by maxBytes,
+// grows it. Messages of size bytes (as expected) bound it by maxBytes,
 // growing or not.
-func (w *want) grow(held int, delivered int64, avgSize int64) {
+func (w *want) grow(held int, delivered int64, size int64) {
 	if w.floor == 0 {
 		return
 	}
 	limit := w.limit
-	if w.maxBytes > 0 && avgSize > 0 {
-		limit = max(w.floor+1, int(min(int64(limit), w.maxBytes/avgSize)))
+	if w.maxBytes > 0 && size > 0 {
+		limit = max(w.floor+1, int(min(int64(limit), w.maxBytes/size)))
 	}
 	n := w.get()
 	if held < w.floor && w.asked > 0 && delivered-w.deliveredAtAsk >= w.asked {
@@ -87,20 +87,19 @@ func (w *want) shrink(now time.Time, held int) {
 	}
 }
 
-// sizes is the count and bytes of the messages delivered, for their
-// average size.
-type sizes struct{ msgs, bytes atomic.Int64 }
+// sizes tracks the size messages are expected to have: the largest
+// lately, decaying by 1/64 of itself with each smaller message, so that
+// a run of large messages counts at once and a stream that turns to
+// small ones is believed after a few hundred of them, not after a
+// lifetime's average.
+type sizes struct{ peak atomic.Int64 }
 
+// add takes a delivered message's size. Inboxes draining side by side
+// may lose an update to each other; the estimate stays close.
 func (s *sizes) add(n int) {
-	s.bytes.Add(int64(n))
-	s.msgs.Add(1)
+	p := s.peak.Load()
+	s.peak.Store(max(int64(n), p-p/64))
 }
 
-// average is the average size so far; 0 before the first message.
-func (s *sizes) average() int64 {
-	m := s.msgs.Load()
-	if m == 0 {
-		return 0
-	}
-	return s.bytes.Load() / m
-}
+// expected is the expected size; 0 before the first message.
+func (s *sizes) expected() int64 { return s.peak.Load() }

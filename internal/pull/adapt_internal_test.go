@@ -87,7 +87,7 @@ func TestWantShrinksWhileFull(t *testing.T) {
 	}
 }
 
-// The want stays below what holds about MaxBytes at the average size,
+// The want stays below what holds about MaxBytes at the expected size,
 // growing or not, and comes down to it when messages grow.
 func TestWantHoldsAboutMaxBytes(t *testing.T) {
 	w := newWant(Config{Capacity: 2052, Floor: 4, Start: 68, MaxBytes: 64 << 20})

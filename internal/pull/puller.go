@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -28,12 +29,16 @@ const (
 	// pull failed, so a missing consumer or stream is not hammered.
 	retryMin = 100 * time.Millisecond
 	retryMax = 5 * time.Second
-	// requestBytes bounds a request in bytes, so that no burst overruns
-	// the server's buffer for the connection (max_pending, 64MiB by
-	// default): past that the server closes it as a slow consumer, and
-	// what it held waits out its ack wait. Four nats.go Consume calls of
-	// 500 64KiB messages each did.
-	requestBytes = 4 << 20
+	// inFlightBytes bounds what the requests out ask for, at the size
+	// messages are expected to have, so that no burst overruns the
+	// server's buffer for the connection (max_pending, 64MiB by default,
+	// shared by every handler on it): past that the server closes the
+	// connection as a slow consumer, and what it held waits out its ack
+	// wait. Four nats.go Consume calls of 500 64KiB messages each did. The
+	// bound is in messages, not a request's max_bytes: a request the
+	// server ends on its byte budget says so only when a message did not
+	// fit, and a message larger than the budget would end every request.
+	inFlightBytes = 8 << 20
 )
 
 // Owner is what a Puller pulls for.
@@ -70,8 +75,9 @@ type Config struct {
 	// it always asks for Capacity.
 	Floor, Start int
 	// MaxBytes, when set with Floor, stops the want growing past what
-	// holds about MaxBytes at the average size of the messages so far,
-	// and brings it down to that when messages grow; never below Floor+1.
+	// holds about MaxBytes at the size messages are expected to have (the
+	// largest lately, see sizes), and brings it down to that when
+	// messages grow; never below Floor+1.
 	MaxBytes int64
 	// Source tells the puller of reconnects, after which requests are
 	// made again at once.
@@ -92,8 +98,6 @@ type Puller struct {
 	held  held
 	want  *want
 	sizes sizes
-	// limitBytes is the consumer's max_request_max_bytes (0: none).
-	limitBytes atomic.Int64
 	status     chan error // statuses of pull requests, newest kept
 	subject    string     // the consumer's next-message API subject
 }
@@ -213,15 +217,17 @@ func (s *Session) replaceIfSilent(now time.Time) {
 func (s *Session) request(now time.Time) error {
 	credits := s.in.credits.Load() // before held: see receive
 	held := s.p.held.count()
-	s.p.want.grow(held, s.in.delivered.Load(), s.p.sizes.average())
+	s.p.want.grow(held, s.in.delivered.Load(), s.p.sizes.expected())
 	want := s.p.want.get()
-	free := want - held - int(credits)
+	// What is owed stays within inFlightBytes at the expected size.
+	limit := min(want, s.inFlight())
+	free := min(want-held, limit) - int(credits)
 	// Like nats.go's Consume, ask again once half the room is free:
 	// asking for every freed slot would double the server's work.
-	if free < max(1, want/2) || now.Before(s.notBefore) || !s.nc.IsConnected() {
+	if free < max(1, limit/2) || now.Before(s.notBefore) || !s.nc.IsConnected() {
 		return nil
 	}
-	req, _ := json.Marshal(pullRequest{Batch: free, MaxBytes: s.requestBytes(), Expires: expiry, Heartbeat: heartbeat})
+	req, _ := json.Marshal(pullRequest{Batch: free, Expires: expiry, Heartbeat: heartbeat})
 	s.in.credits.Add(int64(free))
 	s.p.want.sent(free, s.in.delivered.Load())
 	s.in.heard.Store(now.UnixNano()) // heartbeats are due from now
@@ -236,26 +242,23 @@ func (s *Session) request(now time.Time) error {
 	return nil
 }
 
-// LimitRequestBytes takes the consumer's max_request_max_bytes (0:
-// none): the server refuses a request that asks for more.
-func (p *Puller) LimitRequestBytes(n int) { p.limitBytes.Store(int64(n)) }
-
-// requestBytes bounds a request in bytes. A message larger than the
-// bound would end every request undelivered, so it is never below the
-// largest message the server takes, with room for its subject, unless
-// the consumer's own limit is lower.
-func (s *Session) requestBytes() int64 {
-	b := max(requestBytes, 2*s.nc.MaxPayload())
-	if limit := s.p.limitBytes.Load(); limit > 0 {
-		b = min(b, limit)
+// inFlight is how many messages the requests out may ask for: what fits
+// inFlightBytes at the expected size, or, before the first message, at
+// the largest the server takes; at least one.
+func (s *Session) inFlight() int {
+	size := s.p.sizes.expected()
+	if size == 0 {
+		size = s.nc.MaxPayload()
 	}
-	return b
+	if size <= 0 {
+		return math.MaxInt
+	}
+	return int(max(1, inFlightBytes/size))
 }
 
 // pullRequest is the body of a JetStream pull request.
 type pullRequest struct {
 	Batch     int           `json:"batch"`
-	MaxBytes  int64         `json:"max_bytes,omitempty"`
 	Expires   time.Duration `json:"expires"`
 	Heartbeat time.Duration `json:"idle_heartbeat"`
 }

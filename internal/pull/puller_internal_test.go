@@ -165,15 +165,20 @@ func connectInternal(t *testing.T, url string) *nats.Conn {
 	return nc
 }
 
-// Each delivered message counts toward the average size that bounds an
-// adapting want (Config.MaxBytes); statuses do not.
+// Each delivered message counts toward the size expected of the next,
+// which bounds what the puller asks for: a larger one at once, a smaller
+// one by a 64th of the estimate; statuses not at all.
 func TestReceiveMeasuresMessageSizes(t *testing.T) {
 	p := newTestPuller(t, nil)
 	in := &inbox{}
 	p.receive(nil, in, &nats.Msg{Subject: "s.1", Data: make([]byte, 997)})
 	p.receive(nil, in, &nats.Msg{Subject: "s.2", Data: make([]byte, 1997)})
 	p.receive(nil, in, &nats.Msg{Subject: "_INBOX.x", Header: nats.Header{"Status": []string{"100"}}})
-	if got := p.sizes.average(); got != 1500 {
-		t.Fatalf("average size %d, want 1500", got)
+	if got := p.sizes.expected(); got != 2000 {
+		t.Fatalf("expected size %d after 1000 and 2000 bytes, want 2000", got)
+	}
+	p.receive(nil, in, &nats.Msg{Subject: "s.3", Data: make([]byte, 97)})
+	if got := p.sizes.expected(); got != 2000-2000/64 {
+		t.Fatalf("expected size %d after a 100-byte message, want %d", got, 2000-2000/64)
 	}
 }
