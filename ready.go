@@ -54,7 +54,9 @@ func (c *Client) Ready(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			pending, _ = c.pending(c.ready.snapshot(), true)
+			if named, _ := c.pending(c.ready.snapshot(), true); len(named) > 0 {
+				pending = named
+			}
 			return fmt.Errorf("%w: waiting for %s: %w", ErrNotReady, strings.Join(pending, ", "), ctx.Err())
 		case <-r.changed:
 		case <-connChanged:

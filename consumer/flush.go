@@ -13,26 +13,28 @@ import (
 // thousand handlers flushing each cost a thousand writes and round trips.
 type flusher struct {
 	mu      sync.Mutex
-	next    *flushRound // collecting callers; runs once the running round ends
-	running bool
-	rounds  int // flushes run, for tests
+	running *flushRound // the round whose Flush is out
+	next    *flushRound // gathering callers; starts once running ends
+	rounds  int         // rounds run, for tests
 }
 
 type flushRound struct {
-	nc   *nats.Conn
-	done chan struct{}
-	err  error
+	nc      *nats.Conn
+	started bool
+	done    chan struct{}
+	err     error
 }
 
 // flush returns once the server has processed everything written to nc
 // before the call, or with FlushTimeout's error. A caller that arrives
-// while a round runs joins the next: what it wrote may have followed the
-// running round's PING. The caller that finds no round running runs the
-// rounds, its own and those that gather meanwhile.
+// while a round runs joins the next one (what it wrote may have followed
+// the running round's PING); once the running round ends, one of the
+// next round's callers runs it, the others wait for it. No caller runs a
+// round other than its own. A caller on another connection than a round
+// it would wait for flushes alone.
 func (f *flusher) flush(nc *nats.Conn, timeout time.Duration) error {
 	f.mu.Lock()
-	if f.next != nil && f.next.nc != nc {
-		// A round on a connection replaced since: this caller's is alone.
+	if f.running != nil && f.running.nc != nc || f.next != nil && f.next.nc != nc {
 		f.mu.Unlock()
 		return nc.FlushTimeout(timeout)
 	}
@@ -40,22 +42,27 @@ func (f *flusher) flush(nc *nats.Conn, timeout time.Duration) error {
 		f.next = &flushRound{nc: nc, done: make(chan struct{})}
 	}
 	mine := f.next
-	if f.running {
+	for f.running != nil && !mine.started {
+		running := f.running
+		f.mu.Unlock()
+		<-running.done
+		f.mu.Lock()
+	}
+	if mine.started { // another caller of the round runs it
 		f.mu.Unlock()
 		<-mine.done
 		return mine.err
 	}
-	f.running = true
-	for f.next != nil {
-		r := f.next
-		f.next = nil
-		f.rounds++
-		f.mu.Unlock()
-		r.err = r.nc.FlushTimeout(timeout)
-		close(r.done)
-		f.mu.Lock()
-	}
-	f.running = false
+	mine.started = true
+	f.running, f.next = mine, nil
+	f.rounds++
 	f.mu.Unlock()
+	mine.err = nc.FlushTimeout(timeout)
+	// Cleared before done closes, so that the next round's callers find
+	// no round running when they wake.
+	f.mu.Lock()
+	f.running = nil
+	f.mu.Unlock()
+	close(mine.done)
 	return mine.err
 }

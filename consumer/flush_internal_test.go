@@ -43,28 +43,32 @@ func TestFlusherCoalescesAndKeepsOrder(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if f.rounds >= callers {
-		t.Errorf("%d callers took %d round trips: none shared", callers, f.rounds)
+	if f.rounds > callers/2 {
+		t.Errorf("%d callers took %d round trips: few shared", callers, f.rounds)
 	}
 	t.Logf("%d callers, %d round trips", callers, f.rounds)
 }
 
-// A caller on a new connection does not wait for rounds gathered on the
-// one it replaced.
+// A caller on a new connection does not wait for rounds of the one it
+// replaced, running or gathering.
 func TestFlusherDoesNotMixConnections(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
 	old, nc := connectInternal(t, srv.URL()), connectInternal(t, srv.URL())
-	// A round on old gathers behind one that never ends.
-	f := flusher{running: true, next: &flushRound{nc: old, done: make(chan struct{})}}
-	done := make(chan error, 1)
-	go func() { done <- f.flush(nc, 5*time.Second) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
+	never := func() *flushRound { return &flushRound{nc: old, done: make(chan struct{})} }
+	for name, f := range map[string]*flusher{
+		"running":   {running: never()},
+		"gathering": {running: never(), next: never()},
+	} {
+		done := make(chan error, 1)
+		go func() { done <- f.flush(nc, 5*time.Second) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: a flush on a new connection waited for the old connection's round", name)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("a flush on a new connection waited for the old connection's round")
 	}
 }
