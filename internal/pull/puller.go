@@ -93,13 +93,13 @@ type Config struct {
 
 // Puller pulls for one owner, one connection at a time: Open, then Run.
 type Puller struct {
-	cfg   Config
-	owner Owner
-	held  held
-	want  *want
-	sizes sizes
-	status     chan error // statuses of pull requests, newest kept
-	subject    string     // the consumer's next-message API subject
+	cfg     Config
+	owner   Owner
+	held    held
+	want    *want
+	sizes   sizes
+	status  chan error // statuses of pull requests, newest kept
+	subject string     // the consumer's next-message API subject
 }
 
 // New returns a puller for owner.
