@@ -95,10 +95,14 @@ func (w *want) shrink(now time.Time, held int) {
 type sizes struct{ peak atomic.Int64 }
 
 // add takes a delivered message's size. Inboxes draining side by side
-// may lose an update to each other; the estimate stays close.
+// call it at once: a decay must never overwrite a larger size just seen.
 func (s *sizes) add(n int) {
-	p := s.peak.Load()
-	s.peak.Store(max(int64(n), p-p/64))
+	for {
+		p := s.peak.Load()
+		if s.peak.CompareAndSwap(p, max(int64(n), p-p/64)) {
+			return
+		}
+	}
 }
 
 // expected is the expected size; 0 before the first message.
