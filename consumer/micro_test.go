@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -311,39 +310,6 @@ func TestServiceVersionSetWhileAnswering(t *testing.T) {
 	got := discover[micro.Ping](t, e.pub, micro.PingVerb, "versioned", "", 1)[0]
 	if got.Version != "1.2.3" {
 		t.Fatalf("version after the second endpoint joined: %q, want 1.2.3", got.Version)
-	}
-	cleanStop(t, stop)
-}
-
-// A group without request handlers runs no micro responder; the first
-// request handler, declared while the group serves, starts it. Not
-// parallel: it reads every goroutine's stack.
-func TestMicroResponderRunsOnlyForRequestHandlers(t *testing.T) {
-	e := newEnv(t)
-	if err := e.sup.Handle("plain", consumer.Config{Subject: "plain"}, consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil })); err != nil {
-		t.Fatal(err)
-	}
-	stop := e.serve()
-	e.subscribed(1)
-	responding := func() bool {
-		buf := make([]byte, 1<<20)
-		for {
-			n := runtime.Stack(buf, true)
-			if n < len(buf) {
-				return strings.Contains(string(buf[:n]), "consumer.(*responder).Serve")
-			}
-			buf = make([]byte, 2*len(buf))
-		}
-	}
-	if responding() {
-		t.Fatal("a micro responder runs for a group without request handlers")
-	}
-	if err := e.sup.HandleRequest("ours", consumer.Config{Subject: "ours"}, echo()); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "ready", func() bool { return e.status("ours").Ready })
-	if !responding() {
-		t.Fatal("no micro responder runs for a request handler")
 	}
 	cleanStop(t, stop)
 }
