@@ -2,34 +2,22 @@ package consumer
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
-	"github.com/corral-go/corral/supervisor"
 )
 
 // Handlers added and removed while a group serves leave nothing behind:
 // a long run that keeps doing so does not keep every old handler's tree.
 func TestRemovedHandlersAreReleased(t *testing.T) {
 	t.Parallel()
-	srv := natstest.RunServer(t)
-	g := NewGroup(connection.NewFixed(connectInternal(t, srv.URL())), supervisor.Events{})
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
+	g, serve := newServedGroup(t)
 	if err := g.Handle("anchor", Config{Subject: "anchor"}, HandlerFunc(func(context.Context, *Msg) error { return nil })); err != nil {
 		t.Fatal(err)
 	}
-	go func() { served <- g.Serve(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-served; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("Serve: %v", err)
-		}
-	}()
+	serve()
 	members := func() int {
 		g.mu.Lock()
 		defer g.mu.Unlock()

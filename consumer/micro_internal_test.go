@@ -5,17 +5,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
-	"github.com/corral-go/corral/supervisor"
 )
 
 // A group without request handlers runs no micro responder; the first
 // request handler, declared while the group serves, starts it.
 func TestMicroResponderRunsOnlyForRequestHandlers(t *testing.T) {
 	t.Parallel()
-	srv := natstest.RunServer(t)
-	g := NewGroup(connection.NewFixed(connectInternal(t, srv.URL())), supervisor.Events{})
+	g, serve := newServedGroup(t)
 	responding := func() bool {
 		g.mu.Lock()
 		defer g.mu.Unlock()
@@ -25,13 +22,7 @@ func TestMicroResponderRunsOnlyForRequestHandlers(t *testing.T) {
 	if err := g.Handle("plain", Config{Subject: "plain"}, noop); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- g.Serve(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	serve()
 	natstest.Eventually(t, 10*time.Second, func() bool { return len(g.NotReady()) == 0 },
 		func() string { return "plain never subscribed" })
 	if responding() {
