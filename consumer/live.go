@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/corral-go/corral/supervisor"
 )
@@ -22,14 +23,14 @@ var (
 
 // member is a declared handler (or the group's micro responder) and its
 // tree: each runs under a tree of its own, so that it starts and stops
-// alone while the group serves.
+// alone while the group serves, on one goroutine (ServeInline) that
+// supervises the handler and runs its service.
 type member struct {
 	svc  service // nil for the micro responder
 	tree *supervisor.Tree
 	// Set while the member runs, under Group.mu.
 	cancel  context.CancelFunc
-	done    chan struct{} // closed once its tree's Serve has returned
-	err     error         // what that Serve returned; read after done
+	done    chan struct{} // closed once its tree's ServeInline has returned
 	removed bool
 }
 
@@ -45,21 +46,24 @@ type groupRun struct {
 func (g *Group) startLocked(m *member) {
 	r := g.run
 	ctx, cancel := context.WithCancel(context.Background())
-	m.cancel, m.done, m.err = cancel, make(chan struct{}), nil
+	done := make(chan struct{})
+	m.cancel, m.done = cancel, done
 	r.members = append(r.members, m)
 	go func() {
-		err := m.tree.Serve(ctx)
+		err := m.tree.ServeInline(ctx)
 		early := ctx.Err() == nil
 		cancel()
 		g.mu.Lock()
-		m.err, m.cancel = err, nil
+		if m.done == done { // not started again while this one overran its stop
+			m.cancel = nil
+		}
 		if m.removed {
 			g.forgetLocked(m)
 			// Nothing left to wait for: handlers added and removed for a
 			// long run must not pile up.
 			r.members = slices.DeleteFunc(r.members, func(x *member) bool { return x == m })
 		}
-		close(m.done)
+		close(done)
 		g.mu.Unlock()
 		if early { // the tree terminated, or would not start
 			select {
@@ -111,10 +115,11 @@ func (g *Group) serve(ctx context.Context) error {
 	}
 	members := slices.Clone(r.members) // a removed member leaves r.members in place
 	g.mu.Unlock()
+	// Every member stopped at once: their timeouts run side by side.
+	since := time.Now()
 	var unstopped []string
 	for _, m := range members {
-		<-m.done
-		if errors.Is(m.err, supervisor.ErrShutdownIncomplete) {
+		if !m.tree.AwaitStop(since, m.done) {
 			unstopped = append(unstopped, m.tree.Unstopped()...)
 		}
 	}
@@ -157,14 +162,17 @@ func (g *Group) Remove(ctx context.Context, name string) error {
 	}
 	m.removed = true
 	m.cancel()
-	done := m.done
+	since, done := time.Now(), m.done
 	g.mu.Unlock()
+	timeout := time.NewTimer(m.tree.Status()[0].Policy.ShutdownTimeout)
+	defer timeout.Stop()
 	select {
 	case <-done:
+	case <-timeout.C:
 	case <-ctx.Done():
 		return fmt.Errorf("consumer: handler %q: waiting for it to drain: %w", name, ctx.Err())
 	}
-	if errors.Is(m.err, supervisor.ErrShutdownIncomplete) {
+	if !m.tree.AwaitStop(since, done) {
 		return fmt.Errorf("consumer: handler %q: %w", name, supervisor.ErrShutdownIncomplete)
 	}
 	return nil

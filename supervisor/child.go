@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"context"
-	"errors"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -42,7 +41,9 @@ type ChildStatus struct {
 	Policy Policy
 }
 
-// child wraps a service with its restart policy and its status.
+// child wraps a service with its restart policy and its status. Its
+// Serve (restart.go) applies the policy: it runs the service again after
+// each failure, so that one goroutine supervises one child.
 type child struct {
 	name   string
 	svc    suture.Service
@@ -51,13 +52,13 @@ type child struct {
 
 	mu          sync.Mutex
 	status      ChildStatus
-	serving     bool
+	serving     bool // the service's Serve is running
 	starts      int
-	consecutive int
-	delay       time.Duration
-	// unreported holds what the tree's hook reports of each failure
-	// suture has not reported yet, oldest first.
-	unreported []failure
+	consecutive int // failures in a row, for the doubling delay
+	// The decayed failure count compared with the policy's threshold
+	// (suture's rule), and the time of the last failure.
+	recent   float64
+	lastFail time.Time
 	// The failure episode: the failures since the child last started
 	// successfully (see Starter), the last one's text, and how many in a
 	// row repeated it. startedOK says the current run has started.
@@ -65,22 +66,27 @@ type child struct {
 	lastErr   string
 	repeated  int
 	startedOK bool
+	// The current Serve of the tree: halt stops the child (see halt),
+	// exited is closed once its loop has returned.
+	cur childRun
 }
 
-// failure is what ChildFailed reports of one failure, beside suture's.
-type failure struct {
-	restartIn time.Duration
-	failures  int
-	repeated  int
+// childRun is the child's part in one Serve of its tree.
+type childRun struct {
+	halted, closed bool
+	cancel         context.CancelFunc
+	exited         chan struct{}
 }
 
 func (c *child) String() string { return c.name }
 
+// reset readies the child for a Serve of its tree.
 func (c *child) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.starts, c.consecutive, c.delay, c.unreported = 0, 0, 0, nil
+	c.starts, c.consecutive, c.recent, c.lastFail = 0, 0, 0, time.Time{}
 	c.episode, c.lastErr, c.repeated, c.startedOK = 0, "", 0, false
+	c.cur = childRun{exited: make(chan struct{})}
 	c.status = ChildStatus{Name: c.name, State: Stopped, Since: c.tree.now(), Policy: c.policy}
 }
 
@@ -118,84 +124,6 @@ func (c *child) countFailureLocked(err error, ran time.Duration) {
 	c.lastErr = text
 }
 
-// Serve runs the wrapped service once, applying the restart policy to how
-// it ended. suture calls it again when it returns anything but
-// ErrDoNotRestart, after the child's supervisor's own backoff.
-func (c *child) Serve(ctx context.Context) error {
-	if d := c.pendingDelay(); d > 0 {
-		c.setState(BackingOff)
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			c.finish(Stopped, nil)
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-
-	c.mu.Lock()
-	restarts, repeated := c.starts, c.repeated
-	c.starts++
-	c.serving = true
-	c.startedOK = false
-	c.status.Restarts = restarts
-	c.setStateLocked(Running)
-	c.mu.Unlock()
-	c.tree.emit(ChildStarted{EventTime: c.tree.stamp(), Child: c.name, Restarts: restarts, Repeated: repeated})
-
-	start := c.tree.now()
-	err := c.run(ctx)
-	ran := c.tree.now().Sub(start)
-
-	if ctx.Err() != nil {
-		if isStopErr(err) {
-			err = nil
-		}
-		c.finish(Stopped, err)
-		c.tree.emit(ChildStopped{EventTime: c.tree.stamp(), Child: c.name, Err: err})
-		return ctx.Err()
-	}
-	switch {
-	case errors.Is(err, suture.ErrTerminateSupervisorTree):
-		// The child asks for the whole tree to stop; suture does that.
-		c.finish(Failed, err)
-		c.tree.emit(ChildStopped{EventTime: c.tree.stamp(), Child: c.name, Err: err})
-		return err
-	case errors.Is(err, suture.ErrDoNotRestart):
-		// One-shot work that is done: not a failure, whatever the mode.
-		c.finish(Stopped, nil)
-		c.tree.emit(ChildStopped{EventTime: c.tree.stamp(), Child: c.name})
-		return err
-	case c.policy.Mode == Temporary, c.policy.Mode == Transient && err == nil:
-		state := Stopped
-		if err != nil {
-			state = Failed
-		}
-		c.finish(state, err)
-		c.tree.emit(ChildStopped{EventTime: c.tree.stamp(), Child: c.name, Err: err})
-		return errors.Join(suture.ErrDoNotRestart, err)
-	case err == nil:
-		err = ErrReturned
-	}
-
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if ran > c.policy.FailureDecay {
-		c.consecutive = 0
-	}
-	c.consecutive++
-	c.delay = jitter{frac: *c.policy.Jitter, rnd: c.tree.rnd}.Jitter(c.policy.delay(c.consecutive))
-	c.countFailureLocked(err, ran)
-	// suture reports this failure to the tree's hook, which takes the
-	// rest from here: by then the next run may have begun.
-	c.unreported = append(c.unreported, failure{restartIn: c.delay, failures: c.episode, repeated: c.repeated})
-	c.serving = false
-	c.recordErrorLocked(err)
-	c.setStateLocked(BackingOff)
-	return err
-}
-
 // run calls the service, turning a panic into a *PanicError so that the
 // failure is counted, logged with its stack, and restarted like any other.
 func (c *child) run(ctx context.Context) (err error) {
@@ -205,46 +133,6 @@ func (c *child) run(ctx context.Context) (err error) {
 		}
 	}()
 	return c.svc.Serve(ctx)
-}
-
-func (c *child) pendingDelay() time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.delay
-}
-
-// takeFailure returns what is known of the oldest failure not yet
-// reported.
-func (c *child) takeFailure() failure {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.unreported) == 0 {
-		return failure{failures: max(c.episode, 1), repeated: c.repeated}
-	}
-	f := c.unreported[0]
-	c.unreported = c.unreported[1:]
-	return f
-}
-
-// repeating returns how many failures in a row repeated the episode's
-// last one.
-func (c *child) repeating() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.repeated
-}
-
-// pauseReplacesDelay drops the child's own restart delay when its
-// supervisor pauses: the pause is the longer wait, and waiting both would
-// double it.
-func (c *child) pauseReplacesDelay() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.delay = 0
-	if n := len(c.unreported); n > 0 {
-		c.unreported[n-1].restartIn = 0 // the failure that caused the pause
-	}
-	c.setStateLocked(BackingOff)
 }
 
 func (c *child) isServing() bool {
@@ -257,7 +145,6 @@ func (c *child) finish(s State, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.serving = false
-	c.delay = 0
 	if err != nil {
 		c.recordErrorLocked(err)
 	}

@@ -1,13 +1,12 @@
-// Package supervisor turns restart policies into suture trees, suture's
-// events into typed events and log lines, and reports the status of every
+// Package supervisor runs suture trees whose children restart by their
+// own policies, turns what happens to them into typed events and log lines, and reports the status of every
 // child. The README's "The supervision tree" section shows it in use.
 //
 // # Overview
 //
-// A [Tree] is a root suture supervisor whose children each run under a
-// supervisor of their own, because suture counts failures and backs off
-// per supervisor: a child that keeps failing pauses only itself. A
-// [Policy] decides what a child's return means ([Mode]), how long to wait
+// A [Tree] is a root suture supervisor whose children each restart by
+// their own policy, on one goroutine each: a child that keeps failing
+// pauses only itself. A [Policy] decides what a child's return means ([Mode]), how long to wait
 // before it starts again, and how long it may take to stop; a panic
 // becomes a [*PanicError] with its stack instead of taking the process
 // down. [NewGroup] makes a tree whose children are independent and stop
@@ -24,6 +23,9 @@
 // Add, each within its shutdown timeout; a child that does not stop in
 // time is named by Unstopped and by an error wrapping
 // [ErrShutdownIncomplete]. A tree may be served again after Serve returns.
+// [Tree.ServeInline] serves a tree of one child on the caller's goroutine,
+// for callers that run many such trees and bound their stops themselves
+// ([Tree.AwaitStop]).
 //
 // # Configuration
 //

@@ -166,4 +166,8 @@ func TestPausesOfARepeatingFailureAreWarnings(t *testing.T) {
 			t.Fatalf("pause %d logged at %v, want warn", i+1, e.Level)
 		}
 	}
+	// Every pause ended: the child ran again after each.
+	if resumed := logs.FilterMessage("supervisor.child_resumed").Len(); resumed != len(pauses) {
+		t.Fatalf("%d pauses, %d resumed", len(pauses), resumed)
+	}
 }

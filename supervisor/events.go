@@ -20,7 +20,7 @@ type ChildStarted struct {
 
 // ChildFailed is emitted when a child fails: it returned an error,
 // panicked, or returned nil while permanent. RestartIn is the delay before
-// it runs again; when Restarting is false its supervisor is pausing (see
+// it runs again; when Restarting is false the child is pausing (see
 // ChildBackoff) or the child will not be restarted.
 //
 // A child's failures form an episode, which ends when the child starts
@@ -31,8 +31,8 @@ type ChildStarted struct {
 // at debug, so that a child failing the same way at every restart logs
 // one error per episode rather than one per restart (its pauses, see
 // ChildBackoff, are still warnings). Threshold is the policy's
-// failure_threshold, which suture compares with a count that decays over
-// FailureDecay, not with Failures.
+// failure_threshold, which is compared, as suture compares it, with a
+// count that halves every FailureDecay, not with Failures.
 type ChildFailed struct {
 	EventTime
 	Child      string

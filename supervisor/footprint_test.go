@@ -8,16 +8,21 @@ import (
 	"github.com/corral-go/corral/supervisor"
 )
 
-// A serving tree costs its Serve's goroutine and, per child, the child's
-// supervisor and the child itself; a tree of one child runs that child's
-// supervisor on Serve's goroutine. Not parallel: it counts the process's
-// goroutines.
+// A serving tree costs its Serve's goroutine, which runs the root, and a
+// goroutine per child, which runs the child's restart loop and its
+// service; no child has a supervisor of its own. ServeInline runs a
+// tree's only child on the caller's goroutine. Not parallel: it counts
+// the process's goroutines.
 func TestTreeGoroutines(t *testing.T) {
 	for _, tt := range []struct {
-		children, want int
+		name     string
+		children int
+		inline   bool
+		want     int
 	}{
-		{children: 1, want: 2}, // Serve (the child's supervisor) and the child
-		{children: 3, want: 1 + 1 + 3*2},
+		{name: "one child", children: 1, want: 2},
+		{name: "three children", children: 3, want: 1 + 3},
+		{name: "inline", children: 1, inline: true, want: 1},
 	} {
 		tree := supervisor.NewTree("footprint", supervisor.Events{})
 		started := make(chan struct{}, tt.children)
@@ -32,14 +37,19 @@ func TestTreeGoroutines(t *testing.T) {
 			}
 		}
 		before := runtime.NumGoroutine()
-		stop := serve(t, tree)
+		var stop func() error
+		if tt.inline {
+			stop = serveInline(t, tree)
+		} else {
+			stop = serve(t, tree)
+		}
 		for range tt.children {
 			<-started
 		}
 		got := runtime.NumGoroutine() - before
 		_ = stop()
 		if got != tt.want {
-			t.Errorf("%d children: %d goroutines, want %d", tt.children, got, tt.want)
+			t.Errorf("%s: %d goroutines, want %d", tt.name, got, tt.want)
 		}
 	}
 }

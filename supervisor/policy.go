@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/thejerf/suture/v4"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/corral-go/corral/internal/backoff"
@@ -151,19 +150,7 @@ func (p *Policy) UnmarshalYAML(n *yaml.Node) error {
 // CORRAL_RESTART_MODE does, keeping the other fields the file sets.
 func (Policy) Shorthand() string { return "mode" }
 
-// spec turns a resolved policy into the suture Spec of the child's own
-// supervisor. The event hook is set by the root when the child is added.
-func (p Policy) spec(rnd func() float64) suture.Spec {
-	return suture.Spec{
-		FailureThreshold: p.FailureThreshold,
-		FailureDecay:     p.FailureDecay.Seconds(),
-		FailureBackoff:   p.Backoff,
-		BackoffJitter:    jitter{frac: *p.Jitter, rnd: rnd},
-		Timeout:          p.ShutdownTimeout,
-	}
-}
-
-// jitter adds up to frac of a delay at random; it is suture's Jitter too.
+// jitter adds up to frac of a delay at random.
 type jitter struct {
 	frac float64
 	rnd  func() float64

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,10 +18,12 @@ import (
 	"github.com/corral-go/corral/internal/logfield"
 )
 
-// Tree is a root supervisor whose children each run under their own suture
-// supervisor, so that each has its own restart policy: suture counts
-// failures and pauses restarts per supervisor, and one flapping child must
-// not pause its siblings.
+// Tree is a root suture supervisor whose children each apply their own
+// restart policy: each child runs in a loop on one goroutine that starts
+// its service again after a failure, with suture's failure count and
+// pause but its own, so that one flapping child never pauses its
+// siblings. (A suture supervisor per child would do the same at the cost
+// of a goroutine and a supervisor's state per child.)
 //
 // Children stop in the reverse order they were added, each within its
 // shutdown timeout, so dependents (added after what they depend on) stop
@@ -138,103 +141,168 @@ func (t *Tree) Serve(ctx context.Context) error {
 		t.mu.Unlock()
 	}()
 
+	for _, c := range children {
+		c.reset()
+	}
 	if len(children) == 1 {
 		return t.serveOne(ctx, children[0])
 	}
-	var longest time.Duration
+	// The root only runs each child's loop on a goroutine of its own and
+	// ends the tree when one asks; the loops restart their services, and
+	// the ordered stop below halts them one at a time, each within its
+	// own timeout. So the root waits for no child itself.
+	root := suture.New(t.name, suture.Spec{EventHook: t.onSutureEvent, Timeout: time.Millisecond})
 	for _, c := range children {
-		longest = max(longest, c.policy.ShutdownTimeout)
+		root.Add(c)
 	}
-	root := suture.New(t.name, suture.Spec{
-		EventHook: t.onSutureEvent,
-		Timeout:   longest + time.Second,
-	})
-	tokens := make([]suture.ServiceToken, len(children))
-	for i, c := range children {
-		c.reset()
-		sup := suture.New(c.name, c.policy.spec(t.rnd))
-		sup.Add(c)
-		tokens[i] = root.Add(sup)
-	}
-
 	// The root runs on its own context so that ctx ending does not stop
-	// every child at once; the ordered stop below cancels it last.
+	// every child at once; the ordered stop cancels it last, on a
+	// goroutine that exists only once ctx has ended.
 	rootCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
-	done := root.ServeBackground(rootCtx)
-	select {
-	case <-ctx.Done():
-	case err := <-done:
-		return fmt.Errorf("supervisor: tree %s terminated: %w", t.name, err)
+	stopped := make(chan []string, 1)
+	stopAfter := context.AfterFunc(ctx, func() {
+		stopped <- t.stopChildren(children)
+		cancel()
+	})
+	err := root.Serve(rootCtx)
+	var unstopped []string
+	terminated := stopAfter()
+	if terminated {
+		// A child ended the tree, and the root cancelled every child:
+		// wait for them as a group stops.
+		unstopped = t.haltAll(children)
+	} else {
+		unstopped = <-stopped
 	}
-
-	unstopped := t.stopChildren(root, tokens, children)
-	cancel()
-	<-done
-
 	t.mu.Lock()
 	t.unstopped = unstopped
 	t.mu.Unlock()
-	if len(unstopped) > 0 {
+	switch {
+	case terminated:
+		return fmt.Errorf("supervisor: tree %s terminated: %w", t.name, err)
+	case len(unstopped) > 0:
 		return fmt.Errorf("%w: %s: %w", ErrShutdownIncomplete, strings.Join(unstopped, ", "), ctx.Err())
 	}
 	return ctx.Err()
 }
 
-// serveOne serves a tree of one child: the child's own supervisor runs on
-// this goroutine as the root. With no siblings to stop in order, a root
-// above it, and a goroutine waiting on that, would cost two goroutines
-// for nothing.
+// serveOne serves a tree of one child: its loop runs on a goroutine of
+// its own, and Serve's waits for ctx, then for the loop within the
+// child's shutdown timeout. A root supervisor would only add a goroutine.
 func (t *Tree) serveOne(ctx context.Context, c *child) error {
-	c.reset()
-	spec := c.policy.spec(t.rnd)
-	spec.EventHook = t.onSutureEvent
-	sup := suture.New(c.name, spec)
-	sup.Add(c)
-	err := sup.Serve(ctx)
-	if ctx.Err() == nil {
-		return fmt.Errorf("supervisor: tree %s terminated: %w", t.name, err)
+	ended := make(chan error, 1)
+	go func() { ended <- c.Serve(ctx) }()
+	select {
+	case err := <-ended:
+		if ctx.Err() == nil && !errors.Is(err, suture.ErrDoNotRestart) {
+			return fmt.Errorf("supervisor: tree %s terminated: %w", t.name, err)
+		}
+		// Ended for good: the tree serves on, empty, as suture's does.
+		<-ctx.Done()
+	case <-ctx.Done():
 	}
-	var unstopped []string
-	if c.isServing() {
-		unstopped = []string{c.name}
-	}
-	t.mu.Lock()
-	t.unstopped = unstopped
-	t.mu.Unlock()
-	if len(unstopped) > 0 {
+	if !c.awaitStop(c.policy.ShutdownTimeout, c.halt()) {
+		t.mu.Lock()
+		t.unstopped = []string{c.name}
+		t.mu.Unlock()
 		return fmt.Errorf("%w: %s: %w", ErrShutdownIncomplete, c.name, ctx.Err())
 	}
 	return ctx.Err()
 }
 
-// stopChildren stops the children in reverse order of Add (all at once
+// ServeInline serves a tree of one child on the calling goroutine, which
+// runs the child's loop itself: such a tree costs no goroutine of its
+// own. Unlike Serve, it returns only once the child has returned, however
+// long that takes after ctx ended; a caller that stops many such trees
+// bounds its wait for each with AwaitStop. It returns ctx.Err() once ctx
+// ended, or an error when the child terminated the tree or the tree does
+// not have exactly one child.
+func (t *Tree) ServeInline(ctx context.Context) error {
+	t.mu.Lock()
+	switch {
+	case t.running:
+		t.mu.Unlock()
+		return ErrRunning
+	case len(t.children) != 1:
+		t.mu.Unlock()
+		return fmt.Errorf("supervisor: tree %s: ServeInline needs one child, it has %d", t.name, len(t.children))
+	case t.children[0].isServing():
+		t.mu.Unlock()
+		return fmt.Errorf("%w: %s is still stopping", ErrRunning, t.children[0].name)
+	}
+	t.running, t.unstopped = true, nil
+	c := t.children[0]
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		t.running = false
+		t.mu.Unlock()
+	}()
+	c.reset()
+	err := c.Serve(ctx)
+	if ctx.Err() == nil {
+		if !errors.Is(err, suture.ErrDoNotRestart) {
+			return fmt.Errorf("supervisor: tree %s terminated: %w", t.name, err)
+		}
+		<-ctx.Done()
+	}
+	return ctx.Err()
+}
+
+// AwaitStop waits for done, which the caller closes once ServeInline has
+// returned, until the child's shutdown timeout has passed since the time
+// the ctx given to ServeInline ended. Callers stopping many trees at once
+// give each the same since, so that their timeouts run side by side. It
+// reports whether the child stopped in time; when it did not, Unstopped
+// names it and ChildStopTimeout is emitted.
+func (t *Tree) AwaitStop(since time.Time, done <-chan struct{}) bool {
+	t.mu.Lock()
+	if len(t.children) != 1 { // ServeInline returned at once
+		t.mu.Unlock()
+		<-done
+		return true
+	}
+	c := t.children[0]
+	t.mu.Unlock()
+	if c.awaitStop(time.Until(since.Add(c.policy.ShutdownTimeout)), done) {
+		return true
+	}
+	t.mu.Lock()
+	t.unstopped = []string{c.name}
+	t.mu.Unlock()
+	return false
+}
+
+// stopChildren halts the children in reverse order of Add (all at once
 // in a group), each within its shutdown timeout, and names those that did
 // not stop in time.
-func (t *Tree) stopChildren(root *suture.Supervisor, tokens []suture.ServiceToken, children []*child) []string {
-	stopped := make([]bool, len(children))
-	stop := func(i int) {
-		// No timeout of our own: each child's supervisor already gives up
-		// on its service after the child's ShutdownTimeout, so this wait is
-		// bounded. With one, a stop that overran it (a loaded machine) left
-		// suture's notifier blocked for ever on a channel nobody read.
-		err := root.RemoveAndWait(tokens[i], 0)
-		stopped[i] = err == nil && !children[i].isServing()
-	}
+func (t *Tree) stopChildren(children []*child) []string {
 	if t.concurrent {
-		var wg sync.WaitGroup
-		for i := range children {
-			wg.Go(func() { stop(i) })
+		return t.haltAll(children)
+	}
+	var unstopped []string
+	for i := len(children) - 1; i >= 0; i-- {
+		if c := children[i]; !c.awaitStop(c.policy.ShutdownTimeout, c.halt()) {
+			unstopped = append(unstopped, c.name)
 		}
-		wg.Wait()
-	} else {
-		for i := len(children) - 1; i >= 0; i-- {
-			stop(i)
-		}
+	}
+	slices.Reverse(unstopped)
+	return unstopped
+}
+
+// haltAll halts every child at once and waits for each within its
+// shutdown timeout; it names those that did not stop in time, in the
+// order they were added.
+func (t *Tree) haltAll(children []*child) []string {
+	since := time.Now()
+	exits := make([]<-chan struct{}, len(children))
+	for i, c := range children {
+		exits[i] = c.halt()
 	}
 	var unstopped []string
 	for i, c := range children {
-		if !stopped[i] {
+		if !c.awaitStop(time.Until(since.Add(c.policy.ShutdownTimeout)), exits[i]) {
 			unstopped = append(unstopped, c.name)
 		}
 	}
@@ -261,58 +329,19 @@ func (t *Tree) Unstopped() []string {
 	return append([]string(nil), t.unstopped...)
 }
 
-func (t *Tree) child(name string) *child {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.byName[name]
-}
-
-// onSutureEvent turns suture's events into ours. Each child runs alone
-// under a supervisor of its own name, so SupervisorName names the child.
+// onSutureEvent reports what the root sees: a child's loop that failed
+// by itself, which only a bug in the loop would do (the loop recovers its
+// service's panics). The loops report their services' failures, pauses
+// and stop timeouts themselves.
 func (t *Tree) onSutureEvent(e suture.Event) {
-	at := t.stamp()
 	switch e := e.(type) {
 	case suture.EventServiceTerminate:
-		name := e.SupervisorName
-		if name == t.name {
-			name = e.ServiceName
-		}
-		ev := ChildFailed{EventTime: at, Child: name, Err: asError(e.Err), Failures: 1,
-			Threshold: e.FailureThreshold, Restarting: e.Restarting}
-		if c := t.child(name); c != nil {
-			f := c.takeFailure()
-			ev.RestartIn, ev.Failures, ev.Repeated = f.restartIn, f.failures, f.repeated
-		}
-		t.emit(ev)
+		t.emit(ChildFailed{EventTime: t.stamp(), Child: e.ServiceName, Err: asError(e.Err), Failures: 1,
+			Threshold: e.FailureThreshold, Restarting: e.Restarting})
 	case suture.EventServicePanic:
-		// Not reached while child.run recovers panics: kept so that none
-		// goes unreported.
-		name := e.SupervisorName
-		if name == t.name {
-			name = e.ServiceName
-		}
-		t.emit(ChildFailed{EventTime: at, Child: name,
+		t.emit(ChildFailed{EventTime: t.stamp(), Child: e.ServiceName,
 			Err:      &PanicError{Value: e.PanicMsg, Stack: []byte(e.Stacktrace)},
 			Failures: max(int(math.Round(e.CurrentFailures)), 1), Threshold: e.FailureThreshold, Restarting: e.Restarting})
-	case suture.EventBackoff:
-		if c := t.child(e.SupervisorName); c != nil {
-			c.pauseReplacesDelay()
-			t.emit(ChildBackoff{EventTime: at, Child: c.name, Backoff: c.policy.Backoff, Repeated: c.repeating()})
-		}
-	case suture.EventResume:
-		if c := t.child(e.SupervisorName); c != nil {
-			t.emit(ChildResumed{EventTime: at, Child: c.name, Repeated: c.repeating()})
-		}
-	case suture.EventStopTimeout:
-		name := e.SupervisorName
-		if name == t.name {
-			name = e.ServiceName
-		}
-		ev := ChildStopTimeout{EventTime: at, Child: name}
-		if c := t.child(name); c != nil {
-			ev.Timeout = c.policy.ShutdownTimeout
-		}
-		t.emit(ev)
 	}
 }
 

@@ -281,9 +281,10 @@ func TestStopsInReverseOrderOfAdd(t *testing.T) {
 func TestGroupStopsChildrenAtOnce(t *testing.T) {
 	tree := supervisor.NewGroup("g", supervisor.Events{})
 	release := make(chan struct{})
-	stopping := make(chan string, 2)
+	started, stopping := make(chan struct{}, 2), make(chan string, 2)
 	for _, name := range []string{"a", "b"} {
 		child := &fn{name: name, serve: func(ctx context.Context, _ int) error {
+			started <- struct{}{}
 			<-ctx.Done()
 			stopping <- name
 			<-release // neither finishes until both have begun
@@ -294,6 +295,9 @@ func TestGroupStopsChildrenAtOnce(t *testing.T) {
 		}
 	}
 	stop := serve(t, tree)
+	for range 2 {
+		<-started
+	}
 	done := make(chan error, 1)
 	go func() { done <- stop() }()
 	for range 2 {

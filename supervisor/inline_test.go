@@ -1,0 +1,109 @@
+package supervisor_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/supervisor"
+)
+
+// serveInline runs tree.ServeInline in the background; its stop function
+// cancels it and returns what ServeInline returned.
+func serveInline(t *testing.T, tree *supervisor.Tree) (stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- tree.ServeInline(ctx) }()
+	var once sync.Once
+	var err error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			err = <-done
+		})
+		return err
+	}
+	t.Cleanup(func() { _ = stop() })
+	return stop
+}
+
+// ServeInline applies the policy as Serve does: the child restarts after
+// a failure, and ctx ending stops it.
+func TestServeInlineRestartsTheChild(t *testing.T) {
+	rec := natstest.NewRecorder()
+	tree := supervisor.NewTree("t", supervisor.Events{Hook: rec.Hook})
+	child := &fn{name: "child", serve: func(ctx context.Context, start int) error {
+		if start == 1 {
+			return errBoom
+		}
+		return untilDone(ctx, start)
+	}}
+	if err := tree.Add("child", child, supervisor.Policy{RestartDelay: time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	stop := serveInline(t, tree)
+	natstest.WaitFor[supervisor.ChildStarted](t, rec, 0, 10*time.Second, func(e supervisor.ChildStarted) bool { return e.Restarts == 1 })
+	if err := tree.ServeInline(context.Background()); !errors.Is(err, supervisor.ErrRunning) {
+		t.Fatalf("a second ServeInline: got %v, want ErrRunning", err)
+	}
+	if err := stop(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("ServeInline: got %v, want context.Canceled", err)
+	}
+	if st := tree.Status()[0]; st.State != supervisor.Stopped || st.Restarts != 1 {
+		t.Fatalf("status: got %+v, want stopped after one restart", st)
+	}
+}
+
+// AwaitStop bounds the wait for a child that ignores its stop, names it,
+// and reports the timeout; one that stops is awaited in full.
+func TestAwaitStopBoundsTheWait(t *testing.T) {
+	rec := natstest.NewRecorder()
+	tree := supervisor.NewTree("t", supervisor.Events{Hook: rec.Hook})
+	release := make(chan struct{})
+	stubborn := &fn{name: "stubborn", serve: func(context.Context, int) error {
+		<-release
+		return nil
+	}}
+	if err := tree.Add("stubborn", stubborn, supervisor.Policy{ShutdownTimeout: 50 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var served error
+	go func() {
+		defer close(done)
+		served = tree.ServeInline(ctx)
+	}()
+	natstest.WaitFor[supervisor.ChildStarted](t, rec, 0, 10*time.Second, nil)
+	cancel()
+	if tree.AwaitStop(time.Now(), done) {
+		t.Fatal("AwaitStop: the child ignored its stop, but it reported a stop in time")
+	}
+	if u := tree.Unstopped(); !slices.Equal(u, []string{"stubborn"}) {
+		t.Fatalf("unstopped: got %v, want [stubborn]", u)
+	}
+	if ev, _ := natstest.WaitFor[supervisor.ChildStopTimeout](t, rec, 0, time.Second, nil); ev.Child != "stubborn" {
+		t.Fatalf("got %+v", ev)
+	}
+	close(release)
+	<-done
+	if !errors.Is(served, context.Canceled) {
+		t.Fatalf("ServeInline: got %v, want context.Canceled", served)
+	}
+	if !tree.AwaitStop(time.Now(), done) {
+		t.Fatal("AwaitStop: the child has returned, but it reported no stop")
+	}
+}
+
+// ServeInline needs a tree of exactly one child.
+func TestServeInlineNeedsOneChild(t *testing.T) {
+	tree := supervisor.NewTree("t", supervisor.Events{})
+	if err := tree.ServeInline(context.Background()); err == nil {
+		t.Fatal("ServeInline of an empty tree: got nil, want an error")
+	}
+}

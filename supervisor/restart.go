@@ -1,0 +1,222 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/thejerf/suture/v4"
+)
+
+// Serve runs the service, starting it again after each failure as the
+// policy says, until ctx ends, the tree halts the child, or the policy
+// ends it. It returns ctx.Err() once ctx ended, an error wrapping
+// suture.ErrDoNotRestart once the child ended for good or was halted, or
+// one wrapping suture.ErrTerminateSupervisorTree when the service asked
+// for that.
+//
+// The restart rule is suture's, applied here so that a child costs one
+// goroutine and not a supervisor of its own: each failure waits
+// RestartDelay, doubled per failure in a row; a failure count that
+// halves every FailureDecay and passes FailureThreshold pauses the child
+// for Backoff instead.
+func (c *child) Serve(ctx context.Context) error {
+	ctx = c.enter(ctx)
+	defer c.exit()
+	for {
+		wait, paused, end := c.once(ctx)
+		if end != nil {
+			return c.endErr(ctx, end)
+		}
+		if !c.pause(ctx, wait, paused) {
+			c.finish(Stopped, nil)
+			return c.endErr(ctx, ctx.Err())
+		}
+	}
+}
+
+// endErr is what Serve returns for end: a halt is not a failure of the
+// tree's root, which would restart the child.
+func (c *child) endErr(ctx context.Context, end error) error {
+	if ctx.Err() != nil && context.Cause(ctx) == errHalted {
+		return errors.Join(suture.ErrDoNotRestart, end)
+	}
+	return end
+}
+
+var errHalted = errors.New("supervisor: child halted")
+
+// once runs the service one time and says what comes next: end is
+// non-nil when the child is done (see Serve); otherwise it starts again
+// after wait, a pause past the threshold when paused.
+func (c *child) once(ctx context.Context) (wait time.Duration, paused bool, end error) {
+	c.mu.Lock()
+	restarts, repeated := c.starts, c.repeated
+	c.starts++
+	c.serving = true
+	c.startedOK = false
+	c.status.Restarts = restarts
+	c.setStateLocked(Running)
+	c.mu.Unlock()
+	c.tree.emit(ChildStarted{EventTime: c.tree.stamp(), Child: c.name, Restarts: restarts, Repeated: repeated})
+
+	start := c.tree.now()
+	err := c.run(ctx)
+	ran := c.tree.now().Sub(start)
+
+	if ctx.Err() != nil {
+		if isStopErr(err) {
+			err = nil
+		}
+		c.finish(Stopped, err)
+		c.tree.emit(ChildStopped{EventTime: c.tree.stamp(), Child: c.name, Err: err})
+		return 0, false, ctx.Err()
+	}
+	switch {
+	case errors.Is(err, suture.ErrTerminateSupervisorTree):
+		// The child asks for the whole tree to stop; suture does that.
+		c.finish(Failed, err)
+		c.tree.emit(ChildStopped{EventTime: c.tree.stamp(), Child: c.name, Err: err})
+		return 0, false, err
+	case errors.Is(err, suture.ErrDoNotRestart):
+		// One-shot work that is done: not a failure, whatever the mode.
+		c.finish(Stopped, nil)
+		c.tree.emit(ChildStopped{EventTime: c.tree.stamp(), Child: c.name})
+		return 0, false, err
+	case c.policy.Mode == Temporary, c.policy.Mode == Transient && err == nil:
+		state := Stopped
+		if err != nil {
+			state = Failed
+		}
+		c.finish(state, err)
+		c.tree.emit(ChildStopped{EventTime: c.tree.stamp(), Child: c.name, Err: err})
+		return 0, false, errors.Join(suture.ErrDoNotRestart, err)
+	case err == nil:
+		err = ErrReturned
+	}
+
+	c.mu.Lock()
+	if ran > c.policy.FailureDecay {
+		c.consecutive = 0
+	}
+	c.consecutive++
+	wait = jitter{frac: *c.policy.Jitter, rnd: c.tree.rnd}.Jitter(c.policy.delay(c.consecutive))
+	now := c.tree.now()
+	if c.lastFail.IsZero() {
+		c.recent = 1
+	} else {
+		c.recent = c.recent*math.Pow(.5, now.Sub(c.lastFail).Seconds()/c.policy.FailureDecay.Seconds()) + 1
+	}
+	c.lastFail = now
+	paused = c.recent > c.policy.FailureThreshold
+	if paused {
+		// The pause is the longer wait; waiting the delay too would
+		// double it.
+		wait = jitter{frac: *c.policy.Jitter, rnd: c.tree.rnd}.Jitter(c.policy.Backoff)
+	}
+	c.countFailureLocked(err, ran)
+	ev := ChildFailed{EventTime: c.tree.stamp(), Child: c.name, Err: err, Failures: c.episode,
+		Repeated: c.repeated, Threshold: c.policy.FailureThreshold, Restarting: !paused}
+	if !paused {
+		ev.RestartIn = wait
+	}
+	c.serving = false
+	c.recordErrorLocked(err)
+	c.setStateLocked(BackingOff)
+	c.mu.Unlock()
+	c.tree.emit(ev)
+	if paused {
+		c.tree.emit(ChildBackoff{EventTime: c.tree.stamp(), Child: c.name, Backoff: c.policy.Backoff, Repeated: ev.Repeated})
+	}
+	return wait, paused, nil
+}
+
+// pause waits d before the next start, and reports whether ctx is still
+// live. A pause past the threshold ends with ChildResumed and a fresh
+// failure count, as suture's does.
+func (c *child) pause(ctx context.Context, d time.Duration, paused bool) bool {
+	if d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	if paused {
+		c.mu.Lock()
+		c.recent = 0
+		repeated := c.repeated
+		c.mu.Unlock()
+		c.tree.emit(ChildResumed{EventTime: c.tree.stamp(), Child: c.name, Repeated: repeated})
+	}
+	return true
+}
+
+// enter begins the child's loop in the current Serve of its tree, on a
+// context the tree can halt alone. A child halted before its loop began
+// still runs once, on an ended context, as suture runs a service added to
+// a supervisor that is stopping: a service may have work to report at its
+// stop (the publisher's buffered messages).
+func (c *child) enter(ctx context.Context) context.Context {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ctx, cancel := context.WithCancelCause(ctx)
+	c.cur.cancel = func() { cancel(errHalted) }
+	if c.cur.halted {
+		c.cur.cancel()
+	}
+	return ctx
+}
+
+// exit ends the loop: whoever waits for the child to stop may go on.
+func (c *child) exit() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cur.cancel != nil {
+		c.cur.cancel()
+		c.cur.cancel = nil
+	}
+	if !c.cur.closed {
+		c.cur.closed = true
+		close(c.cur.exited)
+	}
+}
+
+// halt stops the child's loop, and returns a channel closed once it has
+// returned.
+func (c *child) halt() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cur.halted = true
+	if c.cur.cancel != nil {
+		c.cur.cancel()
+	}
+	return c.cur.exited
+}
+
+// awaitStop waits up to d for exited, and reports whether the child
+// stopped in time; when it did not, it emits ChildStopTimeout.
+func (c *child) awaitStop(d time.Duration, exited <-chan struct{}) bool {
+	select {
+	case <-exited:
+		return !c.isServing()
+	default:
+	}
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-exited:
+			return !c.isServing()
+		case <-t.C:
+		}
+	}
+	c.tree.emit(ChildStopTimeout{EventTime: c.tree.stamp(), Child: c.name, Timeout: c.policy.ShutdownTimeout})
+	return false
+}
