@@ -103,13 +103,8 @@ func (j *jsHandler) Serve(ctx context.Context) error {
 	// The workers and the keeper start once the consumer is ensured: a
 	// bound consumer's ack wait is known from then on.
 	started := false
-	keeperStop, keeperDone := make(chan struct{}), make(chan struct{})
-	defer func() {
-		close(keeperStop)
-		if started {
-			<-keeperDone
-		}
-	}()
+	stopTend := func() {}
+	defer func() { stopTend() }()
 
 	fail := func(err error) error {
 		r.beginStop()
@@ -138,7 +133,7 @@ func (j *jsHandler) Serve(ctx context.Context) error {
 			}
 			started = true
 			r.pool.Start()
-			go r.tend(ctx, keeperStop, keeperDone)
+			stopTend = r.startTend(ctx)
 		}
 		unwatch := j.watchAdvisories(nc)
 		err = r.pull(ctx, nc, js, gone)

@@ -58,12 +58,7 @@ func TestKeeperIsNotHeldUpByADoubleAck(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the ack never reached the server")
 	}
-	stop, done := make(chan struct{}), make(chan struct{})
-	go r.tend(context.Background(), stop, done)
-	defer func() {
-		close(stop)
-		<-done
-	}()
+	defer r.startTend(context.Background())()
 	confirmed := false
 	defer func() {
 		if !confirmed {
