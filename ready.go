@@ -81,12 +81,12 @@ func (c *Client) pending(r readySnapshot, describe bool) (names []string, syncin
 	if !c.pub.Status().Ready {
 		names = append(names, "publisher")
 	}
-	switch notReady := c.consumers.NotReady(); {
+	switch {
 	case describe:
-		for _, h := range notReady {
+		for _, h := range c.consumers.NotReady() {
 			names = append(names, fmt.Sprintf("handler %q", h))
 		}
-	case len(notReady) > 0:
+	case !c.consumers.AllReady():
 		names = append(names, "handlers")
 	}
 	for _, t := range c.taskStatus() {

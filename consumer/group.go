@@ -25,12 +25,14 @@ type Group struct {
 	treeEvents supervisor.Events
 	micro      *member // answers the micro protocol
 
-	mu        sync.Mutex
-	handlers  []*member
-	byName    map[string]*member
-	services  services
-	run       *groupRun // while Serve runs
-	unstopped []string
+	mu       sync.Mutex
+	handlers []*member
+	byName   map[string]*member
+	services services
+	run      *groupRun // while Serve runs
+	// unreadyHint is where AllReady last found a handler not ready.
+	unreadyHint int
+	unstopped   []string
 
 	mw    groupMiddleware // see Use
 	flush flusher         // the handlers' subscription round trips
@@ -221,6 +223,25 @@ func (g *Group) NotReady() []string {
 		}
 	}
 	return names
+}
+
+// AllReady reports whether every handler is Ready, as NotReady's being
+// empty does, without naming any. It starts looking where the last call
+// found a handler not ready: handlers become ready roughly in order while
+// a Client starts, and a Ready call waking at each of a thousand handlers'
+// subscriptions would otherwise walk them all each time.
+func (g *Group) AllReady() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := len(g.handlers)
+	for i := range n {
+		at := (g.unreadyHint + i) % n
+		if c := g.handlers[at].svc.base(); !c.ready.Load() || !g.answersLocked(c) {
+			g.unreadyHint = at
+			return false
+		}
+	}
+	return true
 }
 
 // ready reports whether the handler is subscribed, and its service, if it

@@ -282,3 +282,45 @@ func TestNotReadyNamesWhatStatusCallsNotReady(t *testing.T) {
 	}
 	cleanStop(t, stop)
 }
+
+// AllReady agrees with NotReady: false while any handler is not ready,
+// wherever it is among them and wherever the last call stopped, true once
+// none is.
+func TestAllReadyAgreesWithNotReady(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	noop := consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil })
+	// b's stream does not exist: b never becomes ready.
+	for _, h := range []struct {
+		name string
+		cfg  consumer.Config
+	}{
+		{"a", consumer.Config{Subject: "ready.a"}},
+		{"b", consumer.Config{JetStream: consumer.JetStream{Stream: "MISSING"}}},
+		{"c", consumer.Config{Subject: "ready.c"}},
+	} {
+		if err := e.sup.Handle(h.name, h.cfg, noop); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e.sup.AllReady() {
+		t.Fatal("before serving: AllReady, want not")
+	}
+	stop := e.serve()
+	e.subscribed(2)
+	for range 3 { // from wherever the last call stopped
+		if got := e.sup.NotReady(); !slices.Equal(got, []string{"b"}) {
+			t.Fatalf("NotReady: %v, want [b]", got)
+		}
+		if e.sup.AllReady() {
+			t.Fatal("AllReady with b not ready")
+		}
+	}
+	if err := e.sup.Remove(context.Background(), "b"); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.sup.NotReady(); len(got) != 0 || !e.sup.AllReady() {
+		t.Fatalf("after removing b: NotReady %v, AllReady %v; want none, true", got, e.sup.AllReady())
+	}
+	cleanStop(t, stop)
+}

@@ -130,6 +130,11 @@ func (s *services) wake() {
 func (g *Group) answers(b *handlerBase) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	return g.answersLocked(b)
+}
+
+// answersLocked is answers with g.mu held.
+func (g *Group) answersLocked(b *handlerBase) bool {
 	for _, ms := range g.services.byName {
 		for _, e := range ms.endpoints {
 			if e == b {
