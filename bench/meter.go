@@ -36,6 +36,11 @@ type meter struct {
 	stopped  bool
 	cpu0     time.Duration // process CPU time at the start
 	cpu      time.Duration // process CPU time of the measured part
+	// heapPath, when set, receives a heap profile each time the peak
+	// grows by a quarter: what is live near the peak (as of the last GC,
+	// as heap profiles are).
+	heapPath string
+	written  uint64 // the peak when the profile was last written
 }
 
 func readMetric(name string) uint64 {
@@ -55,10 +60,21 @@ func (m *meter) reset() {
 func (m *meter) sample() {
 	h := readMetric(heapMetric)
 	m.mu.Lock()
+	write := false
 	if !m.stopped {
 		m.peak = max(m.peak, h)
+		if m.heapPath != "" && m.peak > m.written+m.written/4 {
+			m.written, write = m.peak, true
+		}
 	}
+	path := m.heapPath
 	m.mu.Unlock()
+	if write {
+		if f, err := os.Create(path); err == nil {
+			_ = pprof.Lookup("heap").WriteTo(f, 0)
+			_ = f.Close()
+		}
+	}
 }
 
 func (m *meter) stop() {
@@ -107,6 +123,7 @@ func measure(ctx context.Context, e *env, run runFunc, n int, timeout time.Durat
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	if e.profileName != "" {
+		m.heapPath = filepath.Join(e.profileDir, e.profileName+".heap.pprof")
 		f, err := os.Create(filepath.Join(e.profileDir, e.profileName+".cpu.pprof"))
 		if err != nil {
 			return sample{}, memResult{}, err
