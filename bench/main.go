@@ -34,7 +34,7 @@ func run() int {
 	list := flag.Bool("list", false, "list the scenarios and exit")
 	jsonOut := flag.String("json", "", "write the raw results (every round) to this file")
 	rounds := flag.Int("rounds", 0, "rounds per implementation (default 5 with -quick, 9 without; some scenarios run fewer)")
-	profile := flag.String("profile", "", "write a CPU profile of each implementation's last round, and the idle goroutines, to this directory")
+	profile := flag.String("profile", "", "write a CPU profile of each implementation's last round, a heap profile near its peak, and the idle goroutines, to this directory")
 	markdown := flag.String("markdown", "", "print the README's tables from a run's -json file and exit")
 	flag.Parse()
 	if *markdown != "" {
