@@ -66,12 +66,13 @@ type child struct {
 	lastErr   string
 	repeated  int
 	startedOK bool
-	// The current Serve of the tree: halt stops the child (see halt),
-	// exited is closed once its loop has returned.
-	cur childRun
+	// cur is the child's part in the current (or last) Serve of its
+	// tree; nil before the first.
+	cur *childRun
 }
 
-// childRun is the child's part in one Serve of its tree.
+// childRun is the child's part in one Serve of its tree: halt stops its
+// loop, exited is closed once the loop has returned.
 type childRun struct {
 	halted, closed bool
 	cancel         context.CancelFunc
@@ -86,7 +87,7 @@ func (c *child) reset() {
 	defer c.mu.Unlock()
 	c.starts, c.consecutive, c.recent, c.lastFail = 0, 0, 0, time.Time{}
 	c.episode, c.lastErr, c.repeated, c.startedOK = 0, "", 0, false
-	c.cur = childRun{exited: make(chan struct{})}
+	c.cur = &childRun{exited: make(chan struct{})}
 	c.status = ChildStatus{Name: c.name, State: Stopped, Since: c.tree.now(), Policy: c.policy}
 }
 
@@ -135,10 +136,12 @@ func (c *child) run(ctx context.Context) (err error) {
 	return c.svc.Serve(ctx)
 }
 
-func (c *child) isServing() bool {
+// stopping reports whether the loop of the child's last run has not
+// returned yet: a new run must not start beside it.
+func (c *child) stopping() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.serving
+	return c.cur != nil && !c.cur.closed
 }
 
 func (c *child) finish(s State, err error) {

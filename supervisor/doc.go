@@ -1,16 +1,19 @@
-// Package supervisor runs suture trees whose children restart by their
-// own policies, turns what happens to them into typed events and log lines, and reports the status of every
-// child. The README's "The supervision tree" section shows it in use.
+// Package supervisor runs trees of children that restart by their own
+// policies, reports what happens to them as typed events and log lines,
+// and gives the status of every child. The README's "The supervision
+// tree" section shows it in use.
 //
 // # Overview
 //
-// A [Tree] is a root suture supervisor whose children each restart by
-// their own policy, on one goroutine each: a child that keeps failing
-// pauses only itself. A [Policy] decides what a child's return means ([Mode]), how long to wait
-// before it starts again, and how long it may take to stop; a panic
-// becomes a [*PanicError] with its stack instead of taking the process
-// down. [NewGroup] makes a tree whose children are independent and stop
-// at once.
+// A [Tree] of several children runs them under a root suture supervisor,
+// each on one goroutine that restarts it by its own policy: a child that
+// keeps failing pauses only itself. A tree of one child, with no siblings
+// to order, runs it on one goroutine without a root. A [Policy] decides
+// what a child's return means ([Mode]), how long to wait before it starts
+// again, and how long it may take to stop; a panic becomes a
+// [*PanicError] with its stack instead of taking the process down.
+// [NewGroup] makes a tree whose children are independent and stop at
+// once.
 //
 // Every package's events implement [Event]; a [Hook] receives them, and
 // [Events] says where a component's events go (a zap logger, a hook, a

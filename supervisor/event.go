@@ -68,7 +68,8 @@ func (l Level) String() string {
 
 // Hook receives every event. It is called synchronously from the
 // goroutine that saw the event (a nats.go callback, a worker, the
-// supervisor), so it must return quickly and must not block.
+// supervisor), so it must return quickly and must not block. A hook that
+// panics is logged with its stack and the panic goes no further.
 type Hook func(Event)
 
 // Events says where a component's events go: each is logged to Logger at

@@ -2,9 +2,12 @@ package supervisor_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
+	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -14,6 +17,10 @@ import (
 // tree's only child on the caller's goroutine. Not parallel: it counts
 // the process's goroutines.
 func TestTreeGoroutines(t *testing.T) {
+	// What a tree stopped leaves behind exits shortly after (suture's own
+	// goroutines that cancel a child), as may an earlier test's: each case
+	// starts from the lowest count seen.
+	base := runtime.NumGoroutine()
 	for _, tt := range []struct {
 		name     string
 		children int
@@ -36,7 +43,15 @@ func TestTreeGoroutines(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		before := runtime.NumGoroutine()
+		natstest.Eventually(t, 10*time.Second, func() bool {
+			n := runtime.NumGoroutine()
+			base = min(base, n) // an earlier test's leftover exited
+			return n == base
+		},
+			func() string {
+				return fmt.Sprintf("%d goroutines, want %d as at the start", runtime.NumGoroutine(), base)
+			})
+		before := base
 		var stop func() error
 		if tt.inline {
 			stop = serveInline(t, tree)

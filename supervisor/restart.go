@@ -22,8 +22,8 @@ import (
 // halves every FailureDecay and passes FailureThreshold pauses the child
 // for Backoff instead.
 func (c *child) Serve(ctx context.Context) error {
-	ctx = c.enter(ctx)
-	defer c.exit()
+	ctx, run := c.enter(ctx)
+	defer c.exit(run)
 	for {
 		wait, paused, end := c.once(ctx)
 		if end != nil {
@@ -102,7 +102,8 @@ func (c *child) once(ctx context.Context) (wait time.Duration, paused bool, end 
 	}
 	c.consecutive++
 	wait = jitter{frac: *c.policy.Jitter, rnd: c.tree.rnd}.Jitter(c.policy.delay(c.consecutive))
-	now := c.tree.now()
+	// The real clock, as suture's: Events.Clock only stamps.
+	now := time.Now()
 	if c.lastFail.IsZero() {
 		c.recent = 1
 	} else {
@@ -159,37 +160,46 @@ func (c *child) pause(ctx context.Context, d time.Duration, paused bool) bool {
 }
 
 // enter begins the child's loop in the current Serve of its tree, on a
-// context the tree can halt alone. A child halted before its loop began
-// still runs once, on an ended context, as suture runs a service added to
-// a supervisor that is stopping: a service may have work to report at its
-// stop (the publisher's buffered messages).
-func (c *child) enter(ctx context.Context) context.Context {
+// context the tree can halt alone, and returns the run it belongs to. A
+// child halted before its loop began still runs once, on an ended
+// context, as suture runs a service added to a supervisor that is
+// stopping: a service may have work to report at its stop (the
+// publisher's buffered messages).
+func (c *child) enter(ctx context.Context) (context.Context, *childRun) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	run := c.cur
+	if run.closed {
+		// The root runs a loop again that failed by itself (which only a
+		// bug would make it do): a run of its own, for halt to wait on.
+		run = &childRun{halted: run.halted, exited: make(chan struct{})}
+		c.cur = run
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	c.cur.cancel = func() { cancel(errHalted) }
-	if c.cur.halted {
-		c.cur.cancel()
+	run.cancel = func() { cancel(errHalted) }
+	if run.halted {
+		run.cancel()
 	}
-	return ctx
+	return ctx, run
 }
 
-// exit ends the loop: whoever waits for the child to stop may go on.
-func (c *child) exit() {
+// exit ends run's loop: whoever waits for it to stop may go on. It
+// touches only run, never a later Serve's.
+func (c *child) exit(run *childRun) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cur.cancel != nil {
-		c.cur.cancel()
-		c.cur.cancel = nil
+	if run.cancel != nil {
+		run.cancel()
+		run.cancel = nil
 	}
-	if !c.cur.closed {
-		c.cur.closed = true
-		close(c.cur.exited)
+	if !run.closed {
+		run.closed = true
+		close(run.exited)
 	}
 }
 
-// halt stops the child's loop, and returns a channel closed once it has
-// returned.
+// halt stops the loop of the child's current run, and returns a channel
+// closed once it has returned.
 func (c *child) halt() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -205,7 +215,7 @@ func (c *child) halt() <-chan struct{} {
 func (c *child) awaitStop(d time.Duration, exited <-chan struct{}) bool {
 	select {
 	case <-exited:
-		return !c.isServing()
+		return true
 	default:
 	}
 	if d > 0 {
@@ -213,7 +223,7 @@ func (c *child) awaitStop(d time.Duration, exited <-chan struct{}) bool {
 		defer t.Stop()
 		select {
 		case <-exited:
-			return !c.isServing()
+			return true
 		case <-t.C:
 		}
 	}

@@ -124,7 +124,7 @@ func (t *Tree) Serve(ctx context.Context) error {
 		return ErrRunning
 	}
 	for _, c := range t.children {
-		if c.isServing() {
+		if c.stopping() {
 			// Left running by a shutdown that timed out: a second copy
 			// must not start beside it.
 			t.mu.Unlock()
@@ -227,7 +227,7 @@ func (t *Tree) ServeInline(ctx context.Context) error {
 	case len(t.children) != 1:
 		t.mu.Unlock()
 		return fmt.Errorf("supervisor: tree %s: ServeInline needs one child, it has %d", t.name, len(t.children))
-	case t.children[0].isServing():
+	case t.children[0].stopping():
 		t.mu.Unlock()
 		return fmt.Errorf("%w: %s is still stopping", ErrRunning, t.children[0].name)
 	}
@@ -329,10 +329,11 @@ func (t *Tree) Unstopped() []string {
 	return append([]string(nil), t.unstopped...)
 }
 
-// onSutureEvent reports what the root sees: a child's loop that failed
-// by itself, which only a bug in the loop would do (the loop recovers its
-// service's panics). The loops report their services' failures, pauses
-// and stop timeouts themselves.
+// onSutureEvent reports what the root of a tree of several children
+// sees: a child's loop that failed by itself, which only a bug in the
+// loop would make it do (the loop recovers its service's panics, and
+// emit those of hooks and loggers). The loops report their services'
+// failures, pauses and stop timeouts themselves.
 func (t *Tree) onSutureEvent(e suture.Event) {
 	switch e := e.(type) {
 	case suture.EventServiceTerminate:
@@ -345,8 +346,15 @@ func (t *Tree) onSutureEvent(e suture.Event) {
 	}
 }
 
-// emit logs ev and passes it to the hook, as every component's events are.
+// emit logs ev and passes it to the hook, as every component's events
+// are. A hook or logger that panics is reported, not passed on: the
+// child's loop that emits runs on no goroutine of suture's.
 func (t *Tree) emit(ev Event) {
+	defer func() {
+		if v := recover(); v != nil {
+			logfield.HookPanicked(t.log, ev.Kind(), v)
+		}
+	}()
 	logfield.Write(t.log, zapcore.Level(ev.Level()), ev.Kind(), ev)
 	if t.hook != nil {
 		t.hook(ev)

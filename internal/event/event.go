@@ -32,11 +32,18 @@ func New(e supervisor.Events) *Emitter {
 	return em
 }
 
-// Emit logs ev at its level with its fields, then calls the hook.
+// Emit logs ev at its level with its fields, then calls the hook. A hook
+// or logger that panics is reported, not passed on to the emitting
+// goroutine (a nats.go callback, a worker).
 func (e *Emitter) Emit(ev supervisor.Event) {
 	if e == nil {
 		return
 	}
+	defer func() {
+		if v := recover(); v != nil {
+			logfield.HookPanicked(e.log, ev.Kind(), v)
+		}
+	}()
 	logfield.Write(e.log, zapcore.Level(ev.Level()), ev.Kind(), ev)
 	if e.hook != nil {
 		e.hook(ev)

@@ -26,6 +26,17 @@ func Write(log *zap.Logger, level zapcore.Level, kind string, ev any) {
 	ce.Write(zap.String("component", component))
 }
 
+// HookPanicked reports v, recovered from an application's event hook or
+// logger while it took the event of kind, as an error line with the stack:
+// a hook's bug must not take down the goroutine that emitted the event
+// (a child's restart loop, a worker). A logger that panics again is given
+// up on.
+func HookPanicked(log *zap.Logger, kind string, v any) {
+	defer func() { _ = recover() }()
+	log.Error("event hook or logger panicked", zap.String("event", kind),
+		zap.String("panic", fmt.Sprint(v)), zap.StackSkip("stack", 2))
+}
+
 // Text is err's message: empty for nil, and a note in place of the message
 // when Error panics (a typed nil whose method dereferences it), so that
 // reporting an error never takes the reporter down.
