@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,20 +15,7 @@ import (
 // cancels it and returns what ServeInline returned.
 func serveInline(t *testing.T, tree *supervisor.Tree) (stop func() error) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- tree.ServeInline(ctx) }()
-	var once sync.Once
-	var err error
-	stop = func() error {
-		once.Do(func() {
-			cancel()
-			err = <-done
-		})
-		return err
-	}
-	t.Cleanup(func() { _ = stop() })
-	return stop
+	return background(t, tree.ServeInline)
 }
 
 // ServeInline applies the policy as Serve does: the child restarts after

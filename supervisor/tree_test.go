@@ -41,9 +41,16 @@ func noJitter() *float64 { z := 0.0; return &z }
 // cancels it and returns Serve's error.
 func serve(t *testing.T, tree *supervisor.Tree) (stop func() error) {
 	t.Helper()
+	return background(t, tree.Serve)
+}
+
+// background runs serveFn (a tree's Serve or ServeInline) on a context
+// of its own; stop cancels it and returns what serveFn returned.
+func background(t *testing.T, serveFn func(context.Context) error) (stop func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- tree.Serve(ctx) }()
+	go func() { done <- serveFn(ctx) }()
 	var once sync.Once
 	var err error
 	stop = func() error {
