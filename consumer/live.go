@@ -119,7 +119,7 @@ func (g *Group) serve(ctx context.Context) error {
 	since := time.Now()
 	var unstopped []string
 	for _, m := range members {
-		if !m.tree.AwaitStop(since, m.done) {
+		if m.tree.AwaitStop(context.Background(), since, m.done) != nil {
 			unstopped = append(unstopped, m.tree.Unstopped()...)
 		}
 	}
@@ -164,16 +164,11 @@ func (g *Group) Remove(ctx context.Context, name string) error {
 	m.cancel()
 	since, done := time.Now(), m.done
 	g.mu.Unlock()
-	timeout := time.NewTimer(m.tree.Status()[0].Policy.ShutdownTimeout)
-	defer timeout.Stop()
-	select {
-	case <-done:
-	case <-timeout.C:
-	case <-ctx.Done():
-		return fmt.Errorf("consumer: handler %q: waiting for it to drain: %w", name, ctx.Err())
-	}
-	if !m.tree.AwaitStop(since, done) {
+	switch err := m.tree.AwaitStop(ctx, since, done); {
+	case errors.Is(err, supervisor.ErrShutdownIncomplete):
 		return fmt.Errorf("consumer: handler %q: %w", name, supervisor.ErrShutdownIncomplete)
+	case err != nil:
+		return fmt.Errorf("consumer: handler %q: waiting for it to drain: %w", name, err)
 	}
 	return nil
 }

@@ -74,9 +74,9 @@ type child struct {
 // childRun is the child's part in one Serve of its tree: halt stops its
 // loop, exited is closed once the loop has returned.
 type childRun struct {
-	halted, closed bool
-	cancel         context.CancelFunc
-	exited         chan struct{}
+	halted bool
+	cancel context.CancelFunc
+	exited chan struct{}
 }
 
 func (c *child) String() string { return c.name }
@@ -141,7 +141,17 @@ func (c *child) run(ctx context.Context) (err error) {
 func (c *child) stopping() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.cur != nil && !c.cur.closed
+	return c.cur != nil && !c.cur.done()
+}
+
+// done reports whether the run's loop has returned.
+func (r *childRun) done() bool {
+	select {
+	case <-r.exited:
+		return true
+	default:
+		return false
+	}
 }
 
 func (c *child) finish(s State, err error) {

@@ -46,7 +46,8 @@ func TestServeInlineRestartsTheChild(t *testing.T) {
 }
 
 // AwaitStop bounds the wait for a child that ignores its stop, names it,
-// and reports the timeout; one that stops is awaited in full.
+// and reports the timeout; one that stops is awaited in full; an ended
+// ctx ends the wait without a verdict.
 func TestAwaitStopBoundsTheWait(t *testing.T) {
 	rec := natstest.NewRecorder()
 	tree := supervisor.NewTree("t", supervisor.Events{Hook: rec.Hook})
@@ -67,8 +68,14 @@ func TestAwaitStopBoundsTheWait(t *testing.T) {
 	}()
 	natstest.WaitFor[supervisor.ChildStarted](t, rec, 0, 10*time.Second, nil)
 	cancel()
-	if tree.AwaitStop(time.Now(), done) {
-		t.Fatal("AwaitStop: the child ignored its stop, but it reported a stop in time")
+	since := time.Now()
+	ended, end := context.WithCancel(context.Background())
+	end()
+	if err := tree.AwaitStop(ended, since, done); !errors.Is(err, context.Canceled) || len(tree.Unstopped()) != 0 {
+		t.Fatalf("AwaitStop with an ended ctx: got %v and unstopped %v, want context.Canceled and none", err, tree.Unstopped())
+	}
+	if err := tree.AwaitStop(context.Background(), since, done); !errors.Is(err, supervisor.ErrShutdownIncomplete) {
+		t.Fatalf("AwaitStop: the child ignored its stop, got %v, want ErrShutdownIncomplete", err)
 	}
 	if u := tree.Unstopped(); !slices.Equal(u, []string{"stubborn"}) {
 		t.Fatalf("unstopped: got %v, want [stubborn]", u)
@@ -81,8 +88,8 @@ func TestAwaitStopBoundsTheWait(t *testing.T) {
 	if !errors.Is(served, context.Canceled) {
 		t.Fatalf("ServeInline: got %v, want context.Canceled", served)
 	}
-	if !tree.AwaitStop(time.Now(), done) {
-		t.Fatal("AwaitStop: the child has returned, but it reported no stop")
+	if err := tree.AwaitStop(context.Background(), time.Now(), done); err != nil {
+		t.Fatalf("AwaitStop: the child has returned, got %v", err)
 	}
 }
 

@@ -169,7 +169,7 @@ func (c *child) enter(ctx context.Context) (context.Context, *childRun) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	run := c.cur
-	if run.closed {
+	if run.done() {
 		// The root runs a loop again that failed by itself (which only a
 		// bug would make it do): a run of its own, for halt to wait on.
 		run = &childRun{halted: run.halted, exited: make(chan struct{})}
@@ -183,19 +183,14 @@ func (c *child) enter(ctx context.Context) (context.Context, *childRun) {
 	return ctx, run
 }
 
-// exit ends run's loop: whoever waits for it to stop may go on. It
-// touches only run, never a later Serve's.
+// exit ends run's loop, which enter began: whoever waits for it to stop
+// may go on. It touches only run, never a later Serve's.
 func (c *child) exit(run *childRun) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if run.cancel != nil {
-		run.cancel()
-		run.cancel = nil
-	}
-	if !run.closed {
-		run.closed = true
-		close(run.exited)
-	}
+	run.cancel()
+	run.cancel = nil
+	close(run.exited)
 }
 
 // halt stops the loop of the child's current run, and returns a channel
@@ -210,12 +205,17 @@ func (c *child) halt() <-chan struct{} {
 	return c.cur.exited
 }
 
-// awaitStop waits up to d for exited, and reports whether the child
-// stopped in time; when it did not, it emits ChildStopTimeout.
-func (c *child) awaitStop(d time.Duration, exited <-chan struct{}) bool {
+// errOverran marks a child that did not stop within its shutdown
+// timeout.
+var errOverran = errors.New("did not stop within its shutdown timeout")
+
+// awaitStop waits up to d for exited, or until ctx ends. It returns nil
+// when the child stopped in time, ctx.Err() when ctx ended first, and
+// errOverran, after emitting ChildStopTimeout, when d passed.
+func (c *child) awaitStop(ctx context.Context, d time.Duration, exited <-chan struct{}) error {
 	select {
 	case <-exited:
-		return true
+		return nil
 	default:
 	}
 	if d > 0 {
@@ -223,10 +223,12 @@ func (c *child) awaitStop(d time.Duration, exited <-chan struct{}) bool {
 		defer t.Stop()
 		select {
 		case <-exited:
-			return true
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
 		case <-t.C:
 		}
 	}
 	c.tree.emit(ChildStopTimeout{EventTime: c.tree.stamp(), Child: c.name, Timeout: c.policy.ShutdownTimeout})
-	return false
+	return errOverran
 }

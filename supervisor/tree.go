@@ -190,25 +190,51 @@ func (t *Tree) Serve(ctx context.Context) error {
 // serveOne serves a tree of one child: its loop runs on a goroutine of
 // its own, and Serve's waits for ctx, then for the loop within the
 // child's shutdown timeout. A root supervisor would only add a goroutine.
+// A loop that overran is left to return by itself, as suture leaves a
+// service; the child's run tracks it, and Serve refuses to start another
+// beside it.
 func (t *Tree) serveOne(ctx context.Context, c *child) error {
 	ended := make(chan error, 1)
-	go func() { ended <- c.Serve(ctx) }()
+	go func() { ended <- t.serveChild(ctx, c) }()
 	select {
 	case err := <-ended:
-		if ctx.Err() == nil && !errors.Is(err, suture.ErrDoNotRestart) {
-			return fmt.Errorf("supervisor: tree %s terminated: %w", t.name, err)
+		if ctx.Err() == nil {
+			return err // the child terminated the tree
 		}
-		// Ended for good: the tree serves on, empty, as suture's does.
-		<-ctx.Done()
 	case <-ctx.Done():
 	}
-	if !c.awaitStop(c.policy.ShutdownTimeout, c.halt()) {
-		t.mu.Lock()
-		t.unstopped = []string{c.name}
-		t.mu.Unlock()
-		return fmt.Errorf("%w: %s: %w", ErrShutdownIncomplete, c.name, ctx.Err())
+	if err := t.awaitOnly(context.Background(), c, c.policy.ShutdownTimeout, c.halt()); err != nil {
+		return fmt.Errorf("%w: %w", err, ctx.Err())
 	}
 	return ctx.Err()
+}
+
+// serveChild runs c's loop until ctx ends. A child that ended for good
+// leaves the tree serving, empty, as suture's root does; one that asks
+// for the tree to end ends it at once, with an error.
+func (t *Tree) serveChild(ctx context.Context, c *child) error {
+	err := c.Serve(ctx)
+	if ctx.Err() == nil {
+		if !errors.Is(err, suture.ErrDoNotRestart) {
+			return fmt.Errorf("supervisor: tree %s terminated: %w", t.name, err)
+		}
+		<-ctx.Done()
+	}
+	return ctx.Err()
+}
+
+// awaitOnly waits up to d for exited, the loop of the tree's only child
+// c, or until ctx ends. When d passes first it records c as unstopped and
+// returns an error wrapping ErrShutdownIncomplete that names it.
+func (t *Tree) awaitOnly(ctx context.Context, c *child, d time.Duration, exited <-chan struct{}) error {
+	err := c.awaitStop(ctx, d, exited)
+	if !errors.Is(err, errOverran) {
+		return err
+	}
+	t.mu.Lock()
+	t.unstopped = []string{c.name}
+	t.mu.Unlock()
+	return fmt.Errorf("%w: %s", ErrShutdownIncomplete, c.name)
 }
 
 // ServeInline serves a tree of one child on the calling goroutine, which
@@ -240,38 +266,31 @@ func (t *Tree) ServeInline(ctx context.Context) error {
 		t.mu.Unlock()
 	}()
 	c.reset()
-	err := c.Serve(ctx)
-	if ctx.Err() == nil {
-		if !errors.Is(err, suture.ErrDoNotRestart) {
-			return fmt.Errorf("supervisor: tree %s terminated: %w", t.name, err)
-		}
-		<-ctx.Done()
-	}
-	return ctx.Err()
+	return t.serveChild(ctx, c)
 }
 
 // AwaitStop waits for done, which the caller closes once ServeInline has
 // returned, until the child's shutdown timeout has passed since the time
-// the ctx given to ServeInline ended. Callers stopping many trees at once
-// give each the same since, so that their timeouts run side by side. It
-// reports whether the child stopped in time; when it did not, Unstopped
-// names it and ChildStopTimeout is emitted.
-func (t *Tree) AwaitStop(since time.Time, done <-chan struct{}) bool {
+// the ctx given to ServeInline ended, or until ctx ends. Callers stopping
+// many trees at once give each the same since, so that their timeouts run
+// side by side. It returns nil when the child stopped in time, ctx.Err()
+// when ctx ended first, and an error wrapping ErrShutdownIncomplete when
+// the timeout passed: Unstopped then names the child, and
+// ChildStopTimeout is emitted.
+func (t *Tree) AwaitStop(ctx context.Context, since time.Time, done <-chan struct{}) error {
 	t.mu.Lock()
 	if len(t.children) != 1 { // ServeInline returned at once
 		t.mu.Unlock()
-		<-done
-		return true
+		select {
+		case <-done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	c := t.children[0]
 	t.mu.Unlock()
-	if c.awaitStop(time.Until(since.Add(c.policy.ShutdownTimeout)), done) {
-		return true
-	}
-	t.mu.Lock()
-	t.unstopped = []string{c.name}
-	t.mu.Unlock()
-	return false
+	return t.awaitOnly(ctx, c, time.Until(since.Add(c.policy.ShutdownTimeout)), done)
 }
 
 // stopChildren halts the children in reverse order of Add (all at once
@@ -283,7 +302,7 @@ func (t *Tree) stopChildren(children []*child) []string {
 	}
 	var unstopped []string
 	for i := len(children) - 1; i >= 0; i-- {
-		if c := children[i]; !c.awaitStop(c.policy.ShutdownTimeout, c.halt()) {
+		if c := children[i]; c.awaitStop(context.Background(), c.policy.ShutdownTimeout, c.halt()) != nil {
 			unstopped = append(unstopped, c.name)
 		}
 	}
@@ -302,7 +321,7 @@ func (t *Tree) haltAll(children []*child) []string {
 	}
 	var unstopped []string
 	for i, c := range children {
-		if !c.awaitStop(time.Until(since.Add(c.policy.ShutdownTimeout)), exits[i]) {
+		if c.awaitStop(context.Background(), time.Until(since.Add(c.policy.ShutdownTimeout)), exits[i]) != nil {
 			unstopped = append(unstopped, c.name)
 		}
 	}
