@@ -36,6 +36,7 @@ type Client struct {
 	consumers *consumer.Group
 	tasks     *supervisor.Tree
 	watchers  *supervisor.Tree
+	ops       *ops
 
 	mu      sync.Mutex
 	handles handles
@@ -63,12 +64,17 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	if cfg.Name == "" {
 		cfg.Name = "corral"
 	}
-	ready := newReadiness()
-	events := supervisor.Events{Logger: o.logger, Hook: ready.hook(o.hook), Clock: o.now}
+	ready, met := newReadiness(), newMetrics()
+	events := supervisor.Events{Logger: o.logger, Hook: ready.hook(met.hook(o.hook)), Clock: o.now}
 	c := &Client{cfg: cfg, events: events, tree: supervisor.NewTree(cfg.Name, events), bound: map[string]bool{},
 		workers: map[string]*tasks.Worker{}, ready: ready, synced: map[string]<-chan struct{}{},
 		handles: handles{buckets: map[string]*kv.Bucket[[]byte]{}, stores: map[string]*objectstore.Store{}, locks: map[string]*kv.Lock{}}}
 	c.phase.Store(&runPhase{done: make(chan struct{})})
+	// The ops listener is added first so that it stops last: health and
+	// status answer through a shutdown.
+	if err := c.addOps(met); err != nil {
+		return nil, err
+	}
 
 	// Children stop in reverse order of adding: the publisher flushes
 	// before the connection drains, which drains before the embedded
@@ -94,6 +100,10 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		}},
 		{svc: c.tasks, children: c.tasks.Status},
 		{svc: c.watchers, children: c.watchers.Status},
+	}
+	if err := met.register(c, o.ops.registry); err != nil {
+		_ = c.pub.Close()
+		return nil, err
 	}
 	return c, nil
 }

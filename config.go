@@ -85,6 +85,9 @@ type Config struct {
 	Locks map[string]kv.LockConfig `yaml:"locks"`
 	// Watches configures the watches declared with Client.Watch.
 	Watches WatchesConfig `yaml:"watches"`
+	// Ops configures the operations endpoints: health, readiness,
+	// metrics, status and the status page (see Client.OpsHandler).
+	Ops OpsConfig `yaml:"ops"`
 
 	// keys are the fields the file and the environment set, so that a key
 	// written as false or zero still overrides what code declared.
@@ -198,6 +201,7 @@ func (c Config) Validate() error {
 	c.validateLocks(p)
 	c.validateStreams(p)
 	p.Merge("watches.restart", c.Watches.Restart.Validate())
+	p.Merge("ops", c.Ops.Validate())
 	c.validatePolicies(p)
 	return p.Err()
 }
@@ -232,6 +236,7 @@ func (c Config) validatePolicies(p conf.Problems) {
 		child("handlers."+name, c.Handlers[name].Restart)
 	}
 	child("watches", c.Watches.Restart)
+	child("ops", c.Ops.Restart)
 }
 
 // validateLocks checks each lock, and that the locks sharing a bucket

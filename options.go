@@ -22,6 +22,7 @@ type options struct {
 	hook   supervisor.Hook
 	nats   []nats.Option
 	now    func() time.Time
+	ops    opsOptions // metrics.go, logging.go
 }
 
 // WithLogger sends the Client's logs to l. Default: none (zap.NewNop).

@@ -149,3 +149,22 @@ func (c *counters) endpointStats(b *handlerBase) *micro.EndpointStats {
 	}
 	return st
 }
+
+// Histogram is a cumulative histogram of a handler's sampled call
+// durations, sampled as Latency is.
+type Histogram = pool.Histogram
+
+// Histograms reads every handler's call durations at bounds (ascending),
+// by handler name, for a metrics exporter: it costs the handlers nothing,
+// as it reads what the worker pool records for Latency.
+func (g *Group) Histograms(bounds []time.Duration) map[string]Histogram {
+	g.mu.Lock()
+	members := append([]*member(nil), g.handlers...)
+	g.mu.Unlock()
+	out := make(map[string]Histogram, len(members))
+	for _, m := range members {
+		c := m.svc.base()
+		out[c.name] = c.stats.work.Histogram(bounds)
+	}
+	return out
+}

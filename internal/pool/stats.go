@@ -111,3 +111,41 @@ func (h *histogram) quantile(n uint64, q float64, maxD time.Duration) time.Durat
 	}
 	return maxD
 }
+
+// Histogram is a cumulative histogram of the sampled Handle durations
+// (see Latency) at chosen bounds: Buckets[i] counts the calls that took at
+// most bounds[i]. A call is counted under the first bound at or above the
+// top of its internal bucket, so it may be counted one bound late, never
+// early.
+type Histogram struct {
+	Count   uint64
+	Sum     time.Duration
+	Buckets []uint64
+}
+
+// Histogram reads the latency histogram at bounds, which must ascend.
+func (s *Stats) Histogram(bounds []time.Duration) Histogram {
+	h := &s.latency
+	out := Histogram{Buckets: make([]uint64, len(bounds))}
+	b := 0
+	var seen uint64
+	for i := range h.buckets {
+		n := h.buckets[i].Load()
+		if n == 0 {
+			continue
+		}
+		top := lowerBound(i+1) - 1 // the largest value bucket i holds
+		for b < len(bounds) && uint64(max(bounds[b], 0)) < top {
+			out.Buckets[b] = seen
+			b++
+		}
+		seen += n
+	}
+	for ; b < len(bounds); b++ {
+		out.Buckets[b] = seen
+	}
+	// Count is the buckets' total, not h.count, so that the two agree
+	// while calls are being recorded.
+	out.Count, out.Sum = seen, time.Duration(h.sum.Load())
+	return out
+}

@@ -33,3 +33,28 @@ func TestHistogramQuantiles(t *testing.T) {
 		t.Fatalf("mean: got %v", l.Mean)
 	}
 }
+
+func TestHistogramAtBounds(t *testing.T) {
+	var s Stats
+	for i := 1; i <= 1000; i++ {
+		s.latency.record(time.Duration(i) * time.Microsecond)
+	}
+	s.latency.record(time.Hour)
+	bounds := []time.Duration{100 * time.Microsecond, 500 * time.Microsecond, time.Millisecond, time.Second}
+	h := s.Histogram(bounds)
+	if h.Count != 1001 || h.Sum != time.Hour+500500*time.Microsecond {
+		t.Fatalf("got count %d sum %v", h.Count, h.Sum)
+	}
+	// A bucket is 1/8 of its power of two wide: the calls just under a
+	// bound may be counted under the next one, never a call above it
+	// under this one.
+	for i, want := range []uint64{100, 500, 1000, 1000} {
+		got := h.Buckets[i]
+		if got > want || got < want-want/8-1 {
+			t.Errorf("bucket %v: got %d, want %d (or up to an eighth fewer)", bounds[i], got, want)
+		}
+	}
+	if h.Buckets[3] != 1000 {
+		t.Errorf("bucket 1s: got %d, want 1000: the hour-long call is above it", h.Buckets[3])
+	}
+}

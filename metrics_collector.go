@@ -1,0 +1,215 @@
+package corral
+
+import (
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/supervisor"
+	"github.com/corral-go/corral/tasks"
+)
+
+// latencyBounds are the buckets of corral_handler_duration_seconds.
+var latencyBounds = []time.Duration{
+	100 * time.Microsecond, 250 * time.Microsecond, 500 * time.Microsecond,
+	time.Millisecond, 2500 * time.Microsecond, 5 * time.Millisecond, 10 * time.Millisecond,
+	25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond,
+	500 * time.Millisecond, time.Second, 2500 * time.Millisecond, 5 * time.Second, 10 * time.Second,
+	30 * time.Second, time.Minute,
+}
+
+// collector reads a Client's Status at each scrape and reports it as
+// Prometheus metrics.
+type collector struct {
+	c *Client
+	m *metrics
+	d map[string]*prometheus.Desc
+	// buckets are latencyBounds in seconds.
+	buckets []float64
+}
+
+// metricHelp is every metric's help, by name; the labels follow the
+// prefix: corral_handler_* by handler, corral_child_* by child,
+// corral_tasks_* by queue.
+var metricHelp = map[string]string{
+	"corral_connection_connected":                 "1 while the connection is connected, else 0.",
+	"corral_connection_reconnects_total":          "Reconnections after a lost connection.",
+	"corral_connection_replacements_total":        "Connections closed for good and replaced by a new one.",
+	"corral_child_up":                             "1 while the child of the tree runs, else 0.",
+	"corral_child_restarts_total":                 "Times the child was started again after a failure.",
+	"corral_handler_ready":                        "1 while the handler is subscribed or consuming on a live connection.",
+	"corral_handler_received_total":               "Messages the handler's subscription delivered.",
+	"corral_handler_processed_total":              "Handler calls that returned nil.",
+	"corral_handler_failed_total":                 "Handler calls that returned an error or panicked.",
+	"corral_handler_panicked_total":               "Handler calls that panicked.",
+	"corral_handler_dropped_total":                "Messages dropped by the overflow policy, by nats.go, or at shutdown.",
+	"corral_handler_rejected_total":               "Requests answered busy by the reject overflow policy.",
+	"corral_handler_acked_total":                  "JetStream messages acknowledged.",
+	"corral_handler_naked_total":                  "JetStream messages negatively acknowledged.",
+	"corral_handler_terminated_total":             "JetStream messages terminated.",
+	"corral_handler_dead_lettered_total":          "JetStream messages copied to the dead-letter subject.",
+	"corral_handler_queue_depth":                  "Messages waiting for a worker.",
+	"corral_handler_queue_capacity":               "Size of the handler's task queue.",
+	"corral_handler_in_flight":                    "Handler calls running now.",
+	"corral_handler_workers":                      "Workers of the handler.",
+	"corral_handler_slow_consumer":                "1 during a slow-consumer episode, else 0.",
+	"corral_handler_slow_consumer_episodes_total": "Slow-consumer episodes begun.",
+	"corral_handler_duration_seconds":             "Handler call durations, sampled: every call after one slower than 20µs, one in eight otherwise.",
+	"corral_publisher_buffered_messages":          "Messages accepted and not yet settled.",
+	"corral_publisher_buffered_bytes":             "Bytes of the messages accepted and not yet settled.",
+	"corral_publisher_in_flight_messages":         "Messages sent and not yet acknowledged.",
+	"corral_publisher_published_total":            "Messages accepted by Publish.",
+	"corral_publisher_acked_total":                "Messages a stream acknowledged.",
+	"corral_publisher_retried_total":              "Sends made again.",
+	"corral_publisher_failed_total":               "Messages that failed for good.",
+	"corral_publisher_rejected_total":             "Publish calls refused for a full buffer.",
+	"corral_tasks_lease_held":                     "1 while this process's worker of the queue holds its lease.",
+	"corral_tasks_held":                           "Tasks this worker holds now.",
+	"corral_tasks_capacity":                       "Tasks this worker may hold at once.",
+	"corral_tasks_started_total":                  "Tasks this worker claimed and ran.",
+	"corral_tasks_completed_total":                "Tasks this worker completed.",
+	"corral_tasks_failed_total":                   "Task runs that returned an error or panicked.",
+	"corral_tasks_recovered_total":                "Tasks of dead workers put back in the queue by this worker.",
+	"corral_tasks_leases_lost_total":              "Times this worker lost its lease.",
+}
+
+func newCollector(c *Client, m *metrics) *collector {
+	k := &collector{c: c, m: m, d: make(map[string]*prometheus.Desc, len(metricHelp))}
+	consts := prometheus.Labels{"client": c.cfg.Name}
+	for name, help := range metricHelp {
+		var labels []string
+		switch {
+		case strings.HasPrefix(name, "corral_handler_"):
+			labels = []string{"handler"}
+		case strings.HasPrefix(name, "corral_child_"):
+			labels = []string{"child"}
+		case strings.HasPrefix(name, "corral_tasks_"):
+			labels = []string{"queue"}
+		}
+		k.d[name] = prometheus.NewDesc(name, help, labels, consts)
+	}
+	for _, b := range latencyBounds {
+		k.buckets = append(k.buckets, b.Seconds())
+	}
+	return k
+}
+
+// Describe sends every metric's description.
+func (k *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range k.d {
+		ch <- d
+	}
+}
+
+// Collect reads the Client's Status and sends every metric.
+func (k *collector) Collect(ch chan<- prometheus.Metric) {
+	st := k.c.Status()
+	reconnects, restarts, slow, lost := k.m.counts()
+	counter := func(name string, v uint64, label ...string) {
+		ch <- constMetric(k.d[name], prometheus.CounterValue, float64(v), label...)
+	}
+	gauge := func(name string, v float64, label ...string) {
+		ch <- constMetric(k.d[name], prometheus.GaugeValue, v, label...)
+	}
+	gauge("corral_connection_connected", bool01(st.Connection.State == connection.StateConnected))
+	counter("corral_connection_reconnects_total", reconnects)
+	counter("corral_connection_replacements_total", max(st.Connection.Generation, 1)-1)
+	for _, ch := range append(st.Children, childrenOf(st)...) {
+		if ch.Name == "" { // a task worker between its runs
+			continue
+		}
+		gauge("corral_child_up", bool01(ch.State == supervisor.Running), ch.Name)
+		counter("corral_child_restarts_total", restarts[ch.Name], ch.Name)
+	}
+	k.collectHandlers(ch, st, slow, counter, gauge)
+	p := st.Publisher
+	gauge("corral_publisher_buffered_messages", float64(p.Buffered))
+	gauge("corral_publisher_buffered_bytes", float64(p.BufferedBytes))
+	gauge("corral_publisher_in_flight_messages", float64(p.InFlight))
+	counter("corral_publisher_published_total", p.Published)
+	counter("corral_publisher_acked_total", p.Acked)
+	counter("corral_publisher_retried_total", p.Retried)
+	counter("corral_publisher_failed_total", p.Failed)
+	counter("corral_publisher_rejected_total", p.Rejected)
+	for _, t := range st.Tasks {
+		q, cn := t.Queue, t.Counters
+		gauge("corral_tasks_lease_held", bool01(t.Lease == tasks.LeaseStateHeld), q)
+		gauge("corral_tasks_held", float64(t.Held), q)
+		gauge("corral_tasks_capacity", float64(t.Capacity), q)
+		counter("corral_tasks_started_total", cn.Started, q)
+		counter("corral_tasks_completed_total", cn.Completed, q)
+		counter("corral_tasks_failed_total", cn.Failed, q)
+		counter("corral_tasks_recovered_total", cn.Recovered, q)
+		counter("corral_tasks_leases_lost_total", lost[q], q)
+	}
+}
+
+func (k *collector) collectHandlers(ch chan<- prometheus.Metric, st Status, slow map[string]uint64,
+	counter func(string, uint64, ...string), gauge func(string, float64, ...string)) {
+	hists := k.c.consumers.Histograms(latencyBounds)
+	for _, h := range st.Handlers {
+		n, cn := h.Name, h.Counters
+		gauge("corral_handler_ready", bool01(h.Ready), n)
+		counter("corral_handler_received_total", cn.Received, n)
+		counter("corral_handler_processed_total", cn.Processed, n)
+		counter("corral_handler_failed_total", cn.Failed, n)
+		counter("corral_handler_panicked_total", cn.Panicked, n)
+		counter("corral_handler_dropped_total", cn.Dropped, n)
+		counter("corral_handler_rejected_total", cn.Rejected, n)
+		if h.Stream != "" {
+			counter("corral_handler_acked_total", cn.Acked, n)
+			counter("corral_handler_naked_total", cn.Naked, n)
+			counter("corral_handler_terminated_total", cn.Terminated, n)
+			counter("corral_handler_dead_lettered_total", cn.DeadLettered, n)
+		}
+		gauge("corral_handler_queue_depth", float64(cn.QueueDepth), n)
+		gauge("corral_handler_queue_capacity", float64(h.QueueSize), n)
+		gauge("corral_handler_in_flight", float64(cn.InFlight), n)
+		gauge("corral_handler_workers", float64(h.Workers), n)
+		gauge("corral_handler_slow_consumer", bool01(h.SlowConsumer), n)
+		counter("corral_handler_slow_consumer_episodes_total", slow[n], n)
+		hist := hists[n]
+		buckets := make(map[float64]uint64, len(k.buckets))
+		for i, b := range k.buckets {
+			buckets[b] = hist.Buckets[i]
+		}
+		d := k.d["corral_handler_duration_seconds"]
+		m, err := prometheus.NewConstHistogram(d, hist.Count, hist.Sum.Seconds(), buckets, n)
+		if err != nil {
+			m = prometheus.NewInvalidMetric(d, err)
+		}
+		ch <- m
+	}
+}
+
+// childrenOf lists the children below the tree's own: each handler, task
+// worker and watch, named as in the tree.
+func childrenOf(st Status) []supervisor.ChildStatus {
+	var out []supervisor.ChildStatus
+	for _, h := range st.Handlers {
+		out = append(out, h.Child)
+	}
+	for _, t := range st.Tasks {
+		out = append(out, t.Child)
+	}
+	return append(out, st.Watches...)
+}
+
+func bool01(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// constMetric is prometheus.MustNewConstMetric without the panic: a
+// mistake is reported to the scraper as an invalid metric.
+func constMetric(d *prometheus.Desc, t prometheus.ValueType, v float64, label ...string) prometheus.Metric {
+	m, err := prometheus.NewConstMetric(d, t, v, label...)
+	if err != nil {
+		return prometheus.NewInvalidMetric(d, err)
+	}
+	return m
+}

@@ -1,0 +1,87 @@
+package corral
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+
+	"github.com/corral-go/corral/internal/event"
+	"github.com/corral-go/corral/supervisor"
+)
+
+// opsServer serves the ops endpoints at ops.listen, as a child of the
+// tree: a listener that fails (its port taken) is restarted by its policy,
+// and stopping the tree shuts it down.
+type opsServer struct {
+	addr    string
+	handler http.Handler
+	events  *event.Emitter
+	bound   atomic.Pointer[string]
+}
+
+// String names the child.
+func (s *opsServer) String() string { return "ops" }
+
+// Addr is the address bound, empty while not listening.
+func (s *opsServer) Addr() string {
+	if a := s.bound.Load(); a != nil {
+		return *a
+	}
+	return ""
+}
+
+// Serve listens and serves until ctx ends, then shuts the server down,
+// letting requests in progress finish for up to a second.
+func (s *opsServer) Serve(ctx context.Context) error {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", s.addr)
+	if err != nil {
+		return fmt.Errorf("ops: %w", err)
+	}
+	addr := ln.Addr().String()
+	s.bound.Store(&addr)
+	defer s.bound.Store(nil)
+	s.events.Emit(OpsListening{EventTime: s.events.Stamp(), Addr: addr})
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served: // the listener failed
+		return fmt.Errorf("ops: %w", err)
+	case <-ctx.Done():
+	}
+	stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	if err := srv.Shutdown(stop); err != nil {
+		_ = srv.Close()
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("ops: %w", err)
+	}
+	return ctx.Err()
+}
+
+// OpsListening is emitted when the ops endpoints are served, at Addr.
+type OpsListening struct {
+	supervisor.EventTime
+	Addr string
+}
+
+// Kind returns "corral.ops_listening".
+func (OpsListening) Kind() string { return "corral.ops_listening" }
+
+// Level returns [supervisor.InfoLevel].
+func (OpsListening) Level() supervisor.Level { return supervisor.InfoLevel }
+
+// MarshalLogObject writes the event's fields.
+func (e OpsListening) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("addr", e.Addr)
+	return nil
+}

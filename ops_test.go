@@ -1,0 +1,289 @@
+package corral_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/stream"
+)
+
+// get asks h for path and returns the status code and body.
+func get(t *testing.T, h http.Handler, path string) (int, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	return rec.Code, rec.Body.String()
+}
+
+// getURL asks the listener at addr for path.
+func getURL(t *testing.T, addr, path string) (int, string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+// The Client serves the ops endpoints itself at ops.listen, and /readyz
+// follows the connection: 503 naming it while the server is gone, 200
+// once it is back. /healthz stays 200 throughout: the tree runs.
+func TestReadinessFollowsTheServer(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	var cfg corral.Config
+	cfg.Name = "ops-ready"
+	cfg.Connection.Servers = []string{srv.URL()}
+	cfg.Connection.ReconnectWait = 50 * time.Millisecond
+	cfg.Ops.Listen = "127.0.0.1:0"
+	c, err := corral.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Handle("echo", consumer.Config{Subject: "ops.echo"}, consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil })); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := get(t, c.OpsHandler(), "/healthz"); code != http.StatusServiceUnavailable {
+		t.Fatalf("healthz before Run: got %d %q, want 503", code, body)
+	}
+	running(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	natstest.Eventually(t, 10*time.Second, func() bool { return c.OpsAddr() != "" }, func() string { return "ops listener never bound" })
+	addr := c.OpsAddr()
+	expect := func(path string, code int, in string) {
+		t.Helper()
+		var got int
+		var body string
+		natstest.Eventually(t, 20*time.Second, func() bool {
+			var err error
+			got, body, err = getURL(t, addr, path)
+			return err == nil && got == code && strings.Contains(body, in)
+		}, func() string { return fmt.Sprintf("%s: got %d %q, want %d with %q", path, got, body, code, in) })
+	}
+	expect("/healthz", http.StatusOK, "ok")
+	expect("/readyz", http.StatusOK, "ready")
+
+	srv.Shutdown()
+	expect("/readyz", http.StatusServiceUnavailable, "connection (reconnecting)")
+	expect("/healthz", http.StatusOK, "ok")
+
+	srv.Start()
+	expect("/readyz", http.StatusOK, "ready")
+}
+
+// A Client's metrics count what was run: messages received, processed
+// and failed by each handler, messages the publisher had acked, its
+// children's restarts; and they share the application's registry.
+func TestMetricsMatchTheWorkload(t *testing.T) {
+	t.Parallel()
+	cfg := embeddedConfig(t)
+	cfg.Name = "metrics"
+	cfg.Streams = map[string]stream.Config{"ORDERS": {Subjects: []string{"orders.>"}}}
+	reg := newRegistry(t)
+	c, err := corral.New(cfg, corral.WithMetricsRegistry(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const core, failing, jsMsgs = 30, 7, 12
+	handled := make(chan struct{}, core+jsMsgs)
+	if err := c.Handle("greet", consumer.Config{Subject: "greet"}, consumer.HandlerFunc(func(_ context.Context, m *consumer.Msg) error {
+		defer func() { handled <- struct{}{} }()
+		if strings.HasPrefix(string(m.Data()), "bad") {
+			return errors.New("bad greeting")
+		}
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Handle("orders", consumer.Config{JetStream: consumer.JetStream{Stream: "ORDERS", Consumer: "orders"}}, consumer.HandlerFunc(func(context.Context, *consumer.Msg) error {
+		handled <- struct{}{}
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	flaky := newFlakyWatch("flaky")
+	if err := c.Watch(flaky); err != nil {
+		t.Fatal(err)
+	}
+	running(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range core {
+		data := fmt.Sprintf("hello %d", i)
+		if i < failing {
+			data = fmt.Sprintf("bad %d", i)
+		}
+		if err := c.PublishCore(ctx, "greet", []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range jsMsgs {
+		if _, err := c.PublishSync(ctx, fmt.Sprintf("orders.%d", i), []byte("order")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range core + jsMsgs {
+		select {
+		case <-handled:
+		case <-ctx.Done():
+			t.Fatalf("handlers did not see every message:\n%s", c.Status())
+		}
+	}
+	flaky.failOnce(t)
+
+	// A handler call is counted once settled, a moment after it
+	// returned: the scrape is retried until the counts are in.
+	var m metricFamilies
+	natstest.Eventually(t, 10*time.Second, func() bool {
+		m = scrape(t, c.OpsHandler())
+		return m.value("corral_handler_processed_total", "handler", "greet") == core-failing &&
+			m.value("corral_handler_acked_total", "handler", "orders") == jsMsgs &&
+			m.value("corral_child_restarts_total", "child", "flaky") == 1
+	}, func() string { return m.text })
+	for _, want := range []struct {
+		name, label, value string
+		want               float64
+	}{
+		{"corral_handler_received_total", "handler", "greet", core},
+		{"corral_handler_processed_total", "handler", "greet", core - failing},
+		{"corral_handler_failed_total", "handler", "greet", failing},
+		{"corral_handler_received_total", "handler", "orders", jsMsgs},
+		{"corral_handler_processed_total", "handler", "orders", jsMsgs},
+		{"corral_handler_queue_depth", "handler", "greet", 0},
+		{"corral_handler_workers", "handler", "greet", 1},
+		{"corral_publisher_acked_total", "", "", jsMsgs},
+		{"corral_publisher_published_total", "", "", jsMsgs},
+		{"corral_publisher_failed_total", "", "", 0},
+		{"corral_connection_connected", "", "", 1},
+		{"corral_connection_reconnects_total", "", "", 0},
+		{"corral_child_up", "child", "connection", 1},
+		{"corral_child_up", "child", "handler/greet", 1},
+		{"corral_child_restarts_total", "child", "flaky", 1},
+		{"corral_child_restarts_total", "child", "connection", 0},
+		{"app_requests_total", "", "", 3},
+	} {
+		if got := m.value(want.name, want.label, want.value); got != want.want {
+			t.Errorf("%s{%s=%q}: got %v, want %v", want.name, want.label, want.value, got, want.want)
+		}
+	}
+	// The latency histogram is sampled: at least one call, at most all.
+	if n := m.histogramCount("corral_handler_duration_seconds", "greet"); n < 1 || n > core {
+		t.Errorf("corral_handler_duration_seconds{handler=greet} count: got %d, want 1 to %d", n, core)
+	}
+	if got := m.label("corral_handler_received_total", "client"); got != "metrics" {
+		t.Errorf("client label: got %q, want %q", got, "metrics")
+	}
+
+	// A second Client of the same name cannot share the registry.
+	cfg2 := embeddedConfig(t)
+	cfg2.Name = "metrics"
+	if _, err := corral.New(cfg2, corral.WithMetricsRegistry(reg)); err == nil || !strings.Contains(err.Error(), `client "metrics"`) {
+		t.Fatalf("New with a registry that has a Client of the same name: got %v, want an error naming it", err)
+	}
+}
+
+// /status is the Status snapshot as JSON; the page can be turned off.
+func TestStatusJSONAndPageOff(t *testing.T) {
+	t.Parallel()
+	cfg := embeddedConfig(t)
+	cfg.Name = "status-json"
+	off := false
+	cfg.Ops.Page = &off
+	c, err := corral.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Handle("echo", consumer.Config{Subject: "echo"}, consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil })); err != nil {
+		t.Fatal(err)
+	}
+	running(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	code, body := get(t, c.OpsHandler(), "/status")
+	if code != http.StatusOK {
+		t.Fatalf("/status: got %d %q", code, body)
+	}
+	var st corral.Status
+	if err := json.Unmarshal([]byte(body), &st); err != nil {
+		t.Fatalf("/status is not a Status: %v\n%s", err, body)
+	}
+	if st.Name != "status-json" || len(st.Handlers) != 1 || st.Handlers[0].Name != "echo" || st.Connection.URL == "" {
+		t.Fatalf("/status: got %+v", st)
+	}
+	if code, _ := get(t, c.OpsHandler(), "/"); code != http.StatusNotFound {
+		t.Fatalf("page turned off: got %d, want 404", code)
+	}
+	if code, body := get(t, c.OpsHandler(), "/readyz"); code != http.StatusOK {
+		t.Fatalf("/readyz: got %d %q", code, body)
+	}
+}
+
+// No endpoint shows the credentials the connection uses.
+func TestOpsEndpointsHideCredentials(t *testing.T) {
+	t.Parallel()
+	const password = "s3cr3t-pa55"
+	srv := natstest.RunServer(t, natstest.WithUser("ops", password))
+	var cfg corral.Config
+	cfg.Name = "ops-creds"
+	cfg.Connection.Servers = []string{strings.Replace(srv.URL(), "nats://", "nats://ops:"+password+"@", 1)}
+	c, err := corral.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	running(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/", "/status", "/metrics", "/readyz", "/healthz"} {
+		code, body := get(t, c.OpsHandler(), path)
+		if code != http.StatusOK {
+			t.Errorf("%s: got %d", path, code)
+		}
+		if strings.Contains(body, password) {
+			t.Errorf("%s shows the password:\n%s", path, body)
+		}
+	}
+}
+
+func TestOpsConfigIsValidated(t *testing.T) {
+	t.Parallel()
+	for _, listen := range []string{"localhost", "127.0.0.1:http", "127.0.0.1:70000", ":-1"} {
+		cfg := embeddedConfig(t)
+		cfg.Ops.Listen = listen
+		_, err := corral.New(cfg)
+		if !errors.Is(err, corral.ErrInvalidConfig) || !strings.Contains(err.Error(), "ops.listen") {
+			t.Errorf("listen %q: got %v, want an error naming ops.listen", listen, err)
+		}
+	}
+}
