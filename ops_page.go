@@ -39,6 +39,15 @@ func newPage(c *Client) (*page, error) {
 		},
 		"rate": func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 		"add":  func(a, b int) int { return a + b },
+		"short": func(d time.Duration) string {
+			switch {
+			case d >= time.Millisecond:
+				return d.Round(10 * time.Microsecond).String()
+			case d >= time.Microsecond:
+				return d.Round(10 * time.Nanosecond).String()
+			}
+			return d.String()
+		},
 	}
 	tmpl, err := template.New("page").Funcs(funcs).Parse(pageHTML)
 	if err != nil {
