@@ -4,7 +4,7 @@
 // supervision tree and its events, and exits.
 //
 //	go run ./examples/quickstart           # run once and exit 0
-//	go run ./examples/quickstart -serve    # keep running until interrupted
+//	go run ./examples/quickstart -serve    # keep running, serving the status page, until interrupted
 //	NATS_URL=nats://127.0.0.1:4222 go run ./examples/quickstart
 package main
 
@@ -45,7 +45,8 @@ func main() {
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("quickstart", flag.ContinueOnError)
-	serve := fs.Bool("serve", false, "keep running until interrupted")
+	serve := fs.Bool("serve", false, "keep running until interrupted, serving the status page")
+	listen := fs.String("listen", "127.0.0.1:8080", "with -serve, where the status page and metrics are served (port 0: any free port)")
 	configPath := fs.String("config", "", "YAML configuration file (optional)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -54,6 +55,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	cfg, err := loadConfig(*configPath)
 	if err != nil {
 		return err
+	}
+	if *serve && cfg.Ops.Listen == "" {
+		cfg.Ops.Listen = *listen
 	}
 	p := &printer{out: out}
 	client, err := corral.New(cfg, corral.WithEventHook(p.event))
@@ -370,4 +374,7 @@ func (p *printer) event(e corral.Event) {
 		fmt.Fprintf(&b, " %s=%v", k, enc.Fields[k])
 	}
 	p.printf("event: %s%s\n", e.Kind(), b.String())
+	if l, ok := e.(corral.OpsListening); ok {
+		p.printf("status page: http://%s/  (metrics: http://%s/metrics)\n", l.Addr, l.Addr)
+	}
 }
