@@ -3,16 +3,73 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
-	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/corraltest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, natstest.IgnoreServerLeaks()...) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, corraltest.IgnoreServerLeaks()...) }
+
+// The orders handler, tested as a user tests theirs: bound as the
+// quickstart binds it, on a Client of the test's own that corraltest runs
+// on the embedded server until the test ends.
+func TestOrdersHandler(t *testing.T) {
+	ctx := t.Context()
+	kit := corraltest.New(t, corral.Config{})
+	ordered := make(chan string, 1)
+	if err := declare(kit.Client, make(chan string, 1), ordered); err != nil {
+		t.Fatal(err)
+	}
+	kit.Start(ctx) // waits until the Client is ready
+
+	kit.PublishJSON(ctx, "quickstart.orders.new", Order{ID: 7, Item: "gadget", Quantity: 2})
+	if o := kit.WaitOutcome(ctx, "orders"); o.Err != nil {
+		t.Fatalf("orders failed: %v", o)
+	}
+	if got, want := <-ordered, "order #7: 2 x gadget (stream sequence 1, delivery 1)"; got != want {
+		t.Errorf("orders said %q, want %q", got, want)
+	}
+
+	// A payload that is not an order is refused for good, never retried.
+	kit.Publish(ctx, "quickstart.orders.new", []byte("not an order"))
+	var bad *consumer.DecodeError
+	if o := kit.WaitOutcome(ctx, "orders"); !errors.As(o.Err, &bad) {
+		t.Fatalf("orders took %q: %v, want a DecodeError", o.Data, o.Err)
+	}
+}
+
+// The clock endpoint answers the time, and refuses a request with a
+// payload with a 400 service error.
+func TestClockEndpoint(t *testing.T) {
+	ctx := t.Context()
+	kit := corraltest.New(t, corral.Config{})
+	if err := declare(kit.Client, make(chan string, 1), make(chan string, 1)); err != nil {
+		t.Fatal(err)
+	}
+	kit.Start(ctx)
+
+	reply := kit.Request(ctx, "quickstart.time", nil)
+	if _, err := time.Parse(time.RFC3339, string(reply.Data)); err != nil {
+		t.Errorf("the clock answered %q: %v", reply.Data, err)
+	}
+	_, err := kit.Client.Request(ctx, "quickstart.time", []byte("now?"))
+	var se *consumer.ServiceError
+	if !errors.As(err, &se) || se.Code != 400 {
+		t.Fatalf("a request with a payload: %v, want a 400 service error", err)
+	}
+	outcomes := kit.WaitOutcomes(ctx, "clock", 2)
+	if outcomes[0].Err != nil || !errors.As(outcomes[1].Err, &se) {
+		t.Fatalf("outcomes %v, want the first ok, the second the 400", outcomes)
+	}
+}
 
 func TestQuickstartRunsAndExits(t *testing.T) {
 	// The quickstart keeps its data under the working directory.
