@@ -36,6 +36,7 @@ type Client struct {
 	consumers *consumer.Group
 	tasks     *supervisor.Tree
 	watchers  *supervisor.Tree
+	trace     *tracing // nil without WithTracerProvider
 	ops       *ops
 
 	mu      sync.Mutex
@@ -88,6 +89,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	// Handlers and watches join the tree at Run, after the publisher: they
 	// stop first, and what they publish while stopping is still flushed.
 	c.consumers = consumer.NewGroup(c.conn, events)
+	c.useTracing(o.tracer)
 	c.tasks = supervisor.NewGroup("tasks", events)
 	c.watchers = supervisor.NewGroup("watchers", events)
 	c.groups = []*group{

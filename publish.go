@@ -19,7 +19,13 @@ func (c *Client) Publisher() *publisher.Buffered { return c.pub }
 // see publisher.Buffered.Publish. It works before the connection is up:
 // the message is sent when it is.
 func (c *Client) Publish(ctx context.Context, subject string, data []byte, opts ...publisher.Option) (*publisher.Future, error) {
-	return c.pub.Publish(ctx, subject, data, opts...)
+	if c.trace == nil {
+		return c.pub.Publish(ctx, subject, data, opts...)
+	}
+	ctx, span := c.trace.startSend(ctx, sendPublish, subject, subject, len(data), "")
+	f, err := c.pub.Publish(ctx, subject, data, c.trace.publishOpts(ctx, span, opts)...)
+	c.trace.end(span, err)
+	return f, err
 }
 
 // PublishMsg is Publish for a message with headers; msg is copied (a nil
@@ -28,7 +34,13 @@ func (c *Client) Publish(ctx context.Context, subject string, data []byte, opts 
 // as the message's id, as publisher.WithMsgID sets it; see
 // publisher.Buffered.PublishMsg.
 func (c *Client) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...publisher.Option) (*publisher.Future, error) {
-	return c.pub.PublishMsg(ctx, msg, opts...)
+	if c.trace == nil || msg == nil {
+		return c.pub.PublishMsg(ctx, msg, opts...)
+	}
+	ctx, span := c.trace.startSend(ctx, sendPublish, msg.Subject, msg.Subject, len(msg.Data), "")
+	f, err := c.pub.PublishMsg(ctx, msg, c.trace.publishOpts(ctx, span, opts)...)
+	c.trace.end(span, err)
+	return f, err
 }
 
 // PublishSync publishes through the buffer and waits for the stream's ack.
@@ -37,7 +49,13 @@ func (c *Client) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...publishe
 // stays buffered); a declaration that failed for a passing reason is made
 // again, and PublishSync waits for it. See publisher.Buffered.PublishSync.
 func (c *Client) PublishSync(ctx context.Context, subject string, data []byte, opts ...publisher.Option) (*jetstream.PubAck, error) {
-	return c.pub.PublishSync(ctx, subject, data, opts...)
+	if c.trace == nil {
+		return c.pub.PublishSync(ctx, subject, data, opts...)
+	}
+	ctx, span := c.trace.startSend(ctx, sendPublish, subject, subject, len(data), "")
+	ack, err := c.pub.PublishSync(ctx, subject, data, c.trace.publishOpts(ctx, span, opts)...)
+	c.trace.end(span, err)
+	return ack, err
 }
 
 // PublishCore publishes on core NATS: at most once, with no ack and no
@@ -76,6 +94,18 @@ func (c *Client) PublishCore(ctx context.Context, subject string, data []byte) e
 // reply subject is checked as the subject is, and a nil msg fails with
 // publisher.ErrNilMsg.
 func (c *Client) PublishCoreMsg(ctx context.Context, msg *nats.Msg) error {
+	if c.trace == nil || msg == nil {
+		return c.publishCore(ctx, msg)
+	}
+	ctx, span := c.trace.startSend(ctx, sendPublish, msg.Subject, msg.Subject, len(msg.Data), msg.Header.Get(jetstream.MsgIDHeader))
+	err := c.publishCore(ctx, &nats.Msg{Subject: msg.Subject, Reply: msg.Reply, Data: msg.Data,
+		Header: c.trace.injected(ctx, msg.Header)})
+	c.trace.end(span, err)
+	return err
+}
+
+// publishCore is PublishCoreMsg, untraced.
+func (c *Client) publishCore(ctx context.Context, msg *nats.Msg) error {
 	if err := publisher.CheckMsg(msg); err != nil {
 		return err
 	}

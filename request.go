@@ -79,6 +79,18 @@ func (c *Client) RequestMsg(ctx context.Context, msg *nats.Msg) (*nats.Msg, erro
 		return nil, publisher.ErrNilMsg
 	}
 	req := &nats.Msg{Subject: msg.Subject, Header: msg.Header, Data: msg.Data}
+	if c.trace == nil {
+		return c.request(ctx, req)
+	}
+	ctx, span := c.trace.startSend(ctx, sendRequest, msg.Subject, msg.Subject, len(msg.Data), "")
+	req.Header = c.trace.injected(ctx, msg.Header)
+	reply, err := c.request(ctx, req)
+	c.trace.end(span, err)
+	return reply, err
+}
+
+// request sends req, a copy of the caller's message, as RequestMsg does.
+func (c *Client) request(ctx context.Context, req *nats.Msg) (*nats.Msg, error) {
 	if err := publisher.CheckMsg(req); err != nil {
 		return nil, err
 	}
@@ -87,14 +99,14 @@ func (c *Client) RequestMsg(ctx context.Context, msg *nats.Msg) (*nats.Msg, erro
 		ctx, cancel = context.WithTimeout(ctx, c.requestTimeout())
 		defer cancel()
 	}
-	nc, gone, err := c.requestConn(ctx, msg.Subject)
+	nc, gone, err := c.requestConn(ctx, req.Subject)
 	for err == nil && nc.IsClosed() {
 		// Closed before anything was sent on it: wait for its replacement.
 		select {
 		case <-gone:
-			nc, gone, err = c.requestConn(ctx, msg.Subject)
+			nc, gone, err = c.requestConn(ctx, req.Subject)
 		case <-ctx.Done():
-			err = fmt.Errorf("request to %q: waiting for the connection: %w", msg.Subject, ctx.Err())
+			err = fmt.Errorf("request to %q: waiting for the connection: %w", req.Subject, ctx.Err())
 		}
 	}
 	if err != nil {
@@ -104,20 +116,20 @@ func (c *Client) RequestMsg(ctx context.Context, msg *nats.Msg) (*nats.Msg, erro
 	switch {
 	case err == nil:
 		if se := consumer.ResponseError(reply); se != nil {
-			return nil, fmt.Errorf("request to %q: %w", msg.Subject, se)
+			return nil, fmt.Errorf("request to %q: %w", req.Subject, se)
 		}
 		return reply, nil
 	case errors.Is(err, nats.ErrNoResponders):
-		return nil, &noResponders{subject: msg.Subject}
+		return nil, &noResponders{subject: req.Subject}
 	case errors.Is(err, nats.ErrConnectionClosed):
 		// Not sent again on the replacement: the request may have been
 		// delivered and handled, and a responder must not run it twice
 		// unasked. The next request takes the replacement.
-		return nil, fmt.Errorf("request to %q: the connection closed before the reply (the request may have been handled): %w", msg.Subject, err)
+		return nil, fmt.Errorf("request to %q: the connection closed before the reply (the request may have been handled): %w", req.Subject, err)
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
-		return nil, fmt.Errorf("request to %q: no reply: %w", msg.Subject, err)
+		return nil, fmt.Errorf("request to %q: no reply: %w", req.Subject, err)
 	}
-	return nil, fmt.Errorf("request to %q: %w", msg.Subject, err)
+	return nil, fmt.Errorf("request to %q: %w", req.Subject, err)
 }
 
 // RequestJSON sends req encoded as JSON to subject and decodes the reply

@@ -28,6 +28,10 @@ func (c *Client) HandleTasks(queue string, cfg tasks.Config, h tasks.Handler) er
 	}
 	cfg.Restart = cfg.Restart.Inherit(c.cfg.Restart)
 	cfg.Events = c.events
+	if c.trace != nil {
+		stream, sc := cfg.QueueStream(queue)
+		h = c.trace.tasks(queue, stream, sc.Subjects[0], h)
+	}
 	w, err := tasks.New(queue, cfg, c.conn, h)
 	if err != nil {
 		return err
@@ -72,7 +76,13 @@ func (c *Client) Enqueue(ctx context.Context, queue string, data []byte, opts ..
 	if id := m.Header.Get(jetstream.MsgIDHeader); strings.HasPrefix(id, tasks.ReservedMsgIDPrefix) {
 		return nil, fmt.Errorf("corral: task queue %q: %w: %q", queue, tasks.ErrReservedMsgID, id)
 	}
-	return c.pub.PublishMsg(ctx, m)
+	if c.trace == nil {
+		return c.pub.PublishMsg(ctx, m)
+	}
+	ctx, span := c.trace.startSend(ctx, sendEnqueue, queue, m.Subject, len(data), "")
+	f, err := c.pub.PublishMsg(ctx, m, c.trace.publishOpts(ctx, span, nil)...)
+	c.trace.end(span, err)
+	return f, err
 }
 
 // Worker returns this process's worker of queue, declared by HandleTasks.

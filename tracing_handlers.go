@@ -1,0 +1,142 @@
+package corral
+
+import (
+	"context"
+	"errors"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/tasks"
+)
+
+// Span attributes of NATS and Corral that the semantic conventions do not
+// name.
+const (
+	attrStream         = attribute.Key("nats.jetstream.stream")
+	attrStreamSeq      = attribute.Key("nats.jetstream.sequence.stream")
+	attrDeliveryCount  = attribute.Key("nats.jetstream.delivery_count")
+	attrTaskAttempt    = attribute.Key("corral.task.attempt")
+	attrTaskHandedBack = attribute.Key("corral.task.handed_back")
+)
+
+// middleware runs the rest of a handler's chain, the handler included, in
+// a "process <handler>" span: a child of the span that sent the message,
+// from the trace context in its headers, and linked to it; a new trace
+// when the message carries none. The handler's ctx holds the span, so
+// what the handler sends with it continues the trace. The span is of kind
+// Server for a core message that expects a reply (a request), Consumer
+// otherwise. An error the handler returns sets its status to Error, but
+// for a 4xx service error answered to a request: the request's fault, as
+// Corral counts it, not the handler's.
+func (t *tracing) middleware(next consumer.Handler) consumer.Handler {
+	return consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
+		md := m.Metadata()
+		request := md == nil && m.Reply() != ""
+		kind := consumerKind
+		if request {
+			kind = serverKind
+		}
+		kvs := make([]attribute.KeyValue, 0, 6)
+		kvs = append(kvs, natsSystem,
+			semconv.MessagingOperationTypeProcess,
+			semconv.MessagingOperationName("process"),
+			semconv.MessagingDestinationName(m.Subject()),
+			semconv.MessagingDestinationSubscriptionName(m.Handler()))
+		if md != nil {
+			kvs = append(kvs, semconv.MessagingConsumerGroupName(md.Consumer))
+		}
+		ctx, span := t.startProcess(ctx, m.Header(), "process "+m.Handler(), kind, kvs)
+		if span.IsRecording() {
+			span.SetAttributes(semconv.MessagingMessageBodySize(len(m.Data())))
+			if id := m.Header().Get(jetstream.MsgIDHeader); id != "" {
+				span.SetAttributes(semconv.MessagingMessageID(id))
+			}
+			if md != nil {
+				span.SetAttributes(attrStream.String(md.Stream),
+					attrStreamSeq.Int64(int64(md.Sequence.Stream)),
+					attrDeliveryCount.Int64(int64(md.NumDelivered)))
+			}
+		}
+		done := false
+		defer func() {
+			if !done { // a panic, which goes on to the handler's recovery
+				span.SetStatus(codes.Error, "panic")
+				span.End()
+			}
+		}()
+		err := next.Handle(ctx, m)
+		done = true
+		if err != nil && !(request && clientError(err)) {
+			span.SetStatus(codes.Error, err.Error())
+			span.SetAttributes(semconv.ErrorType(err))
+		}
+		span.End()
+		return err
+	})
+}
+
+// startProcess starts a span named name for a message received with
+// headers h, with the attributes kvs a sampler may look at, as
+// middleware describes it.
+func (t *tracing) startProcess(ctx context.Context, h nats.Header, name string, kind trace.SpanStartOption, kvs []attribute.KeyValue) (context.Context, trace.Span) {
+	parent := t.prop.Extract(ctx, headerCarrier(h))
+	if sc := trace.SpanContextFromContext(parent); sc.IsValid() && sc.IsRemote() {
+		return t.tracer.Start(parent, name, kind, trace.WithAttributes(kvs...), trace.WithLinks(trace.Link{SpanContext: sc}))
+	}
+	// Not a child of whatever span the handler's ctx inherited from Run's.
+	return t.tracer.Start(parent, name, kind, trace.WithAttributes(kvs...), newRoot)
+}
+
+// clientError reports whether err is a 4xx service error.
+func clientError(err error) bool {
+	var se *consumer.ServiceError
+	return errors.As(err, &se) && se.Code >= 400 && se.Code < 500
+}
+
+// tasks returns h running each task in a "process <queue>" span of kind
+// Consumer, a child of the span that enqueued it and linked to it, as
+// middleware does for handlers; subject is the queue's. A task handed
+// back (tasks.HandBack) is no error: its span says handed_back. A nil h is
+// returned as it is, for tasks.New to refuse.
+func (t *tracing) tasks(queue, stream, subject string, h tasks.Handler) tasks.Handler {
+	if f, ok := h.(tasks.HandlerFunc); h == nil || ok && f == nil {
+		return h
+	}
+	return tasks.HandlerFunc(func(ctx context.Context, task *tasks.Task) error {
+		ctx, span := t.startProcess(ctx, task.Header(), "process "+queue, consumerKind, []attribute.KeyValue{
+			natsSystem,
+			semconv.MessagingOperationTypeProcess,
+			semconv.MessagingOperationName("process"),
+			semconv.MessagingDestinationName(subject),
+			semconv.MessagingDestinationSubscriptionName(queue),
+		})
+		if span.IsRecording() {
+			span.SetAttributes(semconv.MessagingMessageBodySize(len(task.Data())),
+				semconv.MessagingMessageID(task.ID()),
+				attrStream.String(stream),
+				attrTaskAttempt.Int(task.Attempt()))
+		}
+		done := false
+		defer func() {
+			if !done {
+				span.SetStatus(codes.Error, "panic")
+				span.End()
+			}
+		}()
+		err := h.Run(ctx, task)
+		done = true
+		if hb := (*tasks.HandBackError)(nil); errors.As(err, &hb) {
+			span.SetAttributes(attrTaskHandedBack.Bool(true))
+			span.End() // not a failure
+			return err
+		}
+		t.end(span, err)
+		return err
+	})
+}
