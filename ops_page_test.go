@@ -24,7 +24,7 @@ var screenshot = flag.String("screenshot", "", "write the status page's screensh
 
 // browser starts a headless Chromium for the test: the one CHROMIUM
 // names, or chromium, chromium-browser or google-chrome on the PATH.
-// Without one the test is skipped, saying so, unless CORRAL_REQUIRE_BROWSER
+// Without one the test is skipped, saying so, unless REQUIRE_BROWSER
 // is set (.ci/run sets it): there it fails.
 func browser(t *testing.T) context.Context {
 	t.Helper()
@@ -37,7 +37,7 @@ func browser(t *testing.T) context.Context {
 	}
 	if path == "" {
 		msg := "no browser found for the status page test: install chromium (apt-get install chromium) or set CHROMIUM to its path"
-		if os.Getenv("CORRAL_REQUIRE_BROWSER") != "" {
+		if os.Getenv("REQUIRE_BROWSER") != "" {
 			t.Fatal(msg)
 		}
 		t.Skip(msg)
