@@ -64,7 +64,8 @@ func TestWaitOutcomeFailsWithWhatItSaw(t *testing.T) {
 		}
 		kit.Start(ft.Context())
 		kit.PublishCore(ft.Context(), "a", []byte("only one"))
-		ctx, cancel := context.WithTimeout(ft.Context(), 300*time.Millisecond)
+		kit.WaitOutcome(ft.Context(), "a")
+		ctx, cancel := context.WithTimeout(ft.Context(), 200*time.Millisecond)
 		defer cancel()
 		kit.WaitOutcomes(ctx, "a", 2)
 		ft.Errorf("WaitOutcomes returned")
@@ -72,7 +73,7 @@ func TestWaitOutcomeFailsWithWhatItSaw(t *testing.T) {
 	if !failed {
 		t.Fatal("the wait passed")
 	}
-	wantReport(t, reports, `waited for 2 new outcome(s) of handler "a", got 1 (0 taken before)`,
+	wantReport(t, reports, `waited for 2 new outcome(s) of handler "a", got 0 (1 taken before)`,
 		context.DeadlineExceeded.Error(), `handlers declared: ["a"]`, `handler "a" subject "a" data "only one": ok`)
 }
 

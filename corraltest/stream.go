@@ -55,7 +55,8 @@ func (k *Kit) WaitStreamMsgs(ctx context.Context, stream, filter string, n int) 
 func (k *Kit) waitStream(ctx context.Context, stream, filter string, n int) ([]*jetstream.RawStreamMsg, error) {
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
-	found, missing := 0, true
+	found, counted := 0, false
+	var missing error // the stream's absence, when last asked
 	for {
 		count, err := k.count(ctx, stream, filter)
 		switch {
@@ -63,19 +64,22 @@ func (k *Kit) waitStream(ctx context.Context, stream, filter string, n int) ([]*
 		case err == nil && count >= n:
 			return k.readStream(ctx, stream, filter)
 		case err == nil:
-			found, missing = count, false
+			found, counted, missing = count, true, nil
 		case errors.Is(err, jetstream.ErrStreamNotFound):
-			missing = true
+			missing = err
 		default:
 			return nil, err
 		}
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
-			if missing {
-				return nil, fmt.Errorf("%w: %w", jetstream.ErrStreamNotFound, ctx.Err())
+			switch {
+			case missing != nil:
+				return nil, fmt.Errorf("%w: %w", missing, ctx.Err())
+			case counted:
+				return nil, fmt.Errorf("found %d: %w", found, ctx.Err())
 			}
-			return nil, fmt.Errorf("found %d: %w", found, ctx.Err())
+			return nil, fmt.Errorf("not counted once: %w", ctx.Err())
 		}
 	}
 }

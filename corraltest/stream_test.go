@@ -67,7 +67,7 @@ func TestStreamReadsFail(t *testing.T) {
 		kit := corraltest.New(ft, corral.Config{Streams: map[string]stream.Config{"JOBS": {Subjects: []string{"jobs.>"}}}})
 		kit.Start(ft.Context())
 		kit.Publish(ft.Context(), "jobs.a", nil)
-		ctx, cancel := context.WithTimeout(ft.Context(), 200*time.Millisecond)
+		ctx, cancel := context.WithTimeout(ft.Context(), 500*time.Millisecond)
 		defer cancel()
 		kit.WaitStreamMsgs(ctx, "JOBS", "jobs.a", 2)
 	})
