@@ -113,7 +113,9 @@ type flakyWatch struct {
 	fail chan struct{}
 }
 
-func newFlakyWatch(name string) *flakyWatch { return &flakyWatch{name: name, fail: make(chan struct{}, 1)} }
+func newFlakyWatch(name string) *flakyWatch {
+	return &flakyWatch{name: name, fail: make(chan struct{}, 1)}
+}
 
 func (w *flakyWatch) String() string { return w.name }
 
