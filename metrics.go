@@ -34,10 +34,12 @@ type opsOptions struct {
 // registry). Default: a registry of the Client's own, with Go's runtime
 // and process collectors.
 //
-// Every metric is named corral_..., carries the label client (the
-// Client's name), and is read from Status when scraped, so it costs
-// nothing between scrapes; labels are bounded by what the application
-// declares (handler, child and task-queue names), never per message.
+// Every metric is named corral_... and carries the label client (the
+// Client's name). Most are read from Status when scraped; restarts,
+// reconnects, slow-consumer episodes and lost leases are counted from
+// the tree's events since New. Nothing costs the handlers anything
+// between scrapes. Labels are bounded by what the application declares
+// (handler, child and task-queue names), never per message.
 func WithMetricsRegistry(reg MetricsRegistry) Option {
 	return func(o *options) { o.ops.registry = reg }
 }

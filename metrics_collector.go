@@ -56,7 +56,7 @@ var metricHelp = map[string]string{
 	"corral_handler_workers":                      "Workers of the handler.",
 	"corral_handler_slow_consumer":                "1 during a slow-consumer episode, else 0.",
 	"corral_handler_slow_consumer_episodes_total": "Slow-consumer episodes begun.",
-	"corral_handler_duration_seconds":             "Handler call durations, sampled: every call after one slower than 20µs, one in eight otherwise.",
+	"corral_handler_duration_seconds":             "Handler call durations, sampled (every call after one slower than 20µs, else one in eight, counting for eight).",
 	"corral_publisher_buffered_messages":          "Messages accepted and not yet settled.",
 	"corral_publisher_buffered_bytes":             "Bytes of the messages accepted and not yet settled.",
 	"corral_publisher_in_flight_messages":         "Messages sent and not yet acknowledged.",
@@ -115,13 +115,12 @@ func (k *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge("corral_connection_connected", bool01(st.Connection.State == connection.StateConnected))
 	counter("corral_connection_reconnects_total", reconnects)
-	counter("corral_connection_replacements_total", max(st.Connection.Generation, 1)-1)
-	for _, ch := range append(st.Children, childrenOf(st)...) {
-		if ch.Name == "" { // a task worker between its runs
+	for _, child := range append(st.Children, childrenOf(st)...) {
+		if child.Name == "" { // a task worker between its runs
 			continue
 		}
-		gauge("corral_child_up", bool01(ch.State == supervisor.Running), ch.Name)
-		counter("corral_child_restarts_total", restarts[ch.Name], ch.Name)
+		gauge("corral_child_up", bool01(child.State == supervisor.Running), child.Name)
+		counter("corral_child_restarts_total", restarts[child.Name], child.Name)
 	}
 	k.collectHandlers(ch, st, slow, counter, gauge)
 	p := st.Publisher
@@ -170,7 +169,10 @@ func (k *collector) collectHandlers(ch chan<- prometheus.Metric, st Status, slow
 		gauge("corral_handler_workers", float64(h.Workers), n)
 		gauge("corral_handler_slow_consumer", bool01(h.SlowConsumer), n)
 		counter("corral_handler_slow_consumer_episodes_total", slow[n], n)
-		hist := hists[n]
+		hist, ok := hists[n]
+		if !ok || len(hist.Buckets) != len(k.buckets) { // removed since Status
+			continue
+		}
 		buckets := make(map[float64]uint64, len(k.buckets))
 		for i, b := range k.buckets {
 			buckets[b] = hist.Buckets[i]

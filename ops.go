@@ -55,8 +55,10 @@ func (o OpsConfig) page() bool { return o.Page == nil || *o.Page }
 //
 //   - GET /healthz: 200 while Run runs, 503 otherwise;
 //   - GET /readyz: 200 when everything Ready waits for is ready (the
-//     connection up, every handler subscribed or consuming, every task
-//     worker leased, every watch synced), 503 listing what is not;
+//     connection up, the publisher's streams declared, every handler
+//     subscribed or consuming, every task worker leased, every watch
+//     synced, and the ops listener bound when ops.listen is set), 503
+//     listing what is not;
 //   - GET /metrics: Prometheus metrics (see WithMetricsRegistry);
 //   - GET /status: the Status snapshot as JSON;
 //   - GET /: the status page, unless ops.page is false.

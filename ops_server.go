@@ -48,12 +48,16 @@ func (s *opsServer) Serve(ctx context.Context) error {
 	s.bound.Store(&addr)
 	defer s.bound.Store(nil)
 	s.events.Emit(OpsListening{EventTime: s.events.Stamp(), Addr: addr})
+	// Requests in progress are not cancelled by the stop: they get the
+	// second below to finish.
+	base := context.WithoutCancel(ctx)
 	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
+		BaseContext: func(net.Listener) context.Context { return base }}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
 	case err := <-served: // the listener failed
+		_ = srv.Close()
 		return fmt.Errorf("ops: %w", err)
 	case <-ctx.Done():
 	}

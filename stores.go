@@ -2,6 +2,8 @@ package corral
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/thejerf/suture/v4"
 
@@ -100,6 +102,10 @@ func (c *Client) Watch(w suture.Service) error {
 	if c.serving {
 		return fmt.Errorf("corral: watch %q: %w: declare watches before Run", name, ErrRunning)
 	}
+	if c.treeChildLocked(name) {
+		return fmt.Errorf("corral: watch %q: %w: a child of the Client's tree has that name, and the status page and metrics tell children apart by name",
+			name, supervisor.ErrDuplicateChild)
+	}
 	if err := c.watchers.Add(name, w, c.watchPolicy()); err != nil {
 		return fmt.Errorf("corral: watch: %w", err) // names it
 	}
@@ -107,6 +113,21 @@ func (c *Client) Watch(w suture.Service) error {
 		c.synced[name] = s.Synced() // for Ready
 	}
 	return nil
+}
+
+// treeChildLocked reports whether name is, or could be, a child of the
+// tree other than a watch: its own children, its groups, a handler or a
+// task worker. c.mu is held.
+func (c *Client) treeChildLocked(name string) bool {
+	if strings.HasPrefix(name, "handler/") || strings.HasPrefix(name, "tasks/") {
+		return true
+	}
+	for _, g := range c.groups {
+		if fmt.Sprint(g.svc) == name {
+			return true
+		}
+	}
+	return slices.ContainsFunc(c.tree.Status(), func(ch supervisor.ChildStatus) bool { return ch.Name == name })
 }
 
 func (c *Client) watchPolicy() supervisor.Policy {

@@ -53,8 +53,9 @@ func TestQuickstartServesTheStatusPage(t *testing.T) {
 		return url != "" && strings.Contains(out.String(), "serving; interrupt to stop")
 	}, func() string { return "no status page URL printed:\n" + out.String() })
 
+	client := &http.Client{Timeout: 10 * time.Second}
 	for path, want := range map[string]string{"": "quickstart", "metrics": "corral_handler_processed_total", "readyz": "ready"} {
-		resp, err := http.Get(url + path)
+		resp, err := client.Get(url + path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -368,3 +368,30 @@ func TestLongRunningItemsAtStop(t *testing.T) {
 		}
 	}
 }
+
+// The latency count estimates the calls, whatever mix of fast calls
+// (timed one in eight) and slow ones (timed every time) the pool ran.
+func TestLatencyCountEstimatesTheCalls(t *testing.T) {
+	t.Parallel()
+	const fast, slow = 800, 40
+	w := newWork(func(_ context.Context, item int) error {
+		if item >= fast {
+			time.Sleep(100 * time.Microsecond) // the work itself: a slow call
+		}
+		return nil
+	})
+	p := pool.New[int](pool.Config{Workers: 1, QueueSize: 16}, w)
+	p.Start()
+	for i := range fast + slow {
+		if err := p.Put(context.Background(), i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.wait(t, fast+slow)
+	p.Stop(time.Now().Add(10 * time.Second))
+	// Counted at each sample for the calls until the next, so within a
+	// sample's weight (eight) of the calls made.
+	if l := p.Stats().Latency(); l.Count < fast+slow-8 || l.Count > fast+slow+8 {
+		t.Fatalf("latency count %d after %d calls", l.Count, fast+slow)
+	}
+}

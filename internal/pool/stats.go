@@ -39,7 +39,8 @@ func (s *Stats) Latency() Latency { return s.latency.snapshot() }
 // Percentiles are read from a histogram with eight buckets per power of
 // two, so they are within 6%.
 type Latency struct {
-	// Count is the number of calls sampled.
+	// Count estimates the calls: each sample counts for the calls it
+	// stands for (eight for a sample of one in eight).
 	Count uint64
 	Mean  time.Duration
 	P50   time.Duration
@@ -75,11 +76,14 @@ func lowerBound(i int) uint64 {
 	return (1<<subBits | uint64(i&(1<<subBits-1))) << uint(exp)
 }
 
-func (h *histogram) record(d time.Duration) {
+// record counts a call of duration d that stands for weight calls: a
+// sample of one in eight stands for eight, so that counts and means are
+// not biased towards the calls timed every time (the slow ones).
+func (h *histogram) record(d time.Duration, weight uint64) {
 	v := uint64(max(d, 0))
-	h.buckets[bucketOf(v)].Add(1)
-	h.count.Add(1)
-	h.sum.Add(v)
+	h.buckets[bucketOf(v)].Add(weight)
+	h.count.Add(weight)
+	h.sum.Add(v * weight)
 	for {
 		m := h.max.Load()
 		if v <= m || h.max.CompareAndSwap(m, v) {

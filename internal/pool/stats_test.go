@@ -17,7 +17,7 @@ func TestHistogramBuckets(t *testing.T) {
 func TestHistogramQuantiles(t *testing.T) {
 	var h histogram
 	for i := 1; i <= 1000; i++ {
-		h.record(time.Duration(i) * time.Microsecond)
+		h.record(time.Duration(i)*time.Microsecond, 1)
 	}
 	l := h.snapshot()
 	if l.Count != 1000 || l.Max != time.Millisecond {
@@ -37,9 +37,9 @@ func TestHistogramQuantiles(t *testing.T) {
 func TestHistogramAtBounds(t *testing.T) {
 	var s Stats
 	for i := 1; i <= 1000; i++ {
-		s.latency.record(time.Duration(i) * time.Microsecond)
+		s.latency.record(time.Duration(i)*time.Microsecond, 1)
 	}
-	s.latency.record(time.Hour)
+	s.latency.record(time.Hour, 1)
 	bounds := []time.Duration{100 * time.Microsecond, 500 * time.Microsecond, time.Millisecond, time.Second}
 	h := s.Histogram(bounds)
 	if h.Count != 1001 || h.Sum != time.Hour+500500*time.Microsecond {

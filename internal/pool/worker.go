@@ -58,7 +58,13 @@ func (p *Pool[T]) run(s *sampler, item T) {
 	if sampled {
 		d := time.Since(start)
 		s.slow = d > sampleAbove
-		p.stats.latency.record(d)
+		// The sample stands for the calls until the next: the next one
+		// after a slow call, else the next one in sampleEvery.
+		weight := uint64(1)
+		if !s.slow {
+			weight = uint64((sampleEvery-(s.n-1)%sampleEvery-1)%sampleEvery + 1)
+		}
+		p.stats.latency.record(d, weight)
 	}
 	p.settle(ctx, item, err)
 	if cancel != nil {
