@@ -66,12 +66,7 @@ func TestReadinessFollowsTheServer(t *testing.T) {
 	if code, body := get(t, c.OpsHandler(), "/healthz"); code != http.StatusServiceUnavailable {
 		t.Fatalf("healthz before Run: got %d %q, want 503", code, body)
 	}
-	running(t, c)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := c.Ready(ctx); err != nil {
-		t.Fatal(err)
-	}
+	runReady(t, c)
 	natstest.Eventually(t, 10*time.Second, func() bool { return c.OpsAddr() != "" }, func() string { return "ops listener never bound" })
 	addr := c.OpsAddr()
 	expect := func(path string, code int, in string) {
@@ -129,12 +124,7 @@ func TestMetricsMatchTheWorkload(t *testing.T) {
 	if err := c.Watch(flaky); err != nil {
 		t.Fatal(err)
 	}
-	running(t, c)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := c.Ready(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ctx := runReady(t, c)
 	for i := range core {
 		data := fmt.Sprintf("hello %d", i)
 		if i < failing {
@@ -225,12 +215,7 @@ func TestStatusJSONAndPageOff(t *testing.T) {
 	if err := c.Handle("echo", consumer.Config{Subject: "echo"}, consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil })); err != nil {
 		t.Fatal(err)
 	}
-	running(t, c)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := c.Ready(ctx); err != nil {
-		t.Fatal(err)
-	}
+	runReady(t, c)
 	code, body := get(t, c.OpsHandler(), "/status")
 	if code != http.StatusOK {
 		t.Fatalf("/status: got %d %q", code, body)
@@ -262,12 +247,7 @@ func TestOpsEndpointsHideCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	running(t, c)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := c.Ready(ctx); err != nil {
-		t.Fatal(err)
-	}
+	runReady(t, c)
 	for _, path := range []string{"/", "/status", "/metrics", "/readyz", "/healthz"} {
 		code, body := get(t, c.OpsHandler(), path)
 		if code != http.StatusOK {
@@ -321,12 +301,7 @@ func TestScrapeWhileHandlersComeAndGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	running(t, c)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := c.Ready(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ctx := runReady(t, c)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
