@@ -45,6 +45,17 @@ func running(t *testing.T, c *corral.Client) (stop func() error) {
 	return stop
 }
 
+// runReady runs c until the test ends and waits until it is ready; the
+// ctx it returns bounds the test's own waits.
+func runReady(t *testing.T, c *corral.Client) context.Context {
+	t.Helper()
+	running(t, c)
+	ready(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 func embeddedConfig(t *testing.T) corral.Config {
 	var cfg corral.Config
 	cfg.Name = "test"

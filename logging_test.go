@@ -1,41 +1,27 @@
 package corral_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/internal/natstest"
 )
 
-// lockedBuffer is a log sink that a test reads while the Client writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) lines() []map[string]any {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(b.buf.String()), "\n") {
+// logLines parses the JSON lines written to out.
+func logLines(out *natstest.Buffer) []map[string]any {
+	var lines []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		var rec map[string]any
 		if json.Unmarshal([]byte(line), &rec) == nil {
-			out = append(out, rec)
+			lines = append(lines, rec)
 		}
 	}
-	return out
+	return lines
 }
 
 // An application that logs with log/slog gets the Client's lines in its
@@ -44,7 +30,7 @@ func (b *lockedBuffer) lines() []map[string]any {
 func TestSlogLoggerReceivesTheLogs(t *testing.T) {
 	t.Parallel()
 	for _, level := range []slog.Level{slog.LevelDebug, slog.LevelWarn} {
-		var sink lockedBuffer
+		var sink natstest.Buffer
 		logger := slog.New(slog.NewJSONHandler(&sink, &slog.HandlerOptions{Level: level}))
 		c, err := corral.New(embeddedConfig(t), corral.WithSlogLogger(logger))
 		if err != nil {
@@ -60,7 +46,7 @@ func TestSlogLoggerReceivesTheLogs(t *testing.T) {
 			t.Fatal(err)
 		}
 		var connected map[string]any
-		for _, rec := range sink.lines() {
+		for _, rec := range logLines(&sink) {
 			if rec["msg"] == "connection.connected" {
 				connected = rec
 			}
@@ -72,7 +58,7 @@ func TestSlogLoggerReceivesTheLogs(t *testing.T) {
 			continue
 		}
 		if connected == nil {
-			t.Fatalf("no connection.connected line among:\n%v", sink.lines())
+			t.Fatalf("no connection.connected line among:\n%v", logLines(&sink))
 		}
 		if connected["level"] != "INFO" || connected["component"] != "connection" || !strings.HasPrefix(connected["url"].(string), "nats://127.0.0.1:") {
 			t.Errorf("connection.connected: got %v", connected)

@@ -6,28 +6,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-
-	"github.com/corral-go/corral"
 )
-
-// runReady runs c until the test ends and waits until it is ready; the
-// ctx it returns bounds the test's own waits.
-func runReady(t *testing.T, c *corral.Client) context.Context {
-	t.Helper()
-	running(t, c)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	if err := c.Ready(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return ctx
-}
 
 // newRegistry is an application's registry, holding a metric of its own
 // that was counted three times.

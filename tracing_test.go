@@ -134,11 +134,7 @@ func TestTraceCrossesPublishHandlerAndRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	running(t, c)
-	ready(t, c)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := runReady(t, c)
 	member, err := baggage.NewMember("tenant", "acme")
 	if err != nil {
 		t.Fatal(err)
@@ -227,10 +223,7 @@ func TestNoTraceHeadersWithoutTracerProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	running(t, c)
-	ready(t, c)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := runReady(t, c)
 	ctx, span := tp.Tracer("test").Start(ctx, "caller")
 	defer span.End()
 	nc, err := c.Conn(ctx)
@@ -314,10 +307,7 @@ func TestTracedErrorsMarkSpans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	running(t, c)
-	ready(t, c)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := runReady(t, c)
 
 	stale := "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" // another trace's
 	msg := &nats.Msg{Subject: "jobs.broken", Data: []byte("x"), Header: nats.Header{"Job": {"7"}, "traceparent": {stale}}}

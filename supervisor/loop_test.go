@@ -177,13 +177,12 @@ func TestServeWhileTheLastLoopRunsIsRefused(t *testing.T) {
 // once every other child has stopped, each within its timeout.
 func TestTerminateStopsEveryChild(t *testing.T) {
 	tree := supervisor.NewTree("t", supervisor.Events{})
-	var slowStopped atomic.Bool
-	up := make(chan struct{})
+	up, stopping, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	if err := tree.Add("slow", &fn{name: "slow", serve: func(ctx context.Context, _ int) error {
 		close(up)
 		<-ctx.Done()
-		time.Sleep(20 * time.Millisecond) // a stop that takes a while
-		slowStopped.Store(true)
+		close(stopping)
+		<-release // a stop that lasts until the test lets it end
 		return ctx.Err()
 	}}, supervisor.Policy{}); err != nil {
 		t.Fatal(err)
@@ -198,12 +197,17 @@ func TestTerminateStopsEveryChild(t *testing.T) {
 	}}, supervisor.Policy{}); err != nil {
 		t.Fatal(err)
 	}
-	err := tree.Serve(context.Background())
-	if !errors.Is(err, errBye) || errors.Is(err, context.Canceled) {
-		t.Fatalf("Serve: got %v, want the child's terminating error", err)
+	served := make(chan error, 1)
+	go func() { served <- tree.Serve(context.Background()) }()
+	<-stopping
+	select {
+	case err := <-served:
+		t.Fatalf("Serve returned (%v) while slow was still stopping", err)
+	default:
 	}
-	if !slowStopped.Load() {
-		t.Fatal("Serve returned before slow had stopped")
+	close(release)
+	if err := <-served; !errors.Is(err, errBye) || errors.Is(err, context.Canceled) {
+		t.Fatalf("Serve: got %v, want the child's terminating error", err)
 	}
 	if u := tree.Unstopped(); len(u) != 0 {
 		t.Fatalf("unstopped: %v", u)

@@ -244,21 +244,16 @@ func TestPanicIsRecoveredWithStack(t *testing.T) {
 
 func TestStopsInReverseOrderOfAdd(t *testing.T) {
 	tree := supervisor.NewTree("t", supervisor.Events{})
-	type span struct{ begin, end time.Time }
-	var mu sync.Mutex
-	stops := map[string]span{}
-	started := make(chan struct{}, 3)
 	names := []string{"server", "connection", "consumers"}
+	started, stopping := make(chan struct{}, len(names)), make(chan string, len(names))
+	release := map[string]chan struct{}{}
 	for _, name := range names {
+		release[name] = make(chan struct{})
 		child := &fn{name: name, serve: func(ctx context.Context, _ int) error {
 			started <- struct{}{}
 			<-ctx.Done()
-			begin := time.Now()
-			// A stop that takes a while: stops run concurrently would overlap.
-			time.Sleep(20 * time.Millisecond)
-			mu.Lock()
-			stops[name] = span{begin, time.Now()}
-			mu.Unlock()
+			stopping <- name
+			<-release[name] // held until the test has seen who else began stopping
 			return ctx.Err()
 		}}
 		if err := tree.Add(name, child, supervisor.Policy{}); err != nil {
@@ -266,19 +261,26 @@ func TestStopsInReverseOrderOfAdd(t *testing.T) {
 		}
 	}
 	stop := serve(t, tree)
-	for range 3 {
+	for range names {
 		<-started
 	}
-	if err := stop(); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Serve: got %v", err)
-	}
-	// consumers, then connection, then server, one after the other.
-	for i := len(names) - 1; i > 0; i-- {
-		first, next := stops[names[i]], stops[names[i-1]]
-		if next.begin.Before(first.end) {
-			t.Fatalf("%s began stopping at %v, before %s had stopped at %v",
-				names[i-1], next.begin, names[i], first.end)
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	// consumers, then connection, then server, one after the other: while
+	// one is held stopping, no other has begun.
+	for i := len(names) - 1; i >= 0; i-- {
+		if got := <-stopping; got != names[i] {
+			t.Fatalf("%s began stopping, want %s", got, names[i])
 		}
+		select {
+		case other := <-stopping:
+			t.Fatalf("%s began stopping while %s was still stopping", other, names[i])
+		default:
+		}
+		close(release[names[i]])
+	}
+	if err := <-stopped; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Serve: got %v", err)
 	}
 	if u := tree.Unstopped(); len(u) != 0 {
 		t.Fatalf("unstopped: %v", u)

@@ -1,36 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/corral-go/corral/internal/natstest"
 )
-
-// syncBuffer is the quickstart's output, read by the test while it runs.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // With -serve the quickstart serves its status page and prints its URL;
 // it stops cleanly when interrupted.
@@ -39,7 +19,7 @@ func TestQuickstartServesTheStatusPage(t *testing.T) {
 	t.Setenv("NATS_URL", "")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out syncBuffer
+	var out natstest.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"-serve", "-listen", "127.0.0.1:0"}, &out) }()
 
