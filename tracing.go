@@ -7,7 +7,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nuid"
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -33,9 +32,6 @@ type tracing struct {
 	// fields are the headers prop writes, dropped from a message before
 	// its own are written, so that none is left from another trace.
 	fields []string
-	// msgIDs is true when the publisher gives a Nats-Msg-Id to a message
-	// without one (publisher.Config.NoMsgID false).
-	msgIDs bool
 }
 
 // useTracing traces the Client with tp's tracer, when tp is not nil: it
@@ -50,7 +46,6 @@ func (c *Client) useTracing(tp trace.TracerProvider) {
 		tracer: tp.Tracer(tracerName, trace.WithSchemaURL(semconv.SchemaURL)),
 		prop:   prop,
 		fields: prop.Fields(),
-		msgIDs: !c.cfg.Publisher.NoMsgID,
 	}
 	c.consumers.Use(c.trace.middleware)
 }
@@ -127,18 +122,12 @@ func (t *tracing) injected(ctx context.Context, h nats.Header) nats.Header {
 }
 
 // publishOpts returns opts followed by one that injects ctx's trace
-// context into the publisher's copy of the message, and names the
-// message's Nats-Msg-Id on span: the one set by the message or opts, or,
-// when the publisher would make one, one made here in its stead. opts'
-// array is not written to.
+// context into the publisher's copy of the message and names its
+// Nats-Msg-Id on span: the publisher has given it one by then, unless
+// publisher.no_msg_id. opts' array is not written to.
 func (t *tracing) publishOpts(ctx context.Context, span trace.Span, opts []publisher.Option) []publisher.Option {
 	return append(opts[:len(opts):len(opts)], func(h nats.Header) {
-		id := h.Get(jetstream.MsgIDHeader)
-		if id == "" && t.msgIDs {
-			id = nuid.Next()
-			h.Set(jetstream.MsgIDHeader, id)
-		}
-		if id != "" && span.IsRecording() {
+		if id := h.Get(jetstream.MsgIDHeader); id != "" && span.IsRecording() {
 			span.SetAttributes(semconv.MessagingMessageID(id))
 		}
 		t.inject(ctx, h)

@@ -63,22 +63,30 @@ func (t *tracing) middleware(next consumer.Handler) consumer.Handler {
 					attrDeliveryCount.Int64(int64(md.NumDelivered)))
 			}
 		}
-		done := false
-		defer func() {
-			if !done { // a panic, which goes on to the handler's recovery
-				span.SetStatus(codes.Error, "panic")
-				span.End()
-			}
-		}()
-		err := next.Handle(ctx, m)
-		done = true
-		if err != nil && !(request && clientError(err)) {
-			span.SetStatus(codes.Error, err.Error())
-			span.SetAttributes(semconv.ErrorType(err))
+		return t.finish(span, func() error { return next.Handle(ctx, m) },
+			func(err error) bool { return !(request && clientError(err)) })
+	})
+}
+
+// finish runs call in span and ends the span: with call's error as its
+// status when failed says the error is a failure, with "panic" when call
+// panics (the panic goes on, to the handler's recovery).
+func (t *tracing) finish(span trace.Span, call func() error, failed func(error) bool) error {
+	returned := false
+	defer func() {
+		if !returned {
+			span.SetStatus(codes.Error, "panic")
+			span.End()
 		}
+	}()
+	err := call()
+	returned = true
+	if err != nil && !failed(err) {
 		span.End()
 		return err
-	})
+	}
+	t.end(span, err)
+	return err
 }
 
 // startProcess starts a span named name for a message received with
@@ -122,21 +130,12 @@ func (t *tracing) tasks(queue, stream, subject string, h tasks.Handler) tasks.Ha
 				attrStream.String(stream),
 				attrTaskAttempt.Int(task.Attempt()))
 		}
-		done := false
-		defer func() {
-			if !done {
-				span.SetStatus(codes.Error, "panic")
-				span.End()
+		return t.finish(span, func() error { return h.Run(ctx, task) }, func(err error) bool {
+			if hb := (*tasks.HandBackError)(nil); errors.As(err, &hb) {
+				span.SetAttributes(attrTaskHandedBack.Bool(true))
+				return false // not a failure
 			}
-		}()
-		err := h.Run(ctx, task)
-		done = true
-		if hb := (*tasks.HandBackError)(nil); errors.As(err, &hb) {
-			span.SetAttributes(attrTaskHandedBack.Bool(true))
-			span.End() // not a failure
-			return err
-		}
-		t.end(span, err)
-		return err
+			return true
+		})
 	})
 }

@@ -10,7 +10,9 @@ import (
 // Option sets a header on a published message: its Msg-Id, or an
 // expectation the stream checks before storing it. A failed expectation
 // is a final error (after a re-send, the publisher first looks whether
-// the stream stored the message already).
+// the stream stored the message already). Options run on the publisher's
+// copy of the headers, in order, after the generated Nats-Msg-Id (if
+// any) is set, so each sees the id the message would be sent with.
 type Option func(h nats.Header)
 
 // WithMsgID sets the message's Nats-Msg-Id instead of a generated one:

@@ -67,14 +67,16 @@ func (p *Buffered) prepare(msg *nats.Msg, opts []Option) (*entry, error) {
 		return nil, ErrNilMsg
 	}
 	m := &nats.Msg{Subject: msg.Subject, Data: append([]byte(nil), msg.Data...), Header: copyHeader(msg.Header)}
+	// The id is made before the options run: one of them may set its own
+	// (WithMsgID), and each sees the id the message will be sent with.
+	if !p.cfg.NoMsgID && m.Header.Get(jetstream.MsgIDHeader) == "" {
+		m.Header.Set(jetstream.MsgIDHeader, nuid.Next())
+	}
 	for _, o := range opts {
 		o(m.Header)
 	}
 	if err := checkMsg(m); err != nil {
 		return nil, err
-	}
-	if !p.cfg.NoMsgID && m.Header.Get(jetstream.MsgIDHeader) == "" {
-		m.Header.Set(jetstream.MsgIDHeader, nuid.Next())
 	}
 	if err := CheckPayload(m, p.maxPayload.Load()); err != nil {
 		return nil, err
