@@ -11,7 +11,6 @@ import (
 
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
-	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/kv"
 	"github.com/corral-go/corral/objectstore"
 	"github.com/corral-go/corral/publisher"
@@ -30,7 +29,7 @@ type Client struct {
 	cfg       Config
 	events    supervisor.Events
 	tree      *supervisor.Tree
-	server    *embedded.Server
+	server    EmbeddedServer // nil when servers are configured
 	conn      *connection.Supervisor
 	pub       *publisher.Buffered
 	consumers *consumer.Group
@@ -55,12 +54,12 @@ type Client struct {
 // New validates cfg, reporting every problem at once (an error wrapping
 // ErrInvalidConfig), and builds the tree. Nothing connects until Run.
 func New(cfg Config, opts ...Option) (*Client, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
 	var o options
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if err := cfg.validate(o, true); err != nil {
+		return nil, err
 	}
 	if cfg.Name == "" {
 		cfg.Name = "corral"
@@ -80,7 +79,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	// Children stop in reverse order of adding: the publisher flushes
 	// before the connection drains, which drains before the embedded
 	// server stops.
-	if err := c.addConnection(o.nats); err != nil {
+	if err := c.addConnection(o.server, o.nats); err != nil {
 		return nil, err
 	}
 	if err := c.addPublisher(); err != nil {
@@ -112,12 +111,12 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 
 // addConnection adds the embedded server (when no server is configured)
 // and the connection supervisor to the tree.
-func (c *Client) addConnection(extra []nats.Option) error {
+func (c *Client) addConnection(startServer func(ServerConfig) (EmbeddedServer, error), extra []nats.Option) error {
 	cfg := c.cfg
 	if len(cfg.Connection.Servers) == 0 {
 		sc := cfg.Server
 		sc.Events = c.events
-		srv, err := embedded.New(sc)
+		srv, err := startServer(sc)
 		if err != nil {
 			return err
 		}

@@ -56,6 +56,10 @@ func runReady(t *testing.T, c *corral.Client) context.Context {
 	return ctx
 }
 
+// embeddedServer runs the embedded server for a Client configured with no
+// servers.
+var embeddedServer = corral.WithEmbeddedServer(embedded.New)
+
 func embeddedConfig(t *testing.T) corral.Config {
 	var cfg corral.Config
 	cfg.Name = "test"
@@ -79,7 +83,7 @@ func waitConn(t *testing.T, c *corral.Client) {
 func TestRunsOnTheEmbeddedServer(t *testing.T) {
 	t.Parallel()
 	rec := natstest.NewRecorder()
-	c, err := corral.New(embeddedConfig(t), corral.WithEventHook(rec.Hook))
+	c, err := corral.New(embeddedConfig(t), embeddedServer, corral.WithEventHook(rec.Hook))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +153,7 @@ func TestRunsOnAnExternalServer(t *testing.T) {
 	core, logs := observer.New(zap.InfoLevel)
 	cfg := corral.Config{Name: "ext"}
 	cfg.Connection.Servers = []string{srv.URL()}
-	c, err := corral.New(cfg, corral.WithLogger(zap.New(core)))
+	c, err := corral.New(cfg, embeddedServer, corral.WithLogger(zap.New(core)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +176,7 @@ func TestRunsOnAnExternalServer(t *testing.T) {
 
 func TestEmbeddedServerKeepsItsPortAcrossRuns(t *testing.T) {
 	t.Parallel()
-	c, err := corral.New(embeddedConfig(t))
+	c, err := corral.New(embeddedConfig(t), embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +199,7 @@ func TestRunRejectsASecondConcurrentRun(t *testing.T) {
 	srv := natstest.RunServer(t)
 	cfg := corral.Config{}
 	cfg.Connection.Servers = []string{srv.URL()}
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +215,7 @@ func TestClientRunsUnderAnApplicationTree(t *testing.T) {
 	srv := natstest.RunServer(t)
 	cfg := corral.Config{Name: "child"}
 	cfg.Connection.Servers = []string{srv.URL()}
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
-	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/internal/subject"
 	"github.com/corral-go/corral/kv"
@@ -38,15 +37,17 @@ type Config struct {
 	// connection name. Default "corral".
 	Name string `yaml:"name"`
 	// Connection configures the NATS connection. With no servers, the
-	// Client runs the embedded server and connects to it; but only when
-	// neither the file nor the environment writes connection.servers: a
-	// servers key left empty (`servers:`, `servers: []`, a template that
-	// rendered nothing) is refused by Validate, so that a production
-	// configuration never turns into a local one unseen.
+	// Client runs the embedded server given to WithEmbeddedServer and
+	// connects to it (New refuses no servers and no embedded server); but
+	// only when neither the file nor the environment writes
+	// connection.servers: a servers key left empty (`servers:`,
+	// `servers: []`, a template that rendered nothing) is refused by
+	// Validate, so that a production configuration never turns into a
+	// local one unseen.
 	Connection connection.Config `yaml:"connection"`
 	// Server configures the embedded server; it is ignored when
 	// connection.servers is set.
-	Server embedded.Config `yaml:"server"`
+	Server ServerConfig `yaml:"server"`
 	// Restart is the restart policy every child inherits; each section's
 	// own restart field overrides it field by field.
 	Restart supervisor.Policy `yaml:"restart"`
@@ -166,12 +167,22 @@ func (c *Config) ApplyEnv(environ []string) error {
 }
 
 // Validate reports every problem at once, each naming its field, in an
-// error that wraps ErrInvalidConfig (a *ValidationError).
-func (c Config) Validate() error {
+// error that wraps ErrInvalidConfig (a *ValidationError). New validates
+// more: that a configuration with no servers has an embedded server to
+// run (WithEmbeddedServer), and that ops.listen has a handler to serve
+// (WithOps).
+func (c Config) Validate() error { return c.validate(options{}, false) }
+
+// validate is Validate, and with options, what only New can check: what
+// the options must give the configuration.
+func (c Config) validate(o options, withOptions bool) error {
 	p := conf.NewProblems("")
 	p.Merge("connection", c.Connection.Validate())
-	if c.keys["connection.servers"] && len(c.Connection.Servers) == 0 {
+	switch {
+	case c.keys["connection.servers"] && len(c.Connection.Servers) == 0:
 		p.Addf("connection.servers", "written but empty: list a server, or remove the key to run the embedded server")
+	case withOptions && len(c.Connection.Servers) == 0 && o.server == nil:
+		p.Addf("connection.servers", noServerProblem)
 	}
 	if len(c.Connection.Servers) == 0 {
 		p.Merge("server", c.Server.Validate())

@@ -14,7 +14,6 @@ import (
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
-	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/kv"
 	"github.com/corral-go/corral/objectstore"
 	"github.com/corral-go/corral/publisher"
@@ -39,7 +38,7 @@ func TestConfigMarshalsWithoutSecrets(t *testing.T) {
 			Events:  ev,
 			Options: []nats.Option{nats.Name("x")},
 		},
-		Server:  embedded.Config{Port: 4222, Events: ev},
+		Server:  corral.ServerConfig{Port: 4222, Events: ev},
 		Streams: map[string]stream.Config{"ORDERS": sc},
 		Publisher: publisher.Config{BufferMsgs: 10, Streams: map[string]stream.Config{"ORDERS": sc}, Events: ev,
 			OnUndelivered: func(*nats.Msg, error) {}},

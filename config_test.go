@@ -110,7 +110,7 @@ func TestValidateReportsEveryMistake(t *testing.T) {
 	cfg.Connection.Restart.Mode = "always"
 	cfg.Restart.FailureThreshold = -2
 
-	_, err := corral.New(cfg)
+	_, err := corral.New(cfg, embeddedServer)
 	if !errors.Is(err, corral.ErrInvalidConfig) {
 		t.Fatalf("got %v, want ErrInvalidConfig", err)
 	}
@@ -143,6 +143,39 @@ func TestZeroConfigIsValid(t *testing.T) {
 	}
 }
 
+// A configuration with no servers needs an embedded server to run: New
+// refuses it without one, saying both ways out, and accepts it with one.
+// Servers configured need no embedded server.
+func TestNewRefusesNoServerAndNoEmbeddedServer(t *testing.T) {
+	t.Parallel()
+	_, err := corral.New(corral.Config{})
+	var ve *corral.ValidationError
+	if !errors.Is(err, corral.ErrInvalidConfig) || !errors.As(err, &ve) {
+		t.Fatalf("New with no servers and no embedded server: got %v, want a *corral.ValidationError", err)
+	}
+	if len(ve.Problems) != 1 || ve.Problems[0].Field != "connection.servers" {
+		t.Fatalf("problems: got %v, want one, of connection.servers", ve.Problems)
+	}
+	for _, want := range []string{"list the servers", "corral.WithEmbeddedServer(embedded.New)", "github.com/corral-go/corral/embedded"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+
+	c, err := corral.New(corral.Config{Server: corral.ServerConfig{StoreDir: t.TempDir()}}, embeddedServer)
+	if err != nil {
+		t.Fatalf("New with the embedded server: %v", err)
+	}
+	_ = c.Close()
+	var remote corral.Config
+	remote.Connection.Servers = []string{"nats://127.0.0.1:4222"}
+	c, err = corral.New(remote)
+	if err != nil {
+		t.Fatalf("New with servers and no embedded server: %v", err)
+	}
+	_ = c.Close()
+}
+
 func writeFile(path, data string) error { return os.WriteFile(path, []byte(data), 0o600) }
 
 // A shutdown timeout the connection inherits from the top-level policy
@@ -165,7 +198,7 @@ func TestConnectionShutdownTimeoutInherited(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tt.yaml, err)
 		}
-		c, err := corral.New(cfg)
+		c, err := corral.New(cfg, embeddedServer)
 		if tt.want == 0 {
 			if !errors.Is(err, corral.ErrInvalidConfig) || !strings.Contains(err.Error(), "connection.restart.shutdown_timeout") {
 				t.Errorf("%q: got %v, want connection.restart.shutdown_timeout refused", tt.yaml, err)

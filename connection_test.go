@@ -34,7 +34,7 @@ restart: {failure_decay: 45s, shutdown_timeout: 20s}
 	if r := cfg.Connection.Reconnect; r == nil || *r {
 		t.Fatalf("connection.reconnect: got %v, want false", r)
 	}
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestWithNATSOptionsCallbacksRunAfterCorrals(t *testing.T) {
 	}
 	cfg := corral.Config{Name: "chained"}
 	cfg.Connection.Servers = []string{srv.URL()}
-	c, err := corral.New(cfg, corral.WithEventHook(rec.Hook), corral.WithNATSOptions(
+	c, err := corral.New(cfg, embeddedServer, corral.WithEventHook(rec.Hook), corral.WithNATSOptions(
 		nats.DisconnectErrHandler(func(*nats.Conn, error) { disconnected <- seen("connection.disconnected") }),
 		nats.ReconnectHandler(func(*nats.Conn) { reconnected <- seen("connection.reconnected") }),
 	))
@@ -107,7 +107,7 @@ func TestStatusShowsDiscoveredServers(t *testing.T) {
 	cluster := natstest.RunCluster(t, 3)
 	cfg := corral.Config{Name: "discovering"}
 	cfg.Connection.Servers = []string{cluster.Nodes[0].URL()}
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}

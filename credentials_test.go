@@ -27,7 +27,7 @@ func TestWrongPasswordWithACommaNeverPrinted(t *testing.T) {
 	cfg.Connection.Servers = []string{fmt.Sprintf("nats://alice:%s@127.0.0.1:%d", password, srv.Port())}
 	core, logs := observer.New(zap.DebugLevel)
 	rec := natstest.NewRecorder()
-	c, err := corral.New(cfg, corral.WithLogger(zap.New(core)), corral.WithEventHook(rec.Hook))
+	c, err := corral.New(cfg, embeddedServer, corral.WithLogger(zap.New(core)), corral.WithEventHook(rec.Hook))
 	if err != nil {
 		t.Fatal(err)
 	}

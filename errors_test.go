@@ -28,7 +28,7 @@ handlers:
 	}
 	cfg.Server.StoreDir = t.TempDir()
 	rec := natstest.NewRecorder()
-	c, err := corral.New(cfg, corral.WithEventHook(rec.Hook))
+	c, err := corral.New(cfg, embeddedServer, corral.WithEventHook(rec.Hook))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ handlers:
 
 // Each error names its package once, from the outside in.
 func TestErrorsNameTheirPackageOnce(t *testing.T) {
-	c, err := corral.New(embeddedConfig(t))
+	c, err := corral.New(embeddedConfig(t), embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestStatusAfterAFailedRunShowsNoStartTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Server.StoreDir = t.TempDir()
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}

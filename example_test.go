@@ -10,6 +10,7 @@ import (
 
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/kv"
 )
 
@@ -22,7 +23,7 @@ func ExampleClient_Run() {
 	var cfg corral.Config
 	cfg.Name = "example"
 	cfg.Server.StoreDir = dir
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, corral.WithEmbeddedServer(embedded.New))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -57,7 +58,7 @@ func ExampleClient_HandleRequest() {
 	defer os.RemoveAll(dir)
 	var cfg corral.Config
 	cfg.Server.StoreDir = dir
-	c, _ := corral.New(cfg)
+	c, _ := corral.New(cfg, corral.WithEmbeddedServer(embedded.New))
 
 	err := c.HandleRequest("upper", consumer.Config{Subject: "svc.upper", Workers: 4}, consumer.RequestFunc(func(ctx context.Context, m *consumer.Msg) (consumer.Reply, error) {
 		if len(m.Data()) == 0 {
@@ -127,7 +128,7 @@ func ExampleClient_KV() {
 	var cfg corral.Config
 	cfg.Server.StoreDir = dir
 	cfg.KV = map[string]kv.Config{"counters": {History: 5}}
-	c, _ := corral.New(cfg)
+	c, _ := corral.New(cfg, corral.WithEmbeddedServer(embedded.New))
 	raw, err := c.KV("counters")
 	if err != nil {
 		fmt.Println(err)
@@ -167,7 +168,7 @@ func ExampleClient_Watch() {
 	// History keeps revisions the watch has not read yet: with history 1,
 	// the delete below could replace the put before the watch sees it.
 	cfg.KV = map[string]kv.Config{"settings": {History: 5}}
-	c, _ := corral.New(cfg)
+	c, _ := corral.New(cfg, corral.WithEmbeddedServer(embedded.New))
 	raw, _ := c.KV("settings")
 	settings := kv.Typed(raw, kv.String{})
 

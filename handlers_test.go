@@ -25,7 +25,7 @@ handlers:
 		t.Fatal(err)
 	}
 	cfg.Connection.Servers = []string{srv.URL()}
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ handlers:
 		t.Fatal(err)
 	}
 	cfg.Server.StoreDir = t.TempDir()
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ handlers:
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = corral.New(cfg)
+	_, err = corral.New(cfg, embeddedServer)
 	if !errors.Is(err, corral.ErrInvalidConfig) || !strings.Contains(err.Error(), "handlers.orders.subject") ||
 		!strings.Contains(err.Error(), "handlers.orders.workers") {
 		t.Fatalf("got %v, want both handler fields named", err)
@@ -170,7 +170,7 @@ handlers:
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func liveClient(t *testing.T, srv *natstest.Server, yaml string) *corral.Client 
 	}
 	cfg.Name = "live"
 	cfg.Connection.Servers = []string{srv.URL()}
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func TestSlogLoggerReceivesTheLogs(t *testing.T) {
 	for _, level := range []slog.Level{slog.LevelDebug, slog.LevelWarn} {
 		var sink natstest.Buffer
 		logger := slog.New(slog.NewJSONHandler(&sink, &slog.HandlerOptions{Level: level}))
-		c, err := corral.New(embeddedConfig(t), corral.WithSlogLogger(logger))
+		c, err := corral.New(embeddedConfig(t), embeddedServer, corral.WithSlogLogger(logger))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,7 +29,7 @@ func TestClientUse(t *testing.T) {
 	t.Parallel()
 	cfg := embeddedConfig(t)
 	cfg.KV = map[string]kv.Config{"charged": {TTL: time.Hour}}
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}

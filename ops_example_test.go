@@ -12,6 +12,7 @@ import (
 
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/embedded"
 )
 
 // The ops endpoints, mounted on an application's own server under /ops/.
@@ -21,7 +22,7 @@ func ExampleClient_OpsHandler() {
 	var cfg corral.Config
 	cfg.Name = "shop"
 	cfg.Server.StoreDir = dir
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, corral.WithEmbeddedServer(embedded.New))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -96,7 +96,7 @@ tasks:
 		t.Fatal(err)
 	}
 	cfg.Tasks = parsed.Tasks
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func TestReadinessFollowsTheServer(t *testing.T) {
 	cfg.Connection.Servers = []string{srv.URL()}
 	cfg.Connection.ReconnectWait = 50 * time.Millisecond
 	cfg.Ops.Listen = "127.0.0.1:0"
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestMetricsMatchTheWorkload(t *testing.T) {
 	cfg.Name = "metrics"
 	cfg.Streams = map[string]stream.Config{"ORDERS": {Subjects: []string{"orders.>"}}}
 	reg := newRegistry(t)
-	c, err := corral.New(cfg, corral.WithMetricsRegistry(reg))
+	c, err := corral.New(cfg, embeddedServer, corral.WithMetricsRegistry(reg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestMetricsMatchTheWorkload(t *testing.T) {
 	// A second Client of the same name cannot share the registry.
 	cfg2 := embeddedConfig(t)
 	cfg2.Name = "metrics"
-	if _, err := corral.New(cfg2, corral.WithMetricsRegistry(reg)); err == nil || !strings.Contains(err.Error(), `client "metrics"`) {
+	if _, err := corral.New(cfg2, embeddedServer, corral.WithMetricsRegistry(reg)); err == nil || !strings.Contains(err.Error(), `client "metrics"`) {
 		t.Fatalf("New with a registry that has a Client of the same name: got %v, want an error naming it", err)
 	}
 }
@@ -208,7 +208,7 @@ func TestStatusJSONAndPageOff(t *testing.T) {
 	cfg.Name = "status-json"
 	off := false
 	cfg.Ops.Page = &off
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestOpsEndpointsHideCredentials(t *testing.T) {
 	var cfg corral.Config
 	cfg.Name = "ops-creds"
 	cfg.Connection.Servers = []string{strings.Replace(srv.URL(), "nats://", "nats://ops:"+password+"@", 1)}
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestOpsConfigIsValidated(t *testing.T) {
 	for _, listen := range []string{"localhost", "127.0.0.1:http", "127.0.0.1:70000", ":-1"} {
 		cfg := embeddedConfig(t)
 		cfg.Ops.Listen = listen
-		_, err := corral.New(cfg)
+		_, err := corral.New(cfg, embeddedServer)
 		if !errors.Is(err, corral.ErrInvalidConfig) || !strings.Contains(err.Error(), "ops.listen") {
 			t.Errorf("listen %q: got %v, want an error naming ops.listen", listen, err)
 		}
@@ -275,7 +275,7 @@ func TestOpsConfigIsValidated(t *testing.T) {
 // and the status page tell children apart by name.
 func TestWatchNamedLikeAChildIsRefused(t *testing.T) {
 	t.Parallel()
-	c, err := corral.New(embeddedConfig(t))
+	c, err := corral.New(embeddedConfig(t), embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +297,7 @@ func TestWatchNamedLikeAChildIsRefused(t *testing.T) {
 func TestScrapeWhileHandlersComeAndGo(t *testing.T) {
 	t.Parallel()
 	cfg := embeddedConfig(t)
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ type options struct {
 	logger *zap.Logger
 	hook   supervisor.Hook
 	nats   []nats.Option
+	server func(ServerConfig) (EmbeddedServer, error)
 	now    func() time.Time
 	tracer trace.TracerProvider
 	ops    opsOptions // metrics.go, logging.go

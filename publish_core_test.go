@@ -113,7 +113,7 @@ func newOutageClient(t *testing.T, srv *natstest.Server, change func(*corral.Con
 	if change != nil {
 		change(&cfg)
 	}
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ func TestPublishesBeforeAndDuringRun(t *testing.T) {
 	t.Parallel()
 	cfg := embeddedConfig(t)
 	cfg.Publisher.Streams = map[string]stream.Config{"EVENTS": {Subjects: []string{"events.>"}}}
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,17 +69,17 @@ func TestPublishesBeforeAndDuringRun(t *testing.T) {
 func TestSpoolIsReleasedByRunAndClose(t *testing.T) {
 	cfg := embeddedConfig(t)
 	cfg.Publisher.SpoolDir = t.TempDir()
-	first, err := corral.New(cfg)
+	first, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := corral.New(cfg); !errors.Is(err, publisher.ErrSpoolLocked) {
+	if _, err := corral.New(cfg, embeddedServer); !errors.Is(err, publisher.ErrSpoolLocked) {
 		t.Fatalf("second client on the same spool: %v, want ErrSpoolLocked", err)
 	}
 	if err := first.Close(); err != nil {
 		t.Fatal(err)
 	}
-	second, err := corral.New(cfg)
+	second, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatalf("after Close: %v", err)
 	}
@@ -91,7 +91,7 @@ func TestSpoolIsReleasedByRunAndClose(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	third, err := corral.New(cfg)
+	third, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatalf("after Run returned: %v", err)
 	}
@@ -108,7 +108,7 @@ func TestPublishWithHeadersAndOptions(t *testing.T) {
 	t.Parallel()
 	cfg := embeddedConfig(t)
 	cfg.Streams = map[string]stream.Config{"EVENTS": {Subjects: []string{"events.>"}}}
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}

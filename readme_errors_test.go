@@ -34,13 +34,13 @@ func TestREADMEErrorsAreTheCodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, validateErr := corral.New(badCfg)
+	_, validateErr := corral.New(badCfg, embeddedServer)
 
 	drainCfg, err := corral.ParseConfig([]byte("connection: {restart: {shutdown_timeout: 10s}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, drainErr := corral.New(drainCfg)
+	_, drainErr := corral.New(drainCfg, embeddedServer)
 
 	for _, tc := range []struct {
 		name string

@@ -128,7 +128,7 @@ func checkConfig(t *testing.T, where, text string, fragment bool) {
 	if fragment {
 		return
 	}
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Errorf("%s: refused by New: %v", where, err)
 		return

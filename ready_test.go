@@ -38,7 +38,7 @@ tasks:
 		t.Fatal(err)
 	}
 	cfg.KV, cfg.ObjectStores, cfg.Tasks = parsed.KV, parsed.ObjectStores, parsed.Tasks
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestReadyReportsAFailedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Server.StoreDir = t.TempDir()
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestReadyReportsAFailedRun(t *testing.T) {
 // When ctx ends first, Ready names what is not ready yet.
 func TestReadyNamesWhatIsNotReady(t *testing.T) {
 	t.Parallel()
-	c, err := corral.New(embeddedConfig(t))
+	c, err := corral.New(embeddedConfig(t), embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestReadyNamesWhatIsNotReady(t *testing.T) {
 	// A server that never answers: the connection is never up.
 	cfg := corral.Config{Name: "unreachable"}
 	cfg.Connection.Servers = []string{"nats://127.0.0.1:1"}
-	c, err = corral.New(cfg)
+	c, err = corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ tasks:
 	}
 	cfg.Restart, cfg.KV, cfg.Tasks = parsed.Restart, parsed.KV, parsed.Tasks
 	rec := natstest.NewRecorder()
-	c, err := corral.New(cfg, corral.WithEventHook(rec.Hook))
+	c, err := corral.New(cfg, embeddedServer, corral.WithEventHook(rec.Hook))
 	if err != nil {
 		t.Fatal(err)
 	}

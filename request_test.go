@@ -309,7 +309,7 @@ func ExampleRequestJSON() {
 	defer os.RemoveAll(dir)
 	var cfg corral.Config
 	cfg.Server.StoreDir = dir
-	c, _ := corral.New(cfg)
+	c, _ := corral.New(cfg, embeddedServer)
 	_ = c.HandleRequest("double", consumer.Config{Subject: "svc.double"}, consumer.RequestFunc(func(_ context.Context, m *consumer.Msg) (consumer.Reply, error) {
 		var o order
 		if err := json.Unmarshal(m.Data(), &o); err != nil || o.N < 0 {

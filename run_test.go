@@ -24,7 +24,7 @@ func stuckClient(t *testing.T, srv *natstest.Server, live bool) (c *corral.Clien
 	t.Helper()
 	cfg := corral.Config{Name: "stuck"}
 	cfg.Connection.Servers = []string{srv.URL()}
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestSecondRunLeavesTheFirstRunning(t *testing.T) {
 	srv := natstest.RunServer(t)
 	cfg := corral.Config{Name: "twice"}
 	cfg.Connection.Servers = []string{srv.URL()}
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func (idleService) String() string                  { return "idle" }
 
 func TestPublishMsgNilFails(t *testing.T) {
 	t.Parallel()
-	c, err := corral.New(embeddedConfig(t))
+	c, err := corral.New(embeddedConfig(t), embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestStoppedClientFailsCoreCallsAtOnce(t *testing.T) {
 	srv := natstest.RunServer(t)
 	cfg := corral.Config{Name: "stopped"}
 	cfg.Connection.Servers = []string{srv.URL()}
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestPublishCoreWaitingWhenRunReturnsFails(t *testing.T) {
 	cfg := corral.Config{Name: "waiting"}
 	cfg.Connection.Servers = []string{srv.URL()}
 	srv.Shutdown() // never connected: PublishCore waits
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestRunReportsAWatchThatIgnoredItsShutdownTimeout(t *testing.T) {
 	cfg := corral.Config{Name: "stuck-watch"}
 	cfg.Connection.Servers = []string{srv.URL()}
 	cfg.Watches.Restart.ShutdownTimeout = 100 * time.Millisecond
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ watches:
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = corral.New(cfg)
+	_, err = corral.New(cfg, embeddedServer)
 	if !errors.Is(err, corral.ErrInvalidConfig) {
 		t.Fatalf("New: %v, want ErrInvalidConfig", err)
 	}
@@ -47,7 +47,7 @@ func TestBucketsAndStoresThroughTheClient(t *testing.T) {
 	cfg.KV = map[string]kv.Config{"settings": {History: 5}}
 	cfg.ObjectStores = map[string]objectstore.Config{"blobs": {}}
 	cfg.Locks = map[string]kv.LockConfig{"leader": {Bucket: "locks", TTL: 2 * time.Second}} // key: its name
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ locks:
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = corral.New(cfg)
+	_, err = corral.New(cfg, embeddedServer)
 	if !errors.Is(err, corral.ErrInvalidConfig) {
 		t.Fatalf("New: %v, want ErrInvalidConfig", err)
 	}
@@ -229,7 +229,7 @@ locks:
 			t.Errorf("error does not name %s:\n%v", want, err)
 		}
 	}
-	c, err := corral.New(corral.Config{})
+	c, err := corral.New(corral.Config{}, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}

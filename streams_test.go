@@ -40,7 +40,7 @@ func TestStreamsDeclaredOnceStartCleanly(t *testing.T) {
 				cfg.Streams, cfg.Publisher.Streams, cfg.Handlers = parsed.Streams, parsed.Publisher.Streams, parsed.Handlers
 				core, logs := observer.New(zapcore.ErrorLevel)
 				rec := natstest.NewRecorder()
-				c, err := corral.New(cfg, corral.WithLogger(zap.New(core)), corral.WithEventHook(rec.Hook))
+				c, err := corral.New(cfg, embeddedServer, corral.WithLogger(zap.New(core)), corral.WithEventHook(rec.Hook))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -110,7 +110,7 @@ func TestStreamMistakesCaughtAtNew(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = corral.New(cfg)
+			_, err = corral.New(cfg, embeddedServer)
 			if !errors.Is(err, corral.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("New: %v\nwant ErrInvalidConfig with %q", err, tc.want)
 			}
@@ -128,7 +128,7 @@ func TestHandlerCheckedAgainstTheFilesStream(t *testing.T) {
 	}
 	cfg := embeddedConfig(t)
 	cfg.Streams = parsed.Streams
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}

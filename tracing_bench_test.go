@@ -78,7 +78,7 @@ func benchClient(b *testing.B, tp trace.TracerProvider) (*corral.Client, <-chan 
 	cfg.Name = "bench"
 	cfg.Server.StoreDir = b.TempDir()
 	cfg.Streams = map[string]stream.Config{"BENCH": {Subjects: []string{"bench.js"}, Storage: "memory"}}
-	c, err := corral.New(cfg, corral.WithTracerProvider(tp))
+	c, err := corral.New(cfg, embeddedServer, corral.WithTracerProvider(tp))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -112,7 +112,7 @@ func TestTraceCrossesPublishHandlerAndRequest(t *testing.T) {
 	tp, exp := newTracer(t)
 	cfg := embeddedConfig(t)
 	cfg.Streams = map[string]stream.Config{"ORDERS": {Subjects: []string{"orders.>"}}}
-	c, err := corral.New(cfg, corral.WithTracerProvider(tp))
+	c, err := corral.New(cfg, embeddedServer, corral.WithTracerProvider(tp))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestNoTraceHeadersWithoutTracerProvider(t *testing.T) {
 	tp, exp := newTracer(t)
 	cfg := embeddedConfig(t)
 	cfg.Streams = map[string]stream.Config{"EVENTS": {Subjects: []string{"events.>"}}}
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, embeddedServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +279,7 @@ func TestNoTraceHeadersWithoutTracerProvider(t *testing.T) {
 func TestTracedErrorsMarkSpans(t *testing.T) {
 	t.Parallel()
 	tp, exp := newTracer(t)
-	c, err := corral.New(embeddedConfig(t), corral.WithTracerProvider(tp))
+	c, err := corral.New(embeddedConfig(t), embeddedServer, corral.WithTracerProvider(tp))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +369,7 @@ tasks:
 		t.Fatal(err)
 	}
 	cfg.Tasks = parsed.Tasks
-	c, err := corral.New(cfg, corral.WithTracerProvider(tp))
+	c, err := corral.New(cfg, embeddedServer, corral.WithTracerProvider(tp))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/supervisor"
@@ -18,7 +19,7 @@ import (
 func ExampleSupervisor() {
 	dir, _ := os.MkdirTemp("", "connection-example")
 	defer os.RemoveAll(dir)
-	srv, _ := embedded.New(embedded.Config{StoreDir: dir})
+	srv, _ := embedded.New(corral.ServerConfig{StoreDir: dir})
 	conn, err := connection.New(connection.Config{Name: "example", Embedded: srv})
 	if err != nil {
 		fmt.Println(err)
@@ -60,7 +61,7 @@ func ExampleSupervisor() {
 func ExampleNewFixed() {
 	dir, _ := os.MkdirTemp("", "connection-example")
 	defer os.RemoveAll(dir)
-	srv, _ := embedded.New(embedded.Config{StoreDir: dir})
+	srv, _ := embedded.New(corral.ServerConfig{StoreDir: dir})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx) }()

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/embedded"
@@ -21,7 +22,7 @@ import (
 func Example() {
 	dir, _ := os.MkdirTemp("", "consumer-example")
 	defer os.RemoveAll(dir)
-	srv, _ := embedded.New(embedded.Config{StoreDir: dir})
+	srv, _ := embedded.New(corral.ServerConfig{StoreDir: dir})
 	conn, _ := connection.New(connection.Config{Embedded: srv})
 	subscribed := make(chan string, 2)
 	group := consumer.NewGroup(conn, supervisor.Events{Hook: func(ev supervisor.Event) {
@@ -114,7 +115,7 @@ func Example() {
 func exampleGroup(declare func(g *consumer.Group) int, use func(ctx context.Context, nc *nats.Conn)) {
 	dir, _ := os.MkdirTemp("", "consumer-example")
 	defer os.RemoveAll(dir)
-	srv, _ := embedded.New(embedded.Config{StoreDir: dir})
+	srv, _ := embedded.New(corral.ServerConfig{StoreDir: dir})
 	conn, _ := connection.New(connection.Config{Embedded: srv})
 	// The hook counts and signals without blocking: one signal waiting is
 	// enough to have the count read again.

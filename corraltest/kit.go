@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/internal/natstest"
 )
 
@@ -53,12 +54,14 @@ type run struct {
 
 // New builds a Client of cfg and opts for the test t, as corral.New does,
 // with cfg set up for a test by [TempConfig]: with no servers configured
-// it runs the embedded nats-server, by default on 127.0.0.1 and a random
-// port, storing under t.TempDir(). It fails the test when corral.New fails. The Kit's
+// it runs the embedded nats-server (corral.WithEmbeddedServer(embedded.New)
+// comes before opts), by default on 127.0.0.1 and a random port, storing
+// under t.TempDir(). It fails the test when corral.New fails. The Kit's
 // recorder is the Client's first middleware (corral.Client.Use), so
 // middleware a test adds later, and each handler's own, run inside it.
 func New(t testing.TB, cfg corral.Config, opts ...corral.Option) *Kit {
 	t.Helper()
+	opts = append([]corral.Option{corral.WithEmbeddedServer(embedded.New)}, opts...)
 	c, err := corral.New(TempConfig(t, cfg), opts...)
 	if err != nil {
 		t.Fatalf("corraltest: corral.New: %v", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/corraltest"
+	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/supervisor"
 )
@@ -185,7 +186,7 @@ func TestKitOnAServerOfTheTest(t *testing.T) {
 
 // A Client the test built, with Wrap: the recorder joins its middleware.
 func TestWrap(t *testing.T) {
-	c, err := corral.New(corraltest.TempConfig(t, corral.Config{}))
+	c, err := corral.New(corraltest.TempConfig(t, corral.Config{}), corral.WithEmbeddedServer(embedded.New))
 	if err != nil {
 		t.Fatal(err)
 	}

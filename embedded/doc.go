@@ -5,9 +5,12 @@
 // # Overview
 //
 // A [Server] listens on 127.0.0.1 and a random port that it keeps across
-// restarts, and stores JetStream data under [Config].StoreDir. corral.New
-// runs one when no server URL is configured, and connects to it; pointing
-// connection.servers at a real server or cluster needs no code change.
+// restarts, and stores JetStream data under corral.ServerConfig's
+// StoreDir. A Client runs one when no server URL is configured and the
+// application chose it with corral.WithEmbeddedServer(embedded.New), and
+// connects to it; pointing connection.servers at a real server or
+// cluster needs no code change. Only a program that imports this package
+// links nats-server.
 //
 // # Lifecycle
 //
@@ -17,11 +20,12 @@
 //
 // # Configuration
 //
-// [Config] carries yaml tags; its zero value is valid.
+// corral.ServerConfig, the server section of corral.Config, carries yaml
+// tags; its zero value is valid.
 //
 // # Errors
 //
-// Invalid configuration wraps [ErrInvalidConfig]. Serve returns
+// Invalid configuration wraps corral.ErrInvalidConfig. Serve returns
 // [ErrNotReady] when the server does not accept connections within its
 // start timeout, and [ErrStopped] when it shuts down by itself.
 //

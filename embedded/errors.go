@@ -1,15 +1,9 @@
 package embedded
 
-import (
-	"errors"
+import "errors"
 
-	"github.com/corral-go/corral/internal/conf"
-)
-
+// Configuration errors wrap corral.ErrInvalidConfig.
 var (
-	// ErrInvalidConfig is wrapped by every configuration error.
-	ErrInvalidConfig = conf.ErrInvalid
-
 	// ErrStopped is returned by Serve when the server shut down by itself.
 	ErrStopped = errors.New("embedded: server stopped")
 

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/embedded"
 )
 
@@ -17,7 +18,7 @@ import (
 func ExampleServer() {
 	dir, _ := os.MkdirTemp("", "embedded-example")
 	defer os.RemoveAll(dir)
-	srv, err := embedded.New(embedded.Config{StoreDir: dir})
+	srv, err := embedded.New(corral.ServerConfig{StoreDir: dir})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -7,16 +7,18 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/internal/event"
 )
 
 // Server runs an in-process nats-server with JetStream as a supervised
 // service. It is a suture.Service; its methods are safe for concurrent use.
 type Server struct {
-	cfg    Config
+	cfg    corral.ServerConfig
 	events *event.Emitter
 
 	mu      sync.Mutex
@@ -25,12 +27,13 @@ type Server struct {
 	changed chan struct{}
 }
 
-// New validates cfg and returns a server that starts when served.
-func New(cfg Config) (*Server, error) {
+// New validates cfg and returns a server that starts when served. It is
+// what corral.WithEmbeddedServer takes: corral.WithEmbeddedServer(New).
+func New(cfg corral.ServerConfig) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
+	cfg = withDefaults(cfg)
 	if abs, err := filepath.Abs(cfg.StoreDir); err == nil {
 		cfg.StoreDir = abs
 	}
@@ -131,3 +134,20 @@ func (s *Server) ClientURL(ctx context.Context) (string, error) {
 
 // StoreDir is the absolute JetStream store directory.
 func (s *Server) StoreDir() string { return s.cfg.StoreDir }
+
+// withDefaults fills the fields of c left zero with their defaults.
+func withDefaults(c corral.ServerConfig) corral.ServerConfig {
+	if c.Host == "" {
+		c.Host = "127.0.0.1"
+	}
+	if c.StoreDir == "" {
+		c.StoreDir = "corral-data"
+	}
+	if c.Name == "" {
+		c.Name = "corral-embedded"
+	}
+	if c.StartTimeout == 0 {
+		c.StartTimeout = 10 * time.Second
+	}
+	return c
+}

@@ -8,12 +8,13 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/embedded"
 )
 
 func TestEmbeddedServerKeepsItsPortAcrossRestarts(t *testing.T) {
 	t.Parallel()
-	srv, err := embedded.New(embedded.Config{StoreDir: t.TempDir()})
+	srv, err := embedded.New(corral.ServerConfig{StoreDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

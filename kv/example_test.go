@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/kv"
@@ -18,7 +19,7 @@ import (
 func connected(fn func(ctx context.Context, src connection.Source)) {
 	dir, _ := os.MkdirTemp("", "kv-example")
 	defer os.RemoveAll(dir)
-	srv, _ := embedded.New(embedded.Config{StoreDir: dir})
+	srv, _ := embedded.New(corral.ServerConfig{StoreDir: dir})
 	conn, _ := connection.New(connection.Config{Embedded: srv})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

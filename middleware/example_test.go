@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"go.uber.org/zap"
 
+	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/embedded"
@@ -26,7 +27,7 @@ import (
 func Example() {
 	dir, _ := os.MkdirTemp("", "middleware-example")
 	defer os.RemoveAll(dir)
-	srv, _ := embedded.New(embedded.Config{StoreDir: dir})
+	srv, _ := embedded.New(corral.ServerConfig{StoreDir: dir})
 	conn, _ := connection.New(connection.Config{Embedded: srv})
 	subscribed := make(chan struct{}, 1)
 	group := consumer.NewGroup(conn, supervisor.Events{Hook: func(ev supervisor.Event) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/publisher"
@@ -23,7 +24,7 @@ import (
 func Example() {
 	dir, _ := os.MkdirTemp("", "publisher-example")
 	defer os.RemoveAll(dir)
-	srv, _ := embedded.New(embedded.Config{StoreDir: dir})
+	srv, _ := embedded.New(corral.ServerConfig{StoreDir: dir})
 	conn, _ := connection.New(connection.Config{Embedded: srv})
 	pub, err := publisher.New(publisher.Config{
 		Streams: map[string]stream.Config{"ORDERS": {Subjects: []string{"orders.>"}}},

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/stream"
 )
@@ -18,7 +19,7 @@ import (
 func ExampleConfig_Declare() {
 	dir, _ := os.MkdirTemp("", "stream-example")
 	defer os.RemoveAll(dir)
-	srv, _ := embedded.New(embedded.Config{StoreDir: dir})
+	srv, _ := embedded.New(corral.ServerConfig{StoreDir: dir})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx) }()

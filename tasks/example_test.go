@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/tasks"
@@ -21,7 +22,7 @@ import (
 func ExampleNew() {
 	dir, _ := os.MkdirTemp("", "tasks-example")
 	defer os.RemoveAll(dir)
-	srv, _ := embedded.New(embedded.Config{StoreDir: dir})
+	srv, _ := embedded.New(corral.ServerConfig{StoreDir: dir})
 	conn, _ := connection.New(connection.Config{Embedded: srv})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

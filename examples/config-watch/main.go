@@ -132,7 +132,7 @@ func run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	srv, err := embedded.New(embedded.Config{StoreDir: dir})
+	srv, err := embedded.New(corral.ServerConfig{StoreDir: dir})
 	if err != nil {
 		return err
 	}

@@ -104,7 +104,7 @@ func run(ctx context.Context, out io.Writer) error {
 
 // startServer runs the embedded server the workers share.
 func startServer(ctx context.Context, dir string) (string, func(), error) {
-	srv, err := embedded.New(embedded.Config{StoreDir: dir})
+	srv, err := embedded.New(corral.ServerConfig{StoreDir: dir})
 	if err != nil {
 		return "", nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/embedded"
 )
 
@@ -22,7 +23,7 @@ func serve(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	srv, err := embedded.New(embedded.Config{StoreDir: *store})
+	srv, err := embedded.New(corral.ServerConfig{StoreDir: *store})
 	if err != nil {
 		return err
 	}

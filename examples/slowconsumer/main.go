@@ -19,6 +19,7 @@ import (
 
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/embedded"
 )
 
 func main() {
@@ -102,7 +103,7 @@ func newClient(dir string, policy consumer.Overflow, episodes *atomic.Int64) (*c
 	var cfg corral.Config
 	cfg.Name = "slowconsumer"
 	cfg.Server.StoreDir = dir
-	client, err := corral.New(cfg, corral.WithEventHook(func(e corral.Event) {
+	client, err := corral.New(cfg, corral.WithEmbeddedServer(embedded.New), corral.WithEventHook(func(e corral.Event) {
 		if _, ok := e.(consumer.SlowConsumerStarted); ok {
 			episodes.Add(1)
 		}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/stream"
 )
 
@@ -67,7 +68,7 @@ func order(ctx context.Context, tp *sdktrace.TracerProvider) (traceID, price str
 	var cfg corral.Config
 	cfg.Name, cfg.Server.StoreDir = "tracing", dir
 	cfg.Streams = map[string]stream.Config{"ORDERS": {Subjects: []string{"orders.>"}}}
-	c, err := corral.New(cfg, corral.WithTracerProvider(tp))
+	c, err := corral.New(cfg, corral.WithEmbeddedServer(embedded.New), corral.WithTracerProvider(tp))
 	if err != nil {
 		return "", "", err
 	}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/stream"
 )
 
@@ -136,7 +137,7 @@ func run(ctx context.Context, out io.Writer) error {
 // with 8 workers and 32 jobs queued of its own; a job that fails 3 times,
 // 10ms apart, goes to dead.jobs.
 func newWorker(cfg corral.Config, t *tally) (*corral.Client, error) {
-	c, err := corral.New(cfg)
+	c, err := corral.New(cfg, corral.WithEmbeddedServer(embedded.New))
 	if err != nil {
 		return nil, err
 	}

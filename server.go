@@ -1,16 +1,20 @@
-package embedded
+package corral
 
 import (
+	"context"
 	"net"
 	"time"
+
+	"github.com/thejerf/suture/v4"
 
 	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/supervisor"
 )
 
-// Config configures the embedded nats-server, which runs in process with
-// JetStream when no server URL is configured. Its zero value is valid.
-type Config struct {
+// ServerConfig configures the embedded nats-server (package embedded),
+// which the Client runs in process with JetStream when connection.servers
+// is empty and WithEmbeddedServer names it. Its zero value is valid.
+type ServerConfig struct {
 	// Host is the address the server listens on. Default 127.0.0.1.
 	Host string `yaml:"host"`
 	// Port is the client port. 0: a random free port, chosen at the first
@@ -38,28 +42,12 @@ type Config struct {
 	Restart supervisor.Policy `yaml:"restart"`
 
 	// Events says where the server's events go. The server's own log
-	// lines go to its logger, named "nats-server".
+	// lines go to its logger, named "nats-server". corral.New sets it.
 	Events supervisor.Events `yaml:"-" json:"-"`
 }
 
-func (c Config) withDefaults() Config {
-	if c.Host == "" {
-		c.Host = "127.0.0.1"
-	}
-	if c.StoreDir == "" {
-		c.StoreDir = "corral-data"
-	}
-	if c.Name == "" {
-		c.Name = "corral-embedded"
-	}
-	if c.StartTimeout == 0 {
-		c.StartTimeout = 10 * time.Second
-	}
-	return c
-}
-
 // Validate reports every invalid field at once, wrapping ErrInvalidConfig.
-func (c Config) Validate() error {
+func (c ServerConfig) Validate() error {
 	p := conf.NewProblems("")
 	if c.Port < 0 || c.Port > 65535 {
 		p.Addf("port", "must be between 0 (random) and 65535, got %d", c.Port)
@@ -77,3 +65,48 @@ func (c Config) Validate() error {
 	p.Merge("restart", c.Restart.Validate())
 	return p.Err()
 }
+
+// EmbeddedServer is a NATS server the Client runs in process, as the
+// first child of its tree, and connects to: *embedded.Server is one.
+type EmbeddedServer interface {
+	suture.Service
+	// String names the server's child in the tree.
+	String() string
+	// ClientURL returns the URL clients connect to, waiting until the
+	// server accepts connections or ctx ends.
+	ClientURL(ctx context.Context) (string, error)
+}
+
+// WithEmbeddedServer runs a NATS server in process when the configuration
+// names no server (connection.servers is empty): New calls start with the
+// configuration's server section, adds the server as the first child of
+// the tree, so that it stops last, and connects to it. Package embedded
+// runs nats-server with JetStream:
+//
+//	client, err := corral.New(cfg, corral.WithEmbeddedServer(embedded.New))
+//
+// Only a program that names the embedded package links nats-server; one
+// that connects to configured servers does not. With servers configured,
+// start is never called. Without this option, New refuses a
+// configuration with no servers, saying both ways out.
+func WithEmbeddedServer[S EmbeddedServer](start func(ServerConfig) (S, error)) Option {
+	return func(o *options) {
+		if start == nil {
+			o.server = nil
+			return
+		}
+		o.server = func(cfg ServerConfig) (EmbeddedServer, error) {
+			srv, err := start(cfg)
+			if err != nil {
+				return nil, err
+			}
+			return srv, nil
+		}
+	}
+}
+
+// noServerProblem is New's complaint about a configuration that gives the
+// Client nothing to connect to.
+const noServerProblem = "empty, and no embedded server is given: list the servers to connect to, " +
+	"or run nats-server in process with corral.WithEmbeddedServer(embedded.New) " +
+	"(package github.com/corral-go/corral/embedded)"
