@@ -35,8 +35,8 @@ type Client struct {
 	consumers *consumer.Group
 	tasks     *supervisor.Tree
 	watchers  *supervisor.Tree
-	trace     *tracing // nil without WithTracerProvider
-	ops       *ops
+	tracer    Tracer    // nil without WithTracer
+	ops       *opsChild // nil without WithOps
 
 	mu      sync.Mutex
 	handles handles
@@ -64,15 +64,15 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	if cfg.Name == "" {
 		cfg.Name = "corral"
 	}
-	ready, met := newReadiness(), newMetrics()
-	events := supervisor.Events{Logger: o.logger, Hook: ready.hook(met.hook(o.hook)), Clock: o.now}
+	ready := newReadiness()
+	events := supervisor.Events{Logger: o.logger, Hook: ready.hook(o.hook), Clock: o.now}
 	c := &Client{cfg: cfg, events: events, tree: supervisor.NewTree(cfg.Name, events), bound: map[string]bool{},
 		workers: map[string]*tasks.Worker{}, ready: ready, synced: map[string]<-chan struct{}{},
 		handles: handles{buckets: map[string]*kv.Bucket[[]byte]{}, stores: map[string]*objectstore.Store{}, locks: map[string]*kv.Lock{}}}
 	c.phase.Store(&runPhase{done: make(chan struct{})})
 	// The ops listener is added first so that it stops last: health and
 	// status answer through a shutdown.
-	if err := c.addOps(met); err != nil {
+	if err := c.addOps(o.ops); err != nil {
 		return nil, err
 	}
 
@@ -88,7 +88,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	// Handlers and watches join the tree at Run, after the publisher: they
 	// stop first, and what they publish while stopping is still flushed.
 	c.consumers = consumer.NewGroup(c.conn, events)
-	c.useTracing(o.tracer)
+	c.useTracer(o.tracer)
 	c.tasks = supervisor.NewGroup("tasks", events)
 	c.watchers = supervisor.NewGroup("watchers", events)
 	c.groups = []*group{
@@ -102,7 +102,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		{svc: c.tasks, children: c.tasks.Status},
 		{svc: c.watchers, children: c.watchers.Status},
 	}
-	if err := met.register(c, o.ops.registry); err != nil {
+	if err := c.buildOps(o.ops); err != nil {
 		_ = c.pub.Close()
 		return nil, err
 	}

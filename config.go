@@ -184,6 +184,9 @@ func (c Config) validate(o options, withOptions bool) error {
 	case withOptions && len(c.Connection.Servers) == 0 && o.server == nil:
 		p.Addf("connection.servers", noServerProblem)
 	}
+	if withOptions && c.Ops.Listen != "" && o.ops == nil {
+		p.Addf("ops.listen", noOpsProblem)
+	}
 	if len(c.Connection.Servers) == 0 {
 		p.Merge("server", c.Server.Validate())
 	}

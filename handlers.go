@@ -127,3 +127,8 @@ func (c *Client) unbound() []string {
 	slices.Sort(out)
 	return out
 }
+
+// Consumers is the group that runs the handlers, for what the Client does
+// not show itself, such as each handler's latency histogram at chosen
+// bounds (consumer.Group.Histograms).
+func (c *Client) Consumers() *consumer.Group { return c.consumers }

@@ -1,30 +1,27 @@
 package corral
 
 import (
-	"encoding/json"
-	"fmt"
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/internal/event"
 	"github.com/corral-go/corral/supervisor"
 )
 
-// OpsConfig configures the operations endpoints that Client.OpsHandler
-// serves: health, readiness, Prometheus metrics, the Status snapshot as
-// JSON, and the status page.
+// OpsConfig configures where the Client serves its operations endpoints
+// (package ops: health, readiness, Prometheus metrics, the Status
+// snapshot as JSON, and the status page).
 type OpsConfig struct {
-	// Listen is the address (host:port) where the Client serves
-	// OpsHandler itself, as the child "ops" of its tree; port 0 picks a
-	// free port, which Client.OpsAddr reports. The endpoints have no
-	// authentication of their own: listen on loopback, or mount
-	// OpsHandler behind the application's auth instead. Default none: the
-	// Client listens on nothing.
+	// Listen is the address (host:port) where the Client serves the
+	// handler WithOps builds, as the child "ops" of its tree; port 0 picks
+	// a free port, which Client.OpsAddr reports. New refuses it without
+	// WithOps. The endpoints have no authentication of their own: listen
+	// on loopback, or mount the handler behind the application's auth
+	// instead. Default none: the Client listens on nothing.
 	Listen string `yaml:"listen"`
-	// Page serves the status page at "/". Default true.
+	// Page serves the status page at "/" of the listener. Default true.
 	Page *bool `yaml:"page"`
 	// Restart is the listener's restart policy; it inherits the top-level
 	// one.
@@ -48,97 +45,91 @@ func (o OpsConfig) Validate() error {
 
 func (o OpsConfig) page() bool { return o.Page == nil || *o.Page }
 
-// OpsHandler returns the handler of the operations endpoints, for the
-// application to mount on its own server (under a prefix with
-// http.StripPrefix, behind its own auth), or served by the Client at
-// ops.listen:
-//
-//   - GET /healthz: 200 while Run runs, 503 otherwise;
-//   - GET /readyz: 200 when everything Ready waits for is ready (the
-//     connection up, the publisher's streams declared, every handler
-//     subscribed or consuming, every task worker leased, every watch
-//     synced, and the ops listener bound when ops.listen is set), 503
-//     listing what is not;
-//   - GET /metrics: Prometheus metrics (see WithMetricsRegistry);
-//   - GET /status: the Status snapshot as JSON;
-//   - GET /: the status page, unless ops.page is false.
-//
-// Nothing it serves holds a credential: server URLs are redacted as in
-// Status and the logs. It is safe for concurrent use, and serves whether
-// the Client runs or not.
-func (c *Client) OpsHandler() http.Handler { return c.ops.mux }
+// noOpsProblem is New's complaint about ops.listen with nothing to serve.
+const noOpsProblem = "set, but there is nothing to serve: pass corral.WithOps(ops.New) " +
+	"(package github.com/corral-go/corral/ops)"
 
-// OpsAddr is the address the ops listener is bound to, empty when
-// ops.listen is not set or the listener is not up.
+// WithOps builds the Client's operations handler once New has built the
+// tree: package ops serves health, readiness, Prometheus metrics, the
+// Status snapshot and the status page:
+//
+//	client, err := corral.New(cfg, corral.WithOps(ops.New))
+//
+// With ops.listen set, the Client serves the handler there, as the child
+// "ops" of its tree, added first so that it stops last and answers
+// through a shutdown; Ready and ops' /readyz wait for it to listen.
+// Without, OpsHandler returns it for the application to mount. Only a
+// program that names package ops links Prometheus. An error from build
+// fails New.
+func WithOps[H http.Handler](build func(*Client) (H, error)) Option {
+	return func(o *options) {
+		if build == nil {
+			o.ops = nil
+			return
+		}
+		o.ops = func(c *Client) (http.Handler, error) {
+			h, err := build(c)
+			if err != nil {
+				return nil, err
+			}
+			return h, nil
+		}
+	}
+}
+
+// OpsHandler returns the handler WithOps built, or nil without WithOps.
+func (c *Client) OpsHandler() http.Handler {
+	if c.ops == nil {
+		return nil
+	}
+	return c.ops.handler
+}
+
+// OpsAddr returns the address the ops listener is bound to (the port
+// chosen when ops.listen's is 0), or "" while it is not listening or
+// when ops.listen is not set.
 func (c *Client) OpsAddr() string {
-	if c.ops.server == nil {
+	if c.ops == nil || c.ops.server == nil {
 		return ""
 	}
 	return c.ops.server.Addr()
 }
 
-// ops is what serves the operations endpoints.
-type ops struct {
-	mux     *http.ServeMux
-	metrics *metrics
-	page    *page
+// opsChild is what WithOps adds: the handler, and its listener when
+// ops.listen is set.
+type opsChild struct {
+	handler http.Handler
 	server  *opsServer // nil without ops.listen
 }
 
-// addOps makes the ops endpoints, and adds their listener to the tree
-// when ops.listen is set; the metrics are registered by New's end (see
-// metrics.register), once nothing can fail.
-func (c *Client) addOps(m *metrics) error {
-	c.ops = &ops{mux: http.NewServeMux(), metrics: m}
-	mux := c.ops.mux
-	mux.HandleFunc("GET /healthz", c.serveHealth)
-	mux.HandleFunc("GET /readyz", c.serveReady)
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) { c.ops.metrics.handler.ServeHTTP(w, r) })
-	mux.HandleFunc("GET /status", c.serveStatus)
-	if c.cfg.Ops.page() {
-		pg, err := newPage(c)
-		if err != nil {
-			return err
-		}
-		c.ops.page = pg
-		mux.HandleFunc("GET /{$}", c.ops.page.serve)
+// addOps adds the ops listener to the tree, when WithOps is given and
+// ops.listen is set; it serves the handler buildOps makes at the end of
+// New.
+func (c *Client) addOps(build func(*Client) (http.Handler, error)) error {
+	if build == nil {
+		return nil
 	}
+	c.ops = &opsChild{}
 	if c.cfg.Ops.Listen == "" {
 		return nil
 	}
-	c.ops.server = &opsServer{addr: c.cfg.Ops.Listen, handler: mux, events: event.New(c.events)}
+	c.ops.server = &opsServer{addr: c.cfg.Ops.Listen, page: c.cfg.Ops.page(), events: event.New(c.events)}
 	return c.tree.Add(c.ops.server.String(), c.ops.server, c.cfg.Ops.Restart.Inherit(c.cfg.Restart))
 }
 
-func (c *Client) serveHealth(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	if !c.ready.snapshot().running {
-		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintln(w, "not running")
-		return
+// buildOps builds the handler WithOps names, for OpsHandler and the
+// listener.
+func (c *Client) buildOps(build func(*Client) (http.Handler, error)) error {
+	if build == nil {
+		return nil
 	}
-	fmt.Fprintln(w, "ok")
-}
-
-func (c *Client) serveReady(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	if names, _ := c.pending(c.ready.snapshot(), true); len(names) > 0 {
-		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintf(w, "not ready: %s\n", strings.Join(names, ", "))
-		return
-	}
-	fmt.Fprintln(w, "ready")
-}
-
-func (c *Client) serveStatus(w http.ResponseWriter, _ *http.Request) {
-	body, err := json.MarshalIndent(c.Status(), "", "  ")
+	h, err := build(c)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+		return err
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	_, _ = w.Write(append(body, '\n'))
+	c.ops.handler = h
+	if c.ops.server != nil {
+		c.ops.server.handler = h
+	}
+	return nil
 }

@@ -19,12 +19,12 @@ func (c *Client) Publisher() *publisher.Buffered { return c.pub }
 // see publisher.Buffered.Publish. It works before the connection is up:
 // the message is sent when it is.
 func (c *Client) Publish(ctx context.Context, subject string, data []byte, opts ...publisher.Option) (*publisher.Future, error) {
-	if c.trace == nil {
+	if c.tracer == nil {
 		return c.pub.Publish(ctx, subject, data, opts...)
 	}
-	ctx, span := c.trace.startSend(ctx, sendPublish, subject, subject, len(data), "")
-	f, err := c.pub.Publish(ctx, subject, data, c.trace.publishOpts(ctx, span, opts)...)
-	c.trace.end(span, err)
+	ctx, span := c.tracer.StartSend(ctx, Send{Op: "send", Name: subject, Subject: subject, Size: len(data)})
+	f, err := c.pub.Publish(ctx, subject, data, traced(span, opts)...)
+	span.End(err)
 	return f, err
 }
 
@@ -34,12 +34,12 @@ func (c *Client) Publish(ctx context.Context, subject string, data []byte, opts 
 // as the message's id, as publisher.WithMsgID sets it; see
 // publisher.Buffered.PublishMsg.
 func (c *Client) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...publisher.Option) (*publisher.Future, error) {
-	if c.trace == nil || msg == nil {
+	if c.tracer == nil || msg == nil {
 		return c.pub.PublishMsg(ctx, msg, opts...)
 	}
-	ctx, span := c.trace.startSend(ctx, sendPublish, msg.Subject, msg.Subject, len(msg.Data), "")
-	f, err := c.pub.PublishMsg(ctx, msg, c.trace.publishOpts(ctx, span, opts)...)
-	c.trace.end(span, err)
+	ctx, span := c.tracer.StartSend(ctx, Send{Op: "send", Name: msg.Subject, Subject: msg.Subject, Size: len(msg.Data)})
+	f, err := c.pub.PublishMsg(ctx, msg, traced(span, opts)...)
+	span.End(err)
 	return f, err
 }
 
@@ -49,12 +49,12 @@ func (c *Client) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...publishe
 // stays buffered); a declaration that failed for a passing reason is made
 // again, and PublishSync waits for it. See publisher.Buffered.PublishSync.
 func (c *Client) PublishSync(ctx context.Context, subject string, data []byte, opts ...publisher.Option) (*jetstream.PubAck, error) {
-	if c.trace == nil {
+	if c.tracer == nil {
 		return c.pub.PublishSync(ctx, subject, data, opts...)
 	}
-	ctx, span := c.trace.startSend(ctx, sendPublish, subject, subject, len(data), "")
-	ack, err := c.pub.PublishSync(ctx, subject, data, c.trace.publishOpts(ctx, span, opts)...)
-	c.trace.end(span, err)
+	ctx, span := c.tracer.StartSend(ctx, Send{Op: "send", Name: subject, Subject: subject, Size: len(data)})
+	ack, err := c.pub.PublishSync(ctx, subject, data, traced(span, opts)...)
+	span.End(err)
 	return ack, err
 }
 
@@ -94,13 +94,13 @@ func (c *Client) PublishCore(ctx context.Context, subject string, data []byte) e
 // reply subject is checked as the subject is, and a nil msg fails with
 // publisher.ErrNilMsg.
 func (c *Client) PublishCoreMsg(ctx context.Context, msg *nats.Msg) error {
-	if c.trace == nil || msg == nil {
+	if c.tracer == nil || msg == nil {
 		return c.publishCore(ctx, msg)
 	}
-	ctx, span := c.trace.startSend(ctx, sendPublish, msg.Subject, msg.Subject, len(msg.Data), msg.Header.Get(jetstream.MsgIDHeader))
-	err := c.publishCore(ctx, &nats.Msg{Subject: msg.Subject, Reply: msg.Reply, Data: msg.Data,
-		Header: c.trace.injected(ctx, msg.Header)})
-	c.trace.end(span, err)
+	ctx, span := c.tracer.StartSend(ctx, Send{Op: "send", Name: msg.Subject, Subject: msg.Subject, Size: len(msg.Data),
+		MsgID: msg.Header.Get(jetstream.MsgIDHeader)})
+	err := c.publishCore(ctx, &nats.Msg{Subject: msg.Subject, Reply: msg.Reply, Data: msg.Data, Header: span.Header(msg.Header)})
+	span.End(err)
 	return err
 }
 

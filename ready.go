@@ -81,7 +81,7 @@ func (c *Client) pending(r readySnapshot, describe bool) (names []string, syncin
 	if !c.pub.Status().Ready {
 		names = append(names, "publisher")
 	}
-	if c.ops.server != nil && c.ops.server.Addr() == "" {
+	if c.ops != nil && c.ops.server != nil && c.ops.server.Addr() == "" {
 		names = append(names, "ops listener ("+c.cfg.Ops.Listen+")")
 	}
 	switch {

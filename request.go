@@ -79,13 +79,13 @@ func (c *Client) RequestMsg(ctx context.Context, msg *nats.Msg) (*nats.Msg, erro
 		return nil, publisher.ErrNilMsg
 	}
 	req := &nats.Msg{Subject: msg.Subject, Header: msg.Header, Data: msg.Data}
-	if c.trace == nil {
+	if c.tracer == nil {
 		return c.request(ctx, req)
 	}
-	ctx, span := c.trace.startSend(ctx, sendRequest, msg.Subject, msg.Subject, len(msg.Data), "")
-	req.Header = c.trace.injected(ctx, msg.Header)
+	ctx, span := c.tracer.StartSend(ctx, Send{Op: "request", Name: msg.Subject, Subject: msg.Subject, Size: len(msg.Data)})
+	req.Header = span.Header(msg.Header)
 	reply, err := c.request(ctx, req)
-	c.trace.end(span, err)
+	span.End(err)
 	return reply, err
 }
 

@@ -17,6 +17,13 @@ import (
 // Status is a snapshot of a Client.
 type Status struct {
 	Name string
+	// Running is true while Run (or Serve) runs.
+	Running bool
+	// NotReady names what Ready still waits for, as its error does:
+	// "connection (reconnecting)", `handler "orders"`, "ops listener
+	// (127.0.0.1:9090)"; "Run" when the Client is not running. Empty when
+	// everything declared is ready.
+	NotReady []string
 	// Children is every child of the tree, in start order.
 	Children []supervisor.ChildStatus
 	// Connection is the connection's state.
@@ -46,8 +53,12 @@ func (c *Client) Status() Status {
 		}
 		children = append(children, group)
 	}
+	snap := c.ready.snapshot()
+	notReady, _ := c.pending(snap, true)
 	return Status{
 		Name:       c.cfg.Name,
+		Running:    snap.running,
+		NotReady:   notReady,
 		Children:   children,
 		Connection: c.conn.Status(),
 		Publisher:  c.pub.Status(),

@@ -28,9 +28,8 @@ func (c *Client) HandleTasks(queue string, cfg tasks.Config, h tasks.Handler) er
 	}
 	cfg.Restart = cfg.Restart.Inherit(c.cfg.Restart)
 	cfg.Events = c.events
-	if c.trace != nil {
-		stream, sc := cfg.QueueStream(queue)
-		h = c.trace.tasks(queue, stream, sc.Subjects[0], h)
+	if c.tracer != nil {
+		h = c.tracer.Tasks(queue, cfg, h)
 	}
 	w, err := tasks.New(queue, cfg, c.conn, h)
 	if err != nil {
@@ -76,12 +75,12 @@ func (c *Client) Enqueue(ctx context.Context, queue string, data []byte, opts ..
 	if id := m.Header.Get(jetstream.MsgIDHeader); strings.HasPrefix(id, tasks.ReservedMsgIDPrefix) {
 		return nil, fmt.Errorf("corral: task queue %q: %w: %q", queue, tasks.ErrReservedMsgID, id)
 	}
-	if c.trace == nil {
+	if c.tracer == nil {
 		return c.pub.PublishMsg(ctx, m)
 	}
-	ctx, span := c.trace.startSend(ctx, sendEnqueue, queue, m.Subject, len(data), "")
-	f, err := c.pub.PublishMsg(ctx, m, c.trace.publishOpts(ctx, span, nil)...)
-	c.trace.end(span, err)
+	ctx, span := c.tracer.StartSend(ctx, Send{Op: "enqueue", Name: queue, Subject: m.Subject, Size: len(data)})
+	f, err := c.pub.PublishMsg(ctx, m, span.Inject)
+	span.End(err)
 	return f, err
 }
 

@@ -87,6 +87,7 @@ func (s *Supervisor) callbacks(l *live, theirs *nats.Options) []nats.Option {
 		nats.DisconnectErrHandler(s.onDisconnect(l, theirs)),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			l.failures.Store(0)
+			s.reconnected(l)
 			s.update(l, nc, StateConnected, nil)
 			ev.Emit(Reconnected{EventTime: ev.Stamp(), URL: Redact(nc.ConnectedUrl()),
 				ServerID: nc.ConnectedServerId(), ServerName: nc.ConnectedServerName(),

@@ -47,6 +47,10 @@ type Status struct {
 	Discovered []string
 	// LastError is the error the last connection closed or dropped with.
 	LastError string
+	// Reconnects counts the reconnections nats.go made since the
+	// Supervisor was made, across its connections; Stats.Reconnects
+	// counts the current connection's.
+	Reconnects uint64
 	// Stats are nats.go's counters for the current connection.
 	Stats nats.Statistics
 }

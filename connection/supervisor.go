@@ -279,6 +279,15 @@ func (s *Supervisor) update(l *live, nc *nats.Conn, st State, cause error) bool 
 	return true
 }
 
+// reconnected counts a reconnection of l, if still current.
+func (s *Supervisor) reconnected(l *live) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == l {
+		s.status.Reconnects++
+	}
+}
+
 // learn keeps the servers the cluster announced to l, if still current.
 func (s *Supervisor) learn(l *live, nc *nats.Conn) {
 	s.mu.Lock()

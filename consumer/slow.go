@@ -73,6 +73,7 @@ func (e *episodes) overflow() {
 	}
 	e.current = &episodeStart{at: time.Now(), dropped: e.since.dropped, rejected: e.since.rejected}
 	e.active.Store(true)
+	e.h.stats.slowEpisodes.Add(1)
 	ev := SlowConsumerStarted{EventTime: e.h.events.Stamp(), Handler: e.h.name, Subject: e.subject,
 		QueueSize: e.capacity(), Overflow: e.h.cfg.Overflow}
 	if e.h.cfg.IsJetStream() {

@@ -34,6 +34,9 @@ type Counters struct {
 	PendingDropped uint64
 	// Rejected counts requests answered "busy" by the reject policy.
 	Rejected uint64
+	// SlowConsumerEpisodes counts the slow-consumer episodes begun (each
+	// a SlowConsumerStarted event).
+	SlowConsumerEpisodes uint64
 	// InFlight is the number of handler calls running now.
 	InFlight int64
 	// QueueDepth is the number of messages waiting for a worker now.
@@ -72,6 +75,7 @@ type Latency = pool.Latency
 // cache lines so they do not slow each other down.
 type counters struct {
 	received, dropped, rejected atomic.Uint64
+	slowEpisodes                atomic.Uint64
 	// natsDropped is what nats.go dropped for subscriptions no longer in
 	// use; the current one's count is read from it.
 	natsDropped atomic.Uint64
@@ -104,26 +108,27 @@ type runView struct {
 func (v *runView) snapshot(c *counters) Counters {
 	pendingDropped := v.upstream.pendingDropped()
 	return Counters{
-		Received:         c.received.Load(),
-		Processed:        c.work.Processed(),
-		Failed:           c.work.Failed(),
-		ClientErrors:     c.clientErrors.Load(),
-		Panicked:         c.work.Panicked(),
-		Dropped:          c.dropped.Load() + pendingDropped,
-		PendingDropped:   pendingDropped,
-		Rejected:         c.rejected.Load(),
-		InFlight:         c.work.InFlight(),
-		QueueDepth:       v.pool.Len(),
-		Pending:          v.upstream.pending(),
-		Acked:            c.acked.Load(),
-		Naked:            c.naked.Load(),
-		Terminated:       c.terminated.Load(),
-		DeadLettered:     c.deadLettered.Load(),
-		DeadLetterFailed: c.deadLetterFailed.Load(),
-		Redelivered:      c.redelivered.Load(),
-		AckFailed:        c.ackFailed.Load(),
-		InProgress:       c.inProgress.Load(),
-		PeakHeld:         c.peakHeld.Load(),
+		Received:             c.received.Load(),
+		Processed:            c.work.Processed(),
+		Failed:               c.work.Failed(),
+		ClientErrors:         c.clientErrors.Load(),
+		Panicked:             c.work.Panicked(),
+		Dropped:              c.dropped.Load() + pendingDropped,
+		PendingDropped:       pendingDropped,
+		Rejected:             c.rejected.Load(),
+		SlowConsumerEpisodes: c.slowEpisodes.Load(),
+		InFlight:             c.work.InFlight(),
+		QueueDepth:           v.pool.Len(),
+		Pending:              v.upstream.pending(),
+		Acked:                c.acked.Load(),
+		Naked:                c.naked.Load(),
+		Terminated:           c.terminated.Load(),
+		DeadLettered:         c.deadLettered.Load(),
+		DeadLetterFailed:     c.deadLetterFailed.Load(),
+		Redelivered:          c.redelivered.Load(),
+		AckFailed:            c.ackFailed.Load(),
+		InProgress:           c.inProgress.Load(),
+		PeakHeld:             c.peakHeld.Load(),
 	}
 }
 

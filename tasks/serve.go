@@ -120,6 +120,7 @@ func (r *run) serve(ctx context.Context) error {
 	stopPulling()
 	wg.Wait()
 	if r.fenced.Load() {
+		w.stats.leasesLost.Add(1)
 		w.events.Emit(LeaseLost{EventTime: w.events.Stamp(), Queue: w.queue, Worker: r.id, Held: r.puller.Held()})
 		return ErrLeaseLost
 	}

@@ -59,6 +59,9 @@ type Counters struct {
 	// Recovered counts the tasks of dead workers this worker put back in
 	// the queue as the recoverer.
 	Recovered uint64
+	// LeasesLost counts the times the worker lost its lease (each a
+	// LeaseLost event).
+	LeasesLost uint64
 }
 
 // Status returns a snapshot of the worker.
@@ -66,7 +69,8 @@ func (w *Worker) Status() Status {
 	st := Status{Queue: w.queue, Lease: LeaseStateNone, Capacity: w.cfg.MaxConcurrency, Counters: Counters{
 		Started: w.stats.started.Load(), Completed: w.stats.completed.Load(), Failed: w.stats.failed.Load(),
 		HandedBack: w.stats.handedBack.Load(), Duplicates: w.stats.duplicates.Load(), PassedOver: w.stats.passedOver.Load(),
-		Rejected: w.stats.rejected.Load(), Unconfirmed: w.stats.unconfirmed.Load(), Recovered: w.stats.recovered.Load()}}
+		Rejected: w.stats.rejected.Load(), Unconfirmed: w.stats.unconfirmed.Load(), Recovered: w.stats.recovered.Load(),
+		LeasesLost: w.stats.leasesLost.Load()}}
 	r := w.current.Load()
 	if r == nil {
 		return st

@@ -203,7 +203,7 @@ func (w *Worker) declareLeases(ctx context.Context, js jetstream.JetStream) erro
 
 // counters are a worker's counts since it was made.
 type counters struct {
-	started, completed, failed, handedBack, duplicates, passedOver, rejected, unconfirmed, recovered atomic.Uint64
+	started, completed, failed, handedBack, duplicates, passedOver, rejected, unconfirmed, recovered, leasesLost atomic.Uint64
 }
 
 // queueError reports a failure to talk to the queue.

@@ -4,11 +4,13 @@
 // given; the OpenTelemetry SDK's stdout exporter prints every span, one
 // JSON object per line, and the last line says the trace they share:
 //
-//	go run ./examples/tracing
+//	cd examples/tracing && go run .
 //
-// Corral takes only the OpenTelemetry API: the application chooses the
-// SDK, its exporter and its sampler, and gives the Client its tracer
-// provider with corral.WithTracerProvider.
+// Corral's package tracing takes only the OpenTelemetry API: the
+// application chooses the SDK, its exporter and its sampler, and gives
+// the Client its tracer provider with corral.WithTracer(tracing.New(tp)).
+// This example is a module of its own, so that the SDK and its exporter
+// stay out of the library's go.mod.
 package main
 
 import (
@@ -28,6 +30,7 @@ import (
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/stream"
+	"github.com/corral-go/corral/tracing"
 )
 
 func main() {
@@ -68,7 +71,7 @@ func order(ctx context.Context, tp *sdktrace.TracerProvider) (traceID, price str
 	var cfg corral.Config
 	cfg.Name, cfg.Server.StoreDir = "tracing", dir
 	cfg.Streams = map[string]stream.Config{"ORDERS": {Subjects: []string{"orders.>"}}}
-	c, err := corral.New(cfg, corral.WithEmbeddedServer(embedded.New), corral.WithTracerProvider(tp))
+	c, err := corral.New(cfg, corral.WithEmbeddedServer(embedded.New), corral.WithTracer(tracing.New(tp)))
 	if err != nil {
 		return "", "", err
 	}

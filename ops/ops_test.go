@@ -1,49 +1,23 @@
-package corral_test
+package ops_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/corraltest"
+	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/ops"
 	"github.com/corral-go/corral/stream"
-	"github.com/corral-go/corral/supervisor"
 )
-
-// get asks h for path and returns the status code and body.
-func get(t *testing.T, h http.Handler, path string) (int, string) {
-	t.Helper()
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
-	return rec.Code, rec.Body.String()
-}
-
-// getURL asks the listener at addr for path.
-func getURL(t *testing.T, addr, path string) (int, string, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
-	if err != nil {
-		return 0, "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body), err
-}
 
 // The Client serves the ops endpoints itself at ops.listen, and /readyz
 // follows the connection: 503 naming it while the server is gone, 200
@@ -56,17 +30,15 @@ func TestReadinessFollowsTheServer(t *testing.T) {
 	cfg.Connection.Servers = []string{srv.URL()}
 	cfg.Connection.ReconnectWait = 50 * time.Millisecond
 	cfg.Ops.Listen = "127.0.0.1:0"
-	c, err := corral.New(cfg, embeddedServer)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := corraltest.New(t, cfg, corral.WithOps(ops.New))
+	c := k.Client
 	if err := c.Handle("echo", consumer.Config{Subject: "ops.echo"}, consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil })); err != nil {
 		t.Fatal(err)
 	}
 	if code, body := get(t, c.OpsHandler(), "/healthz"); code != http.StatusServiceUnavailable {
 		t.Fatalf("healthz before Run: got %d %q, want 503", code, body)
 	}
-	runReady(t, c)
+	start(t, k)
 	natstest.Eventually(t, 10*time.Second, func() bool { return c.OpsAddr() != "" }, func() string { return "ops listener never bound" })
 	addr := c.OpsAddr()
 	expect := func(path string, code int, in string) {
@@ -95,14 +67,12 @@ func TestReadinessFollowsTheServer(t *testing.T) {
 // children's restarts; and they share the application's registry.
 func TestMetricsMatchTheWorkload(t *testing.T) {
 	t.Parallel()
-	cfg := embeddedConfig(t)
+	var cfg corral.Config
 	cfg.Name = "metrics"
 	cfg.Streams = map[string]stream.Config{"ORDERS": {Subjects: []string{"orders.>"}}}
 	reg := newRegistry(t)
-	c, err := corral.New(cfg, embeddedServer, corral.WithMetricsRegistry(reg))
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := corraltest.New(t, cfg, corral.WithOps(ops.Config{Registry: reg}.New))
+	c := k.Client
 	const core, failing, jsMsgs = 30, 7, 12
 	handled := make(chan struct{}, core+jsMsgs)
 	if err := c.Handle("greet", consumer.Config{Subject: "greet"}, consumer.HandlerFunc(func(_ context.Context, m *consumer.Msg) error {
@@ -120,11 +90,11 @@ func TestMetricsMatchTheWorkload(t *testing.T) {
 	})); err != nil {
 		t.Fatal(err)
 	}
-	flaky := newFlakyWatch("flaky")
+	flaky := natstest.NewFlaky("flaky")
 	if err := c.Watch(flaky); err != nil {
 		t.Fatal(err)
 	}
-	ctx := runReady(t, c)
+	ctx := start(t, k)
 	for i := range core {
 		data := fmt.Sprintf("hello %d", i)
 		if i < failing {
@@ -146,7 +116,7 @@ func TestMetricsMatchTheWorkload(t *testing.T) {
 			t.Fatalf("handlers did not see every message:\n%s", c.Status())
 		}
 	}
-	flaky.failOnce(t)
+	flaky.FailOnce(t)
 
 	// A handler call is counted once settled, a moment after it
 	// returned: the scrape is retried until the counts are in.
@@ -194,28 +164,29 @@ func TestMetricsMatchTheWorkload(t *testing.T) {
 	}
 
 	// A second Client of the same name cannot share the registry.
-	cfg2 := embeddedConfig(t)
+	var cfg2 corral.Config
 	cfg2.Name = "metrics"
-	if _, err := corral.New(cfg2, embeddedServer, corral.WithMetricsRegistry(reg)); err == nil || !strings.Contains(err.Error(), `client "metrics"`) {
+	cfg2.Server.StoreDir = t.TempDir()
+	if _, err := corral.New(cfg2, corral.WithEmbeddedServer(embedded.New), corral.WithOps(ops.Config{Registry: reg}.New)); err == nil || !strings.Contains(err.Error(), `client "metrics"`) {
 		t.Fatalf("New with a registry that has a Client of the same name: got %v, want an error naming it", err)
 	}
 }
 
-// /status is the Status snapshot as JSON; the page can be turned off.
+// /status is the Status snapshot as JSON; ops.page: false turns the page
+// off at the Client's listener, and leaves everything else served.
 func TestStatusJSONAndPageOff(t *testing.T) {
 	t.Parallel()
-	cfg := embeddedConfig(t)
+	var cfg corral.Config
 	cfg.Name = "status-json"
 	off := false
 	cfg.Ops.Page = &off
-	c, err := corral.New(cfg, embeddedServer)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg.Ops.Listen = "127.0.0.1:0"
+	k := corraltest.New(t, cfg, corral.WithOps(ops.New))
+	c := k.Client
 	if err := c.Handle("echo", consumer.Config{Subject: "echo"}, consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil })); err != nil {
 		t.Fatal(err)
 	}
-	runReady(t, c)
+	start(t, k)
 	code, body := get(t, c.OpsHandler(), "/status")
 	if code != http.StatusOK {
 		t.Fatalf("/status: got %d %q", code, body)
@@ -224,14 +195,22 @@ func TestStatusJSONAndPageOff(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &st); err != nil {
 		t.Fatalf("/status is not a Status: %v\n%s", err, body)
 	}
-	if st.Name != "status-json" || len(st.Handlers) != 1 || st.Handlers[0].Name != "echo" || st.Connection.URL == "" {
+	if st.Name != "status-json" || len(st.Handlers) != 1 || st.Handlers[0].Name != "echo" || st.Connection.URL == "" ||
+		!st.Running || len(st.NotReady) != 0 {
 		t.Fatalf("/status: got %+v", st)
 	}
-	if code, _ := get(t, c.OpsHandler(), "/"); code != http.StatusNotFound {
-		t.Fatalf("page turned off: got %d, want 404", code)
+	addr := c.OpsAddr()
+	for _, want := range []struct {
+		path string
+		code int
+	}{{"/", http.StatusNotFound}, {"/status", http.StatusOK}, {"/readyz", http.StatusOK}, {"/metrics", http.StatusOK}} {
+		code, body, err := getURL(t, addr, want.path)
+		if err != nil || code != want.code {
+			t.Errorf("listener %s: got %d %q %v, want %d", want.path, code, body, err, want.code)
+		}
 	}
-	if code, body := get(t, c.OpsHandler(), "/readyz"); code != http.StatusOK {
-		t.Fatalf("/readyz: got %d %q", code, body)
+	if code, _ := get(t, c.OpsHandler(), "/"); code != http.StatusOK {
+		t.Fatalf("the handler's own page: got %d, want 200", code)
 	}
 }
 
@@ -243,11 +222,9 @@ func TestOpsEndpointsHideCredentials(t *testing.T) {
 	var cfg corral.Config
 	cfg.Name = "ops-creds"
 	cfg.Connection.Servers = []string{strings.Replace(srv.URL(), "nats://", "nats://ops:"+password+"@", 1)}
-	c, err := corral.New(cfg, embeddedServer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runReady(t, c)
+	k := corraltest.New(t, cfg, corral.WithOps(ops.New))
+	c := k.Client
+	start(t, k)
 	for _, path := range []string{"/", "/status", "/metrics", "/readyz", "/healthz"} {
 		code, body := get(t, c.OpsHandler(), path)
 		if code != http.StatusOK {
@@ -259,49 +236,13 @@ func TestOpsEndpointsHideCredentials(t *testing.T) {
 	}
 }
 
-func TestOpsConfigIsValidated(t *testing.T) {
-	t.Parallel()
-	for _, listen := range []string{"localhost", "127.0.0.1:http", "127.0.0.1:70000", ":-1"} {
-		cfg := embeddedConfig(t)
-		cfg.Ops.Listen = listen
-		_, err := corral.New(cfg, embeddedServer)
-		if !errors.Is(err, corral.ErrInvalidConfig) || !strings.Contains(err.Error(), "ops.listen") {
-			t.Errorf("listen %q: got %v, want an error naming ops.listen", listen, err)
-		}
-	}
-}
-
-// A watch cannot take the name of another child of the tree: the metrics
-// and the status page tell children apart by name.
-func TestWatchNamedLikeAChildIsRefused(t *testing.T) {
-	t.Parallel()
-	c, err := corral.New(embeddedConfig(t), embeddedServer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"publisher", "connection", "server", "consumers", "watchers", "handler/orders", "tasks/render"} {
-		if err := c.Watch(newFlakyWatch(name)); !errors.Is(err, supervisor.ErrDuplicateChild) || !strings.Contains(err.Error(), name) {
-			t.Errorf("watch %q: got %v, want ErrDuplicateChild naming it", name, err)
-		}
-	}
-	if err := c.Watch(newFlakyWatch("settings-watch")); err != nil {
-		t.Fatalf("a watch of its own name: %v", err)
-	}
-	if err := c.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // A scrape while a handler is removed does not fail: a handler gone since
 // Status was read is left out of the histograms.
 func TestScrapeWhileHandlersComeAndGo(t *testing.T) {
 	t.Parallel()
-	cfg := embeddedConfig(t)
-	c, err := corral.New(cfg, embeddedServer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := runReady(t, c)
+	k := corraltest.New(t, corral.Config{}, corral.WithOps(ops.New))
+	c := k.Client
+	ctx := start(t, k)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

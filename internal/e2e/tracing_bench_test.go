@@ -1,4 +1,4 @@
-package corral_test
+package e2e_test
 
 import (
 	"context"
@@ -11,7 +11,9 @@ import (
 
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/stream"
+	"github.com/corral-go/corral/tracing"
 )
 
 // BenchmarkTracing runs the same round trips through a Client without
@@ -78,7 +80,11 @@ func benchClient(b *testing.B, tp trace.TracerProvider) (*corral.Client, <-chan 
 	cfg.Name = "bench"
 	cfg.Server.StoreDir = b.TempDir()
 	cfg.Streams = map[string]stream.Config{"BENCH": {Subjects: []string{"bench.js"}, Storage: "memory"}}
-	c, err := corral.New(cfg, embeddedServer, corral.WithTracerProvider(tp))
+	opts := []corral.Option{corral.WithEmbeddedServer(embedded.New)}
+	if tp != nil {
+		opts = append(opts, corral.WithTracer(tracing.New(tp)))
+	}
+	c, err := corral.New(cfg, opts...)
 	if err != nil {
 		b.Fatal(err)
 	}

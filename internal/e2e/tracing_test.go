@@ -1,4 +1,4 @@
-package corral_test
+package e2e_test
 
 import (
 	"context"
@@ -20,10 +20,12 @@ import (
 
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/corraltest"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/publisher"
 	"github.com/corral-go/corral/stream"
 	"github.com/corral-go/corral/tasks"
+	"github.com/corral-go/corral/tracing"
 )
 
 // newTracer returns an SDK tracer provider that exports every span, as it
@@ -110,14 +112,12 @@ func checkAttrs(t *testing.T, s tracetest.SpanStub, want map[string]string) {
 func TestTraceCrossesPublishHandlerAndRequest(t *testing.T) {
 	t.Parallel()
 	tp, exp := newTracer(t)
-	cfg := embeddedConfig(t)
+	cfg := corral.Config{Name: "test"}
 	cfg.Streams = map[string]stream.Config{"ORDERS": {Subjects: []string{"orders.>"}}}
-	c, err := corral.New(cfg, embeddedServer, corral.WithTracerProvider(tp))
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := corraltest.New(t, cfg, corral.WithTracer(tracing.New(tp)))
+	c := k.Client
 	tenants := make(chan string, 2)
-	err = c.Handle("fulfil", consumer.Config{Subject: "orders.new", JetStream: consumer.JetStream{Stream: "ORDERS"}},
+	err := c.Handle("fulfil", consumer.Config{Subject: "orders.new", JetStream: consumer.JetStream{Stream: "ORDERS"}},
 		consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
 			tenants <- baggage.FromContext(ctx).Member("tenant").Value()
 			_, err := c.Request(ctx, "svc.price", m.Data())
@@ -134,7 +134,7 @@ func TestTraceCrossesPublishHandlerAndRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := runReady(t, c)
+	ctx := start(t, k)
 	member, err := baggage.NewMember("tenant", "acme")
 	if err != nil {
 		t.Fatal(err)
@@ -202,20 +202,18 @@ func TestTraceCrossesPublishHandlerAndRequest(t *testing.T) {
 	}
 }
 
-// Without WithTracerProvider the Client writes no trace context, even
+// Without WithTracer the Client writes no trace context, even
 // when the caller's ctx holds a span: a JetStream publish, a core publish
 // and a request all arrive without a traceparent header.
-func TestNoTraceHeadersWithoutTracerProvider(t *testing.T) {
+func TestNoTraceHeadersWithoutTracer(t *testing.T) {
 	t.Parallel()
 	tp, exp := newTracer(t)
-	cfg := embeddedConfig(t)
+	cfg := corral.Config{Name: "test"}
 	cfg.Streams = map[string]stream.Config{"EVENTS": {Subjects: []string{"events.>"}}}
-	c, err := corral.New(cfg, embeddedServer)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := corraltest.New(t, cfg)
+	c := k.Client
 	headers := make(chan nats.Header, 1)
-	err = c.HandleRequest("echo", consumer.Config{Subject: "svc.echo"},
+	err := c.HandleRequest("echo", consumer.Config{Subject: "svc.echo"},
 		consumer.RequestFunc(func(_ context.Context, m *consumer.Msg) (consumer.Reply, error) {
 			headers <- m.Header()
 			return consumer.Reply{}, nil
@@ -223,7 +221,7 @@ func TestNoTraceHeadersWithoutTracerProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := runReady(t, c)
+	ctx := start(t, k)
 	ctx, span := tp.Tracer("test").Start(ctx, "caller")
 	defer span.End()
 	nc, err := c.Conn(ctx)
@@ -279,12 +277,10 @@ func TestNoTraceHeadersWithoutTracerProvider(t *testing.T) {
 func TestTracedErrorsMarkSpans(t *testing.T) {
 	t.Parallel()
 	tp, exp := newTracer(t)
-	c, err := corral.New(embeddedConfig(t), embeddedServer, corral.WithTracerProvider(tp))
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := corraltest.New(t, corral.Config{Name: "test"}, corral.WithTracer(tracing.New(tp)))
+	c := k.Client
 	received := make(chan nats.Header, 1)
-	err = c.Handle("broken", consumer.Config{Subject: "jobs.broken"},
+	err := c.Handle("broken", consumer.Config{Subject: "jobs.broken"},
 		consumer.HandlerFunc(func(_ context.Context, m *consumer.Msg) error {
 			received <- m.Header()
 			return errors.New("boom")
@@ -307,7 +303,7 @@ func TestTracedErrorsMarkSpans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := runReady(t, c)
+	ctx := start(t, k)
 
 	stale := "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" // another trace's
 	msg := &nats.Msg{Subject: "jobs.broken", Data: []byte("x"), Header: nats.Header{"Job": {"7"}, "traceparent": {stale}}}
@@ -360,7 +356,7 @@ func TestTracedErrorsMarkSpans(t *testing.T) {
 func TestTracedTask(t *testing.T) {
 	t.Parallel()
 	tp, exp := newTracer(t)
-	cfg := embeddedConfig(t)
+	cfg := corral.Config{Name: "test"}
 	parsed, err := corral.ParseConfig([]byte(`
 tasks:
   render: {heartbeat: 300ms, lease_ttl: 1s, claim_wait: 1s, keep_completed: 1m}
@@ -369,16 +365,12 @@ tasks:
 		t.Fatal(err)
 	}
 	cfg.Tasks = parsed.Tasks
-	c, err := corral.New(cfg, embeddedServer, corral.WithTracerProvider(tp))
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := corraltest.New(t, cfg, corral.WithTracer(tracing.New(tp)))
+	c := k.Client
 	if err := c.HandleTasks("render", tasks.Config{}, tasks.HandlerFunc(func(context.Context, *tasks.Task) error { return nil })); err != nil {
 		t.Fatal(err)
 	}
-	running(t, c)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := start(t, k)
 	f, err := c.Enqueue(ctx, "render", []byte("page"), publisher.WithMsgID("job-1"))
 	if err != nil {
 		t.Fatal(err)

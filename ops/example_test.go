@@ -1,4 +1,4 @@
-package corral_test
+package ops_test
 
 import (
 	"context"
@@ -13,10 +13,11 @@ import (
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/embedded"
+	"github.com/corral-go/corral/ops"
 )
 
 // The ops endpoints, mounted on an application's own server under /ops/.
-func ExampleClient_OpsHandler() {
+func ExampleNew() {
 	dir, _ := os.MkdirTemp("", "corral-example")
 	defer os.RemoveAll(dir)
 	var cfg corral.Config
@@ -27,9 +28,14 @@ func ExampleClient_OpsHandler() {
 		fmt.Println(err)
 		return
 	}
+	h, err := ops.New(c)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	_ = c.Handle("orders", consumer.Config{Subject: "orders.created"}, consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil }))
 	mux := http.NewServeMux()
-	mux.Handle("/ops/", http.StripPrefix("/ops", c.OpsHandler())) // behind the application's auth
+	mux.Handle("/ops/", http.StripPrefix("/ops", h)) // behind the application's auth
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	show := func(path string) {

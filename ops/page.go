@@ -1,4 +1,4 @@
-package corral
+package ops
 
 import (
 	_ "embed"
@@ -9,18 +9,19 @@ import (
 	"sync"
 	"time"
 
+	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/supervisor"
 )
 
-//go:embed ops_page.html
+//go:embed page.html
 var pageHTML string
 
 // page renders the status page: the Status snapshot, with each handler's
 // and task queue's rate since the page was last rendered a second or more
 // before.
 type page struct {
-	c    *Client
+	c    *corral.Client
 	tmpl *template.Template
 
 	mu    sync.Mutex
@@ -29,7 +30,7 @@ type page struct {
 	rates map[string]float64 // per second
 }
 
-func newPage(c *Client) (*page, error) {
+func newPage(c *corral.Client) (*page, error) {
 	funcs := template.FuncMap{
 		"ago": func(t time.Time) string {
 			if t.IsZero() {
@@ -58,16 +59,16 @@ func newPage(c *Client) (*page, error) {
 
 // pageData is what the template shows.
 type pageData struct {
-	Status
-	Healthy, Ready bool
-	NotReady       string
-	Refresh        int
-	Rates          map[string]float64
-	Now            time.Time
+	corral.Status
+	Ready   bool
+	Pending string // what is not ready, joined
+	Refresh int
+	Rates   map[string]float64
+	Now     time.Time
 }
 
-// Running and Connected let the template colour states.
-func (pageData) Running(s supervisor.State) bool     { return s == supervisor.Running }
+// Up and Connected let the template colour states.
+func (pageData) Up(s supervisor.State) bool          { return s == supervisor.Running }
 func (pageData) Connected(s connection.State) bool   { return s == connection.StateConnected }
 func (d pageData) HandlerRate(name string) float64   { return d.Rates["handler/"+name] }
 func (d pageData) TaskRate(queue string) float64     { return d.Rates["tasks/"+queue] }
@@ -80,13 +81,8 @@ func (p *page) serve(w http.ResponseWriter, r *http.Request) {
 		refresh = v
 	}
 	st := p.c.Status()
-	snap := p.c.ready.snapshot()
-	names, _ := p.c.pending(snap, true)
-	d := pageData{Status: st, Healthy: snap.running, Ready: len(names) == 0, Refresh: refresh,
-		Rates: p.sample(st), Now: time.Now()}
-	if !d.Ready {
-		d.NotReady = strings.Join(names, ", ")
-	}
+	d := pageData{Status: st, Ready: len(st.NotReady) == 0, Pending: strings.Join(st.NotReady, ", "),
+		Refresh: refresh, Rates: p.sample(st), Now: time.Now()}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	// An error here is the client's connection going away mid-page.
@@ -96,7 +92,7 @@ func (p *page) serve(w http.ResponseWriter, r *http.Request) {
 // sample returns the rates, computed anew when a second or more passed
 // since the last computation, so that viewers refreshing at once do not
 // make them jump.
-func (p *page) sample(st Status) map[string]float64 {
+func (p *page) sample(st corral.Status) map[string]float64 {
 	now := time.Now()
 	cur := make(map[string]uint64, len(st.Handlers)+len(st.Tasks))
 	for _, h := range st.Handlers {

@@ -1,4 +1,4 @@
-package corral
+package ops
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/supervisor"
 	"github.com/corral-go/corral/tasks"
@@ -23,8 +24,7 @@ var latencyBounds = []time.Duration{
 // collector reads a Client's Status at each scrape and reports it as
 // Prometheus metrics.
 type collector struct {
-	c *Client
-	m *metrics
+	c *corral.Client
 	d map[string]*prometheus.Desc
 	// buckets are latencyBounds in seconds.
 	buckets []float64
@@ -36,7 +36,6 @@ type collector struct {
 var metricHelp = map[string]string{
 	"corral_connection_connected":                 "1 while the connection is connected, else 0.",
 	"corral_connection_reconnects_total":          "Reconnections after a lost connection.",
-	"corral_connection_replacements_total":        "Connections closed for good and replaced by a new one.",
 	"corral_child_up":                             "1 while the child of the tree runs, else 0.",
 	"corral_child_restarts_total":                 "Times the child was started again after a failure.",
 	"corral_handler_ready":                        "1 while the handler is subscribed or consuming on a live connection.",
@@ -75,9 +74,20 @@ var metricHelp = map[string]string{
 	"corral_tasks_leases_lost_total":              "Times this worker lost its lease.",
 }
 
-func newCollector(c *Client, m *metrics) *collector {
-	k := &collector{c: c, m: m, d: make(map[string]*prometheus.Desc, len(metricHelp))}
-	consts := prometheus.Labels{"client": c.cfg.Name}
+// NewCollector returns the Prometheus collector of c's metrics, for an
+// application that serves them with its own promhttp handler (New
+// registers one itself). Every metric is named corral_... and carries
+// the label client, c's name, so one registry takes one Client of each
+// name. Each is read from c's Status when scraped, so nothing costs the
+// handlers anything between scrapes; labels are bounded by what the
+// application declares (handler, child and task-queue names), never per
+// message. Counters count since the Client was made, but for
+// corral_child_restarts_total, which counts since the current Run began.
+func NewCollector(c *corral.Client) prometheus.Collector { return newCollector(c) }
+
+func newCollector(c *corral.Client) *collector {
+	k := &collector{c: c, d: make(map[string]*prometheus.Desc, len(metricHelp))}
+	consts := prometheus.Labels{"client": c.String()}
 	for name, help := range metricHelp {
 		var labels []string
 		switch {
@@ -106,7 +116,6 @@ func (k *collector) Describe(ch chan<- *prometheus.Desc) {
 // Collect reads the Client's Status and sends every metric.
 func (k *collector) Collect(ch chan<- prometheus.Metric) {
 	st := k.c.Status()
-	reconnects, restarts, slow, lost := k.m.counts()
 	counter := func(name string, v uint64, label ...string) {
 		ch <- constMetric(k.d[name], prometheus.CounterValue, float64(v), label...)
 	}
@@ -114,15 +123,15 @@ func (k *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- constMetric(k.d[name], prometheus.GaugeValue, v, label...)
 	}
 	gauge("corral_connection_connected", bool01(st.Connection.State == connection.StateConnected))
-	counter("corral_connection_reconnects_total", reconnects)
+	counter("corral_connection_reconnects_total", st.Connection.Reconnects)
 	for _, child := range append(st.Children, childrenOf(st)...) {
 		if child.Name == "" { // a task worker between its runs
 			continue
 		}
 		gauge("corral_child_up", bool01(child.State == supervisor.Running), child.Name)
-		counter("corral_child_restarts_total", restarts[child.Name], child.Name)
+		counter("corral_child_restarts_total", uint64(child.Restarts), child.Name)
 	}
-	k.collectHandlers(ch, st, slow, counter, gauge)
+	k.collectHandlers(ch, st, counter, gauge)
 	p := st.Publisher
 	gauge("corral_publisher_buffered_messages", float64(p.Buffered))
 	gauge("corral_publisher_buffered_bytes", float64(p.BufferedBytes))
@@ -141,13 +150,13 @@ func (k *collector) Collect(ch chan<- prometheus.Metric) {
 		counter("corral_tasks_completed_total", cn.Completed, q)
 		counter("corral_tasks_failed_total", cn.Failed, q)
 		counter("corral_tasks_recovered_total", cn.Recovered, q)
-		counter("corral_tasks_leases_lost_total", lost[q], q)
+		counter("corral_tasks_leases_lost_total", cn.LeasesLost, q)
 	}
 }
 
-func (k *collector) collectHandlers(ch chan<- prometheus.Metric, st Status, slow map[string]uint64,
+func (k *collector) collectHandlers(ch chan<- prometheus.Metric, st corral.Status,
 	counter func(string, uint64, ...string), gauge func(string, float64, ...string)) {
-	hists := k.c.consumers.Histograms(latencyBounds)
+	hists := k.c.Consumers().Histograms(latencyBounds)
 	for _, h := range st.Handlers {
 		n, cn := h.Name, h.Counters
 		gauge("corral_handler_ready", bool01(h.Ready), n)
@@ -168,7 +177,7 @@ func (k *collector) collectHandlers(ch chan<- prometheus.Metric, st Status, slow
 		gauge("corral_handler_in_flight", float64(cn.InFlight), n)
 		gauge("corral_handler_workers", float64(h.Workers), n)
 		gauge("corral_handler_slow_consumer", bool01(h.SlowConsumer), n)
-		counter("corral_handler_slow_consumer_episodes_total", slow[n], n)
+		counter("corral_handler_slow_consumer_episodes_total", cn.SlowConsumerEpisodes, n)
 		hist, ok := hists[n]
 		if !ok || len(hist.Buckets) != len(k.buckets) { // removed since Status
 			continue
@@ -188,7 +197,7 @@ func (k *collector) collectHandlers(ch chan<- prometheus.Metric, st Status, slow
 
 // childrenOf lists the children below the tree's own: each handler, task
 // worker and watch, named as in the tree.
-func childrenOf(st Status) []supervisor.ChildStatus {
+func childrenOf(st corral.Status) []supervisor.ChildStatus {
 	var out []supervisor.ChildStatus
 	for _, h := range st.Handlers {
 		out = append(out, h.Child)

@@ -19,8 +19,10 @@ import (
 // tree: a listener that fails (its port taken) is restarted by its policy,
 // and stopping the tree shuts it down.
 type opsServer struct {
-	addr    string
+	addr string
+	// handler is set by New, before the tree can serve.
 	handler http.Handler
+	page    bool // false: "/" (the status page) is not served
 	events  *event.Emitter
 	bound   atomic.Pointer[string]
 }
@@ -51,7 +53,7 @@ func (s *opsServer) Serve(ctx context.Context) error {
 	// Requests in progress are not cancelled by the stop: they get the
 	// second below to finish.
 	base := context.WithoutCancel(ctx)
-	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: s.serving(), ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return base }}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -70,6 +72,21 @@ func (s *opsServer) Serve(ctx context.Context) error {
 		return fmt.Errorf("ops: %w", err)
 	}
 	return ctx.Err()
+}
+
+// serving is the handler the listener serves: without the page, "/" is
+// not found.
+func (s *opsServer) serving() http.Handler {
+	if s.page {
+		return s.handler
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" {
+			http.NotFound(w, r)
+			return
+		}
+		s.handler.ServeHTTP(w, r)
+	})
 }
 
 // OpsListening is emitted when the ops endpoints are served, at Addr.

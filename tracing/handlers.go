@@ -1,4 +1,4 @@
-package corral
+package tracing
 
 import (
 	"context"
@@ -25,7 +25,7 @@ const (
 	attrTaskHandedBack = attribute.Key("corral.task.handed_back")
 )
 
-// middleware runs the rest of a handler's chain, the handler included, in
+// Handler runs the rest of a handler's chain, the handler included, in
 // a "process <handler>" span: a child of the span that sent the message,
 // from the trace context in its headers, and linked to it; a new trace
 // when the message carries none. The handler's ctx holds the span, so
@@ -34,7 +34,7 @@ const (
 // otherwise. An error the handler returns sets its status to Error, but
 // for a 4xx service error answered to a request: the request's fault, as
 // Corral counts it, not the handler's.
-func (t *tracing) middleware(next consumer.Handler) consumer.Handler {
+func (t *Tracer) Handler(next consumer.Handler) consumer.Handler {
 	return consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {
 		md := m.Metadata()
 		request := md == nil && m.Reply() != ""
@@ -71,7 +71,7 @@ func (t *tracing) middleware(next consumer.Handler) consumer.Handler {
 // finish runs call in span and ends the span: with call's error as its
 // status when failed says the error is a failure, with "panic" when call
 // panics (the panic goes on, to the handler's recovery).
-func (t *tracing) finish(span trace.Span, call func() error, failed func(error) bool) error {
+func (t *Tracer) finish(span trace.Span, call func() error, failed func(error) bool) error {
 	returned := false
 	defer func() {
 		if !returned {
@@ -85,14 +85,14 @@ func (t *tracing) finish(span trace.Span, call func() error, failed func(error) 
 		span.End()
 		return err
 	}
-	t.end(span, err)
+	end(span, err)
 	return err
 }
 
 // startProcess starts a span named name for a message received with
-// headers h, with the attributes kvs a sampler may look at, as
-// middleware describes it.
-func (t *tracing) startProcess(ctx context.Context, h nats.Header, name string, kind trace.SpanStartOption, kvs []attribute.KeyValue) (context.Context, trace.Span) {
+// headers h, with the attributes kvs a sampler may look at, as Handler
+// describes it.
+func (t *Tracer) startProcess(ctx context.Context, h nats.Header, name string, kind trace.SpanStartOption, kvs []attribute.KeyValue) (context.Context, trace.Span) {
 	parent := t.prop.Extract(ctx, headerCarrier(h))
 	if sc := trace.SpanContextFromContext(parent); sc.IsValid() && sc.IsRemote() {
 		return t.tracer.Start(parent, name, kind, trace.WithAttributes(kvs...), trace.WithLinks(trace.Link{SpanContext: sc}))
@@ -107,15 +107,17 @@ func clientError(err error) bool {
 	return errors.As(err, &se) && se.Code >= 400 && se.Code < 500
 }
 
-// tasks returns h running each task in a "process <queue>" span of kind
+// Tasks returns h running each task in a "process <queue>" span of kind
 // Consumer, a child of the span that enqueued it and linked to it, as
-// middleware does for handlers; subject is the queue's. A task handed
-// back (tasks.HandBack) is no error: its span says handed_back. A nil h is
-// returned as it is, for tasks.New to refuse.
-func (t *tracing) tasks(queue, stream, subject string, h tasks.Handler) tasks.Handler {
+// Handler does for handlers; cfg is the queue's configuration. A task
+// handed back (tasks.HandBack) is no error: its span says handed_back. A
+// nil h is returned as it is, for tasks.New to refuse.
+func (t *Tracer) Tasks(queue string, cfg tasks.Config, h tasks.Handler) tasks.Handler {
 	if f, ok := h.(tasks.HandlerFunc); h == nil || ok && f == nil {
 		return h
 	}
+	stream, sc := cfg.QueueStream(queue)
+	subject := sc.Subjects[0]
 	return tasks.HandlerFunc(func(ctx context.Context, task *tasks.Task) error {
 		ctx, span := t.startProcess(ctx, task.Header(), "process "+queue, consumerKind, []attribute.KeyValue{
 			natsSystem,

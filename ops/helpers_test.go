@@ -1,17 +1,57 @@
-package corral_test
+package ops_test
 
 import (
 	"context"
-	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/corral-go/corral/corraltest"
 )
+
+// start runs the kit's Client until the test ends, waits until it is
+// ready, and returns a ctx for the test's calls.
+func start(t *testing.T, k *corraltest.Kit) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	k.Start(ctx)
+	return ctx
+}
+
+// get asks h for path and returns the status code and body.
+func get(t *testing.T, h http.Handler, path string) (int, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	return rec.Code, rec.Body.String()
+}
+
+// getURL asks the listener at addr for path.
+func getURL(t *testing.T, addr, path string) (int, string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
 
 // newRegistry is an application's registry, holding a metric of its own
 // that was counted three times.
@@ -105,35 +145,4 @@ func (m metricFamilies) label(name, label string) string {
 		}
 	}
 	return ""
-}
-
-// flakyWatch is a watch that fails when told to, then runs on.
-type flakyWatch struct {
-	name string
-	fail chan struct{}
-}
-
-func newFlakyWatch(name string) *flakyWatch {
-	return &flakyWatch{name: name, fail: make(chan struct{}, 1)}
-}
-
-func (w *flakyWatch) String() string { return w.name }
-
-func (w *flakyWatch) Serve(ctx context.Context) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-w.fail:
-		return errors.New("told to fail")
-	}
-}
-
-// failOnce makes the watch fail once.
-func (w *flakyWatch) failOnce(t *testing.T) {
-	t.Helper()
-	select {
-	case w.fail <- struct{}{}:
-	default:
-		t.Fatal("the last failure was not taken yet")
-	}
 }

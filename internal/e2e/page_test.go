@@ -1,4 +1,4 @@
-package corral_test
+package e2e_test
 
 import (
 	"context"
@@ -15,7 +15,9 @@ import (
 
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/corraltest"
 	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/ops"
 	"github.com/corral-go/corral/stream"
 	"github.com/corral-go/corral/tasks"
 )
@@ -84,7 +86,7 @@ func pageShows(t *testing.T, ctx context.Context, sel, want string) {
 // for the README (with -screenshot).
 func TestStatusPageInABrowser(t *testing.T) {
 	ctx := browser(t)
-	cfg := embeddedConfig(t)
+	cfg := corral.Config{Name: "test"}
 	cfg.Name = "shop"
 	cfg.Ops.Listen = "127.0.0.1:0"
 	cfg.Streams = map[string]stream.Config{"ORDERS": {Subjects: []string{"orders.>"}}}
@@ -96,10 +98,8 @@ tasks:
 		t.Fatal(err)
 	}
 	cfg.Tasks = parsed.Tasks
-	c, err := corral.New(cfg, embeddedServer)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := corraltest.New(t, cfg, corral.WithOps(ops.New))
+	c := k.Client
 	nop := consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil })
 	slow := consumer.HandlerFunc(func(ctx context.Context, _ *consumer.Msg) error {
 		select {
@@ -123,16 +123,11 @@ tasks:
 	})); err != nil {
 		t.Fatal(err)
 	}
-	flaky := newFlakyWatch("settings-watch")
+	flaky := natstest.NewFlaky("settings-watch")
 	if err := c.Watch(flaky); err != nil {
 		t.Fatal(err)
 	}
-	running(t, c)
-	ready, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := c.Ready(ready); err != nil {
-		t.Fatal(err)
-	}
+	ready := start(t, k)
 	url := "http://" + c.OpsAddr() + "/?refresh=1"
 	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
 		t.Fatal(err)
@@ -156,7 +151,7 @@ tasks:
 	pageShows(t, ctx, `tr[data-handler="greet"] td.processed`, "5")
 
 	// A child restarting.
-	flaky.failOnce(t)
+	flaky.FailOnce(t)
 	pageShows(t, ctx, `#tree tr[data-child="settings-watch"] td.restarts`, "1")
 
 	// A phone's screen: nothing wider than it but the tables, which scroll.
