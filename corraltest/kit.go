@@ -101,7 +101,13 @@ func TempConfig(t testing.TB, cfg corral.Config) corral.Config {
 // server's; any other leak still fails the package:
 //
 //	func TestMain(m *testing.M) { goleak.VerifyTestMain(m, corraltest.IgnoreServerLeaks()...) }
-func IgnoreServerLeaks() []goleak.Option { return natstest.IgnoreServerLeaks() }
+func IgnoreServerLeaks() []goleak.Option {
+	var opts []goleak.Option
+	for _, f := range natstest.IgnoreServerLeaks() {
+		opts = append(opts, goleak.IgnoreTopFunction(f))
+	}
+	return opts
+}
 
 // Start runs the Client in the background and waits until it is ready
 // (corral.Client.Ready): connected, its streams declared, every handler
