@@ -1,6 +1,6 @@
 // Package leakcheck fails a test binary that leaves goroutines running,
-// as go.uber.org/goleak does, so that the library's go.mod does not
-// require goleak (and with it every module that requires Corral).
+// as go.uber.org/goleak does, so that goleak stays out of the library's
+// go.mod and so out of the module graph of every module requiring Corral.
 //
 // # Overview
 //
