@@ -205,8 +205,9 @@ func TestHandleWhileStopping(t *testing.T) {
 }
 
 // Handle and RemoveHandler racing the end of Run: no panic, nothing left
-// running (goleak), Run stops cleanly, and each call either takes effect
-// or fails with ErrStopping (a name never declared is not removed).
+// running (TestMain's leak check), Run stops cleanly, and each call
+// either takes effect or fails with ErrStopping (a name never declared is
+// not removed).
 func TestLiveHandlersRaceTheStop(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)

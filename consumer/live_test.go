@@ -217,8 +217,8 @@ func TestDeclaringWhileStoppingFails(t *testing.T) {
 // Handle and Remove racing the end of Serve: each either takes effect
 // before the stop (and the stop stops what started), or fails with
 // ErrStopping, or, once Serve has returned, declares for the next Serve.
-// Nothing panics, nothing is left running (goleak), and Serve stops
-// cleanly.
+// Nothing panics, nothing is left running (TestMain's leak check), and
+// Serve stops cleanly.
 func TestDeclaringRacesTheStop(t *testing.T) {
 	t.Parallel()
 	for round := range 5 {

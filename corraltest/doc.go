@@ -43,7 +43,10 @@
 // its Run has returned and fails the test if Run returned an error: when
 // the test ends, nothing the Client started runs on, and the temporary
 // directory is removed after the embedded server has stopped. A package
-// that checks for leaked goroutines gives goleak [IgnoreServerLeaks].
+// checks that nothing else is left running with [VerifyTestMain] as its
+// TestMain, or, with goleak, ignores the top functions
+// [ServerTopFunctions] returns: those of the goroutines nats-server may
+// leave after it has stopped.
 // [Kit.Stop] stops the Client earlier, to look at what it left behind or
 // to Start it again.
 //

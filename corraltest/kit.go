@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/embedded"
+	"github.com/corral-go/corral/internal/leakcheck"
 	"github.com/corral-go/corral/internal/natstest"
 )
 
@@ -98,13 +97,36 @@ func TempConfig(t testing.TB, cfg corral.Config) corral.Config {
 	return cfg
 }
 
-// IgnoreServerLeaks are the goleak options for the TestMain of a package
-// that uses the Kit: nats-server now and then leaves two goroutines of a
-// stream's file store running after it has shut down. Those are the
-// server's; any other leak still fails the package:
+// VerifyTestMain checks for leaked goroutines in a package that uses the
+// Kit and has no leak check of its own. Called from TestMain, it runs the
+// tests (m.Run) and exits with their code. When they passed, it then
+// fails the package (exit code 1), printing each goroutine's state and
+// stack to stderr, if any goroutine is still running after 3s, other than
+// the testing package's, the runtime's, os/signal's and those
+// [ServerTopFunctions] names:
 //
-//	func TestMain(m *testing.M) { goleak.VerifyTestMain(m, corraltest.IgnoreServerLeaks()...) }
-func IgnoreServerLeaks() []goleak.Option { return natstest.IgnoreServerLeaks() }
+//	func TestMain(m *testing.M) { corraltest.VerifyTestMain(m) }
+//
+// Like every goroutine leak check, it cannot tell one test's goroutines
+// from another's, so it runs once all of them have ended.
+func VerifyTestMain(m *testing.M) { leakcheck.VerifyTestMain(m, natstest.IgnoreServerLeaks()...) }
+
+// ServerTopFunctions returns the functions on top of the stacks of the
+// goroutines nats-server now and then leaves running after it has shut
+// down (two of a stream's file store), fully qualified, for a package
+// that checks for leaks with goleak. Those are the server's; any other
+// leak still fails the package:
+//
+//	func TestMain(m *testing.M) {
+//		var opts []goleak.Option
+//		for _, f := range corraltest.ServerTopFunctions() {
+//			opts = append(opts, goleak.IgnoreTopFunction(f))
+//		}
+//		goleak.VerifyTestMain(m, opts...)
+//	}
+//
+// The slice is new on each call.
+func ServerTopFunctions() []string { return natstest.IgnoreServerLeaks() }
 
 // Start runs the Client in the background and waits until it is ready
 // (corral.Client.Ready): connected, its streams declared, every handler

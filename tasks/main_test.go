@@ -4,8 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"go.uber.org/goleak"
-
+	"github.com/corral-go/corral/internal/leakcheck"
 	"github.com/corral-go/corral/internal/natstest"
 )
 
@@ -13,5 +12,5 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(runChildWorker())
 	}
-	goleak.VerifyTestMain(m, natstest.IgnoreServerLeaks()...)
+	leakcheck.VerifyTestMain(m, natstest.IgnoreServerLeaks()...)
 }

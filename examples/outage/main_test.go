@@ -10,8 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"go.uber.org/goleak"
-
+	"github.com/corral-go/corral/internal/leakcheck"
 	"github.com/corral-go/corral/internal/natstest"
 )
 
@@ -26,7 +25,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	goleak.VerifyTestMain(m, natstest.IgnoreServerLeaks()...)
+	leakcheck.VerifyTestMain(m, natstest.IgnoreServerLeaks()...)
 }
 
 func TestNothingLostNothingDuplicated(t *testing.T) {

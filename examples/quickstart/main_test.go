@@ -9,14 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/corraltest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, corraltest.IgnoreServerLeaks()...) }
+func TestMain(m *testing.M) { corraltest.VerifyTestMain(m) }
 
 // The orders handler, tested as a user tests theirs: bound as the
 // quickstart binds it, on a Client of the test's own that corraltest runs

@@ -9,14 +9,12 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/corraltest"
 	"github.com/corral-go/corral/internal/natstest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, corraltest.IgnoreServerLeaks()...) }
+func TestMain(m *testing.M) { corraltest.VerifyTestMain(m) }
 
 // Without an overload, the handler newClient declares takes every message
 // under every policy, dropping and rejecting none: the policies act only

@@ -6,7 +6,6 @@ require (
 	github.com/corral-go/corral v0.0.0
 	go.opentelemetry.io/otel/exporters/stdout/stdouttrace v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
-	go.uber.org/goleak v1.3.0
 )
 
 require (

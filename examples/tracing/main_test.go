@@ -8,12 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"go.uber.org/goleak"
-
-	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/corraltest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, natstest.IgnoreServerLeaks()...) }
+func TestMain(m *testing.M) { corraltest.VerifyTestMain(m) }
 
 // span is what the test reads of a span the stdout exporter printed.
 type span struct {

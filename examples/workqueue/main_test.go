@@ -8,15 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/corraltest"
 	"github.com/corral-go/corral/stream"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, corraltest.IgnoreServerLeaks()...) }
+func TestMain(m *testing.M) { corraltest.VerifyTestMain(m) }
 
 // The jobs handler as newWorker declares it, one job at a time: a job is
 // processed once; a poison job fails each of its 3 deliveries and is

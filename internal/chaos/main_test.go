@@ -3,9 +3,8 @@ package chaos_test
 import (
 	"testing"
 
-	"go.uber.org/goleak"
-
+	"github.com/corral-go/corral/internal/leakcheck"
 	"github.com/corral-go/corral/internal/natstest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, natstest.IgnoreServerLeaks()...) }
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m, natstest.IgnoreServerLeaks()...) }

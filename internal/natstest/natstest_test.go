@@ -5,12 +5,12 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"go.uber.org/goleak"
 
+	"github.com/corral-go/corral/internal/leakcheck"
 	"github.com/corral-go/corral/internal/natstest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, natstest.IgnoreServerLeaks()...) }
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m, natstest.IgnoreServerLeaks()...) }
 
 func connect(t *testing.T, url string, opts ...nats.Option) *nats.Conn {
 	t.Helper()

@@ -3,7 +3,7 @@ package redeclare_test
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/corral-go/corral/internal/leakcheck"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
