@@ -84,7 +84,7 @@ type Config struct {
 	// locks only: it must not be in KV, and the locks that share one have
 	// one TTL.
 	Locks map[string]kv.LockConfig `yaml:"locks"`
-	// Watches configures the watches declared with Client.Watch.
+	// Watches configures the watches declared with Client.AddWatch.
 	Watches WatchesConfig `yaml:"watches"`
 	// Ops configures the operations endpoints: health, readiness,
 	// metrics, status and the status page (see Client.OpsHandler).

@@ -20,7 +20,7 @@
 //
 // Handlers and watches are declared in code and bound to configuration by
 // name ([Client.Handle], [Client.HandleRequest], [Client.HandleTasks],
-// [Client.Watch]); buckets, object stores, locks and task queues are
+// [Client.AddWatch]); buckets, object stores, locks and task queues are
 // declared in the configuration and opened by name ([Client.KV],
 // [Client.ObjectStore], [Client.Lock], [Client.Enqueue]). Every child has
 // its own restart policy.

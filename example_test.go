@@ -160,7 +160,7 @@ func ExampleClient_KV() {
 
 // A watch is a supervised child: it sees every change once and in order,
 // and resumes where it stopped after a failure or a server restart.
-func ExampleClient_Watch() {
+func ExampleClient_AddWatch() {
 	dir, _ := os.MkdirTemp("", "corral-example")
 	defer os.RemoveAll(dir)
 	var cfg corral.Config
@@ -179,7 +179,7 @@ func ExampleClient_Watch() {
 			return nil
 		})
 	if err == nil {
-		err = c.Watch(w)
+		err = c.AddWatch(w)
 	}
 	if err != nil {
 		fmt.Println(err)

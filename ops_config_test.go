@@ -31,11 +31,11 @@ func TestWatchNamedLikeAChildIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"publisher", "connection", "server", "consumers", "watchers", "handler/orders", "tasks/render"} {
-		if err := c.Watch(natstest.NewFlaky(name)); !errors.Is(err, supervisor.ErrDuplicateChild) || !strings.Contains(err.Error(), name) {
+		if err := c.AddWatch(natstest.NewFlaky(name)); !errors.Is(err, supervisor.ErrDuplicateChild) || !strings.Contains(err.Error(), name) {
 			t.Errorf("watch %q: got %v, want ErrDuplicateChild naming it", name, err)
 		}
 	}
-	if err := c.Watch(natstest.NewFlaky("settings-watch")); err != nil {
+	if err := c.AddWatch(natstest.NewFlaky("settings-watch")); err != nil {
 		t.Fatalf("a watch of its own name: %v", err)
 	}
 	if err := c.Close(); err != nil {

@@ -30,7 +30,7 @@ func echoAnswers(t *testing.T, c *corral.Client) {
 // since gen.
 func connectionKept(t *testing.T, c *corral.Client, gen uint64) {
 	t.Helper()
-	if st := c.Connection().Status(); st.Generation != gen || st.Stats.Reconnects != 0 {
+	if st := c.ConnectionSupervisor().Status(); st.Generation != gen || st.Stats.Reconnects != 0 {
 		t.Errorf("connection generation %d with %d reconnects (last error %q), want generation %d and none",
 			st.Generation, st.Stats.Reconnects, st.LastError, gen)
 	}
@@ -47,7 +47,7 @@ func TestPublishCoreRefusesWhatThePublisherRefuses(t *testing.T) {
 	running(t, c)
 	ready(t, c)
 	echoAnswers(t, c)
-	gen := c.Connection().Status().Generation
+	gen := c.ConnectionSupervisor().Status().Generation
 	long := "core." + strings.Repeat("x", 5000)
 	bad := []error{publisher.ErrBadSubject, nats.ErrBadSubject}
 	for _, tc := range []struct {

@@ -126,7 +126,7 @@ func waitConnState(t *testing.T, c *corral.Client, what string, ok func(connecti
 	deadline := time.NewTimer(20 * time.Second)
 	defer deadline.Stop()
 	for {
-		st, changed := c.Connection().Watch()
+		st, changed := c.ConnectionSupervisor().Watch()
 		if ok(st) {
 			return
 		}
@@ -257,7 +257,7 @@ func TestPublishCoreWaitsForAConnection(t *testing.T) {
 		}, func(t *testing.T, c *corral.Client, srv *natstest.Server) {
 			srv.Start()
 			waitConn(t, c)
-			gen := c.Connection().Status().Generation
+			gen := c.ConnectionSupervisor().Status().Generation
 			srv.Shutdown()
 			waitConnState(t, c, "closed and being replaced", func(st connection.Status) bool {
 				return st.Generation > gen && (st.State == connection.StateClosed || st.State == connection.StateConnecting)

@@ -84,7 +84,7 @@ tasks:
 		Serve(context.Context) error
 		String() string
 	}{kw, ow} {
-		if err := c.Watch(w); err != nil {
+		if err := c.AddWatch(w); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -257,7 +257,7 @@ tasks:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Watch(w); err != nil {
+	if err := c.AddWatch(w); err != nil {
 		t.Fatal(err)
 	}
 	running(t, c)

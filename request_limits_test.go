@@ -24,7 +24,7 @@ func TestRequestRefusesWhatThePublisherRefuses(t *testing.T) {
 	running(t, c)
 	ready(t, c)
 	echoAnswers(t, c)
-	gen := c.Connection().Status().Generation
+	gen := c.ConnectionSupervisor().Status().Generation
 	long := "svc." + strings.Repeat("x", 5000)
 	bad := []error{publisher.ErrBadSubject, nats.ErrBadSubject}
 	for _, tc := range []struct {

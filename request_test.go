@@ -165,7 +165,7 @@ func TestRequestFollowsAReplacedConnection(t *testing.T) {
 			t.Fatalf("Request %s the close: %v, %v", data, reply, err)
 		}
 	}
-	if gen := c.Connection().Status().Generation; gen < 2 {
+	if gen := c.ConnectionSupervisor().Status().Generation; gen < 2 {
 		t.Fatalf("generation %d: the connection was not replaced", gen)
 	}
 }

@@ -109,7 +109,7 @@ func TestSecondRunLeavesTheFirstRunning(t *testing.T) {
 	// The first Run still runs: what only a Client at rest takes is still
 	// refused, and a handler declared now starts at once and takes
 	// messages.
-	if err := c.Watch(idleService{}); !errors.Is(err, corral.ErrRunning) {
+	if err := c.AddWatch(idleService{}); !errors.Is(err, corral.ErrRunning) {
 		t.Fatalf("Watch after the second Run: got %v, want ErrRunning", err)
 	}
 	got := make(chan string, 1)
@@ -244,7 +244,7 @@ func TestRunReportsAWatchThatIgnoredItsShutdownTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := stuckWatch{started: make(chan struct{}), release: make(chan struct{})}
-	if err := c.Watch(w); err != nil {
+	if err := c.AddWatch(w); err != nil {
 		t.Fatal(err)
 	}
 	stop := running(t, c)

@@ -89,13 +89,13 @@ func (c *Client) Lock(name string) (*kv.Lock, error) {
 	return l, nil
 }
 
-// Watch adds w, a watch made by kv.Bucket.Watch or objectstore.Store.Watch
-// (or any suture.Service), to the Client's tree, under the watchers group
-// and named by its String. It runs with the watches' restart policy:
+// AddWatch adds w, a watch made by kv.Bucket.Watch or
+// objectstore.Store.Watch (or any suture.Service), to the Client's tree,
+// under the watchers group and named by its String. It runs with the watches' restart policy:
 // after an error, a server restart or a replaced connection it resumes
 // where it left off. Declare watches before Run. Ready waits for a watch
 // with a Synced method (kv's and objectstore's) until its channel closes.
-func (c *Client) Watch(w suture.Service) error {
+func (c *Client) AddWatch(w suture.Service) error {
 	name := fmt.Sprint(w)
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -83,7 +83,7 @@ func TestBucketsAndStoresThroughTheClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Watch(sw); err != nil {
+	if err := c.AddWatch(sw); err != nil {
 		t.Fatal(err)
 	}
 	objects := make(chan string, 16)
@@ -99,14 +99,14 @@ func TestBucketsAndStoresThroughTheClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Watch(ow); err != nil {
+	if err := c.AddWatch(ow); err != nil {
 		t.Fatal(err)
 	}
 	again, err := b.Watch("settings-watch", kv.WatchConfig{}, onSettings)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Watch(again); err == nil {
+	if err := c.AddWatch(again); err == nil {
 		t.Fatal("a second watch with the same name was accepted")
 	}
 	running(t, c)
@@ -115,7 +115,7 @@ func TestBucketsAndStoresThroughTheClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Watch(late); !errors.Is(err, corral.ErrRunning) {
+	if err := c.AddWatch(late); !errors.Is(err, corral.ErrRunning) {
 		t.Fatalf("watch declared while running: %v, want ErrRunning", err)
 	}
 

@@ -28,7 +28,7 @@ func (m *Msg) DoubleAck(ctx context.Context) error {
 	}
 	m.settled = true
 	// Not held over the round trip: settled already refuses in-progress
-	// acks, and the keeper must not wait on a slow confirmation.
+	// acks, and the keepalive must not wait on a slow confirmation.
 	m.mu.Unlock()
 	_, err := m.nc.RequestWithContext(ctx, m.raw.Reply, ackBody)
 	return err

@@ -6,7 +6,7 @@ import (
 )
 
 // heldMsgs are the messages a JetStream run holds (pulled and not yet
-// settled, running or queued, from any inbox), as the keeper keeps them
+// settled, running or queued, from any inbox), as the keepalive keeps them
 // alive. The puller counts them against the run's capacity.
 type heldMsgs struct {
 	mu  sync.Mutex
@@ -15,7 +15,7 @@ type heldMsgs struct {
 
 func newHeldMsgs() *heldMsgs { return &heldMsgs{set: map[*Msg]struct{}{}} }
 
-// add puts a message in the set the keeper keeps alive.
+// add puts a message in the set the keepalive keeps alive.
 func (h *heldMsgs) add(m *Msg) {
 	h.mu.Lock()
 	h.set[m] = struct{}{}

@@ -40,13 +40,13 @@ type jsRun struct {
 	pool *pool.Pool[*Msg]
 	slow *episodes
 	// puller asks for the room free in the run's capacity (workers +
-	// queue); held is what the run holds, for the keeper.
+	// queue); held is what the run holds, for the keepalive.
 	puller   *pull.Puller
 	held     *heldMsgs
 	js       atomic.Pointer[jetstream.JetStream]
 	returned atomic.Uint64 // messages handed back for redelivery at once
 	// ackWait and maxDeliver are the consumer's: configured, or read from a
-	// bound consumer by ensure while the keeper and the workers read them.
+	// bound consumer by ensure while the keepalive and the workers read them.
 	// deadLetterClient says MaxDeliver is enforced here, so that a failed
 	// dead-letter publish can be tried again.
 	ackWait          atomic.Int64 // nanoseconds
@@ -100,11 +100,11 @@ func (j *jsHandler) newRun() *jsRun {
 // timeout. When the connection is replaced, it pulls on the new one.
 func (j *jsHandler) Serve(ctx context.Context) error {
 	r := j.newRun()
-	// The workers and the keeper start once the consumer is ensured: a
+	// The workers and the keepalive start once the consumer is ensured: a
 	// bound consumer's ack wait is known from then on.
 	started := false
-	stopTend := func() {}
-	defer func() { stopTend() }()
+	stopKeepalive := func() {}
+	defer func() { stopKeepalive() }()
 
 	fail := func(err error) error {
 		r.beginStop()
@@ -133,7 +133,7 @@ func (j *jsHandler) Serve(ctx context.Context) error {
 			}
 			started = true
 			r.pool.Start()
-			stopTend = r.startTend(ctx)
+			stopKeepalive = r.startKeepalive(ctx)
 		}
 		unwatch := j.watchAdvisories(nc)
 		err = r.pull(ctx, nc, js, gone)

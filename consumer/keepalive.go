@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// tender keeps a run's held messages alive and reads its consumer's
+// keepalive keeps a run's held messages alive and reads its consumer's
 // ack-pending count, each on a timer whose callback runs only when it
 // fires: an idle handler has no goroutine waiting for either.
 //
@@ -20,7 +20,7 @@ import (
 // Reading ack pending: every ackPendingEvery, on its own timer, so that a
 // slow server (a read may wait up to the API timeout, longer than a short
 // ack wait) never holds the keep-alives back.
-type tender struct {
+type keepalive struct {
 	r   *jsRun
 	ctx context.Context
 
@@ -32,11 +32,11 @@ type tender struct {
 	due     []*Msg         // reused by the keep-alive callback
 }
 
-// startTend starts keeping r's held messages alive and reading its ack
+// startKeepalive starts keeping r's held messages alive and reading its ack
 // pending until the returned stop is called; stop waits for a callback
 // in progress.
-func (r *jsRun) startTend(ctx context.Context) (stop func()) {
-	t := &tender{r: r, ctx: ctx}
+func (r *jsRun) startKeepalive(ctx context.Context) (stop func()) {
+	t := &keepalive{r: r, ctx: ctx}
 	t.mu.Lock()
 	t.keepT = time.AfterFunc(t.tick(), t.keep)
 	// A random phase, so that a fleet's instances, started together, do
@@ -48,12 +48,12 @@ func (r *jsRun) startTend(ctx context.Context) (stop func()) {
 
 // tick follows the ack wait, which changes when a bound consumer is read
 // again.
-func (t *tender) tick() time.Duration {
+func (t *keepalive) tick() time.Duration {
 	return max(time.Duration(t.r.ackWait.Load())/6, 10*time.Millisecond)
 }
 
 // enter reports whether a callback may run, counting it as running.
-func (t *tender) enter() bool {
+func (t *keepalive) enter() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.stopped {
@@ -64,7 +64,7 @@ func (t *tender) enter() bool {
 }
 
 // again schedules timer to fire after d, unless stop was called.
-func (t *tender) again(timer *time.Timer, d time.Duration) {
+func (t *keepalive) again(timer *time.Timer, d time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.stopped {
@@ -72,7 +72,7 @@ func (t *tender) again(timer *time.Timer, d time.Duration) {
 	}
 }
 
-func (t *tender) keep() {
+func (t *keepalive) keep() {
 	if !t.enter() {
 		return
 	}
@@ -90,7 +90,7 @@ func (t *tender) keep() {
 	t.again(t.keepT, t.tick())
 }
 
-func (t *tender) read() {
+func (t *keepalive) read() {
 	if !t.enter() {
 		return
 	}
@@ -99,7 +99,7 @@ func (t *tender) read() {
 	t.again(t.readT, ackPendingEvery)
 }
 
-func (t *tender) stop() {
+func (t *keepalive) stop() {
 	t.mu.Lock()
 	t.stopped = true
 	t.keepT.Stop()

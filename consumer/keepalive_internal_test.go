@@ -58,7 +58,7 @@ func TestKeeperIsNotHeldUpByADoubleAck(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the ack never reached the server")
 	}
-	defer r.startTend(context.Background())()
+	defer r.startKeepalive(context.Background())()
 	confirmed := false
 	defer func() {
 		if !confirmed {
@@ -70,7 +70,7 @@ func TestKeeperIsNotHeldUpByADoubleAck(t *testing.T) {
 	// While slow's confirmation is outstanding, fast is kept alive again
 	// and again.
 	natstest.Eventually(t, 20*time.Second, func() bool { return toFast.Load() >= 3 }, func() string {
-		return "the keeper was stuck behind a DoubleAck waiting for its confirmation"
+		return "the keepalive was stuck behind a DoubleAck waiting for its confirmation"
 	})
 	if err := slow.InProgress(); !errors.Is(err, ErrSettled) {
 		t.Fatalf("in-progress ack after a DoubleAck: got %v, want ErrSettled", err)

@@ -91,7 +91,7 @@ func TestMetricsMatchTheWorkload(t *testing.T) {
 		t.Fatal(err)
 	}
 	flaky := natstest.NewFlaky("flaky")
-	if err := c.Watch(flaky); err != nil {
+	if err := c.AddWatch(flaky); err != nil {
 		t.Fatal(err)
 	}
 	ctx := start(t, k)

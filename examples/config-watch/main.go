@@ -232,7 +232,7 @@ func (w *watcher) start(url string, clients *fleet) error {
 	if err != nil {
 		return err
 	}
-	if err := c.Watch(cw); err != nil {
+	if err := c.AddWatch(cw); err != nil {
 		return err
 	}
 	w.client = c

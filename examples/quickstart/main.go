@@ -219,7 +219,7 @@ func watchSettings(client *corral.Client) (*kv.Bucket[greeting], <-chan kv.Entry
 	if err != nil {
 		return nil, nil, err
 	}
-	return settings, changes, client.Watch(w)
+	return settings, changes, client.AddWatch(w)
 }
 
 // demoSettings changes a setting twice and shows what the watch saw.

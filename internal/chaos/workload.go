@@ -171,7 +171,7 @@ func (w *Workload) newPublisher() (*app, <-chan struct{}, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := c.Watch(watch); err != nil {
+	if err := c.AddWatch(watch); err != nil {
 		return nil, nil, err
 	}
 	a := &app{name: "pub", client: c}

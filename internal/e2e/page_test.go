@@ -124,7 +124,7 @@ tasks:
 		t.Fatal(err)
 	}
 	flaky := natstest.NewFlaky("settings-watch")
-	if err := c.Watch(flaky); err != nil {
+	if err := c.AddWatch(flaky); err != nil {
 		t.Fatal(err)
 	}
 	ready := start(t, k)

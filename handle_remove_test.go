@@ -208,7 +208,7 @@ func TestHandleWhileStopping(t *testing.T) {
 // running (TestMain's leak check), Run stops cleanly, and each call
 // either takes effect or fails with ErrStopping (a name never declared is
 // not removed).
-func TestLiveHandlersRaceTheStop(t *testing.T) {
+func TestHandleAndRemoveRaceTheStop(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
 	for round := range 3 {
