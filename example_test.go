@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/codec"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/kv"
@@ -134,7 +135,7 @@ func ExampleClient_KV() {
 		fmt.Println(err)
 		return
 	}
-	counters := kv.Typed(raw, kv.JSON[int]{})
+	counters := kv.Typed(raw, codec.JSON[int]{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
@@ -170,7 +171,7 @@ func ExampleClient_AddWatch() {
 	cfg.KV = map[string]kv.Config{"settings": {History: 5}}
 	c, _ := corral.New(cfg, corral.WithEmbeddedServer(embedded.New))
 	raw, _ := c.KV("settings")
-	settings := kv.Typed(raw, kv.String{})
+	settings := kv.Typed(raw, codec.String{})
 
 	seen := make(chan string, 8)
 	w, err := settings.Watch("print-settings", kv.WatchConfig{Keys: []string{"mode"}},

@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/ops"
 )
 
 // fragmentMark, as the first line of a README yaml block, says the block
@@ -128,7 +129,7 @@ func checkConfig(t *testing.T, where, text string, fragment bool) {
 	if fragment {
 		return
 	}
-	c, err := corral.New(cfg, embeddedServer)
+	c, err := corral.New(cfg, embeddedServer, corral.WithOps(ops.New)) // what the README's programs pass
 	if err != nil {
 		t.Errorf("%s: refused by New: %v", where, err)
 		return

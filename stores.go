@@ -7,6 +7,7 @@ import (
 
 	"github.com/thejerf/suture/v4"
 
+	"github.com/corral-go/corral/codec"
 	"github.com/corral-go/corral/kv"
 	"github.com/corral-go/corral/objectstore"
 	"github.com/corral-go/corral/supervisor"
@@ -26,7 +27,7 @@ type handles struct {
 // bucket on first use. For typed values, take a view with kv.Typed:
 //
 //	raw, err := client.KV("settings")
-//	settings := kv.Typed(raw, kv.JSON[Settings]{})
+//	settings := kv.Typed(raw, codec.JSON[Settings]{})
 func (c *Client) KV(name string) (*kv.Bucket[[]byte], error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -38,7 +39,7 @@ func (c *Client) KV(name string) (*kv.Bucket[[]byte], error) {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownBucket, name)
 	}
 	cfg.Events = c.events
-	b, err := kv.Open(name, cfg, c.conn, kv.Bytes{})
+	b, err := kv.Open(name, cfg, c.conn, codec.Bytes{})
 	if err != nil {
 		return nil, err
 	}

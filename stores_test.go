@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/codec"
 	"github.com/corral-go/corral/kv"
 	"github.com/corral-go/corral/objectstore"
 )
@@ -64,7 +65,7 @@ func TestBucketsAndStoresThroughTheClient(t *testing.T) {
 	if again, _ := c.KV("settings"); again != raw {
 		t.Fatal("KV made a second handle for one bucket")
 	}
-	b := kv.Typed(raw, kv.JSON[settings]{})
+	b := kv.Typed(raw, codec.JSON[settings]{})
 	store, err := c.ObjectStore("blobs")
 	if err != nil {
 		t.Fatal(err)

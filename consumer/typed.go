@@ -3,6 +3,7 @@ package consumer
 import (
 	"context"
 	"fmt"
+	"github.com/corral-go/corral/codec"
 	"reflect"
 )
 
@@ -29,22 +30,22 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 // a core message is counted as failed. For a nil f it
 // returns nil, which Handle refuses with [ErrNilHandler].
 func Typed[T any](f func(ctx context.Context, v T, m *Msg) error) Handler {
-	return TypedWith(JSON[T]{}, f)
+	return TypedWith(codec.JSON[T]{}, f)
 }
 
-// TypedWith is [Typed] with payloads decoded by codec (JSON when nil).
-func TypedWith[T any](codec Codec[T], f func(ctx context.Context, v T, m *Msg) error) Handler {
+// TypedWith is [Typed] with payloads decoded by cd (JSON when nil).
+func TypedWith[T any](cd codec.Codec[T], f func(ctx context.Context, v T, m *Msg) error) Handler {
 	if f == nil {
 		return nil
 	}
-	if codec == nil {
-		codec = JSON[T]{}
+	if cd == nil {
+		cd = codec.JSON[T]{}
 	}
-	return &typed[T]{codec: codec, f: f, name: typeName[T]()}
+	return &typed[T]{codec: cd, f: f, name: typeName[T]()}
 }
 
 type typed[T any] struct {
-	codec Codec[T]
+	codec codec.Codec[T]
 	f     func(context.Context, T, *Msg) error
 	name  string
 }
@@ -66,28 +67,28 @@ func (t *typed[T]) Handle(ctx context.Context, m *Msg) error {
 // that cannot be encoded is a 500. For a nil f it returns nil, which
 // HandleRequest refuses with [ErrNilHandler].
 func TypedRequest[Req, Resp any](f func(ctx context.Context, req Req, m *Msg) (Resp, error)) RequestHandler {
-	return TypedRequestWith(JSON[Req]{}, JSON[Resp]{}, f)
+	return TypedRequestWith(codec.JSON[Req]{}, codec.JSON[Resp]{}, f)
 }
 
 // TypedRequestWith is [TypedRequest] with requests decoded by req and
 // replies encoded by resp (JSON when nil).
-func TypedRequestWith[Req, Resp any](req Codec[Req], resp Codec[Resp],
+func TypedRequestWith[Req, Resp any](req codec.Codec[Req], resp codec.Codec[Resp],
 	f func(ctx context.Context, req Req, m *Msg) (Resp, error)) RequestHandler {
 	if f == nil {
 		return nil
 	}
 	if req == nil {
-		req = JSON[Req]{}
+		req = codec.JSON[Req]{}
 	}
 	if resp == nil {
-		resp = JSON[Resp]{}
+		resp = codec.JSON[Resp]{}
 	}
 	return &typedRequest[Req, Resp]{req: req, resp: resp, f: f, reqName: typeName[Req](), respName: typeName[Resp]()}
 }
 
 type typedRequest[Req, Resp any] struct {
-	req               Codec[Req]
-	resp              Codec[Resp]
+	req               codec.Codec[Req]
+	resp              codec.Codec[Resp]
 	f                 func(context.Context, Req, *Msg) (Resp, error)
 	reqName, respName string
 }

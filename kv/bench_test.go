@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/codec"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/kv"
@@ -25,7 +26,7 @@ func BenchmarkKV(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ours, err := kv.Open("bench", kv.Config{}, connection.NewFixed(nc), kv.Bytes{})
+	ours, err := kv.Open("bench", kv.Config{}, connection.NewFixed(nc), codec.Bytes{})
 	if err != nil {
 		b.Fatal(err)
 	}

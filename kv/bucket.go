@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/codec"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/jsapi"
 )
@@ -43,28 +44,28 @@ type Entry[T any] struct {
 // other codecs, which share its declaration.
 type Bucket[T any] struct {
 	handle *handle
-	codec  Codec[T]
+	codec  codec.Codec[T]
 }
 
-// Open returns the bucket name with values encoded by codec. The bucket
+// Open returns the bucket name with values encoded by cd. The bucket
 // is declared (or bound, with Bind) on first use. It fails with
 // [ErrInvalidConfig] when cfg or the name is invalid (a bucket's name is
 // letters, digits, - and _, at most 251 bytes so that its stream's,
 // "KV_<name>", fits in JetStream's 255).
-func Open[T any](name string, cfg Config, src connection.Source, codec Codec[T]) (*Bucket[T], error) {
+func Open[T any](name string, cfg Config, src connection.Source, cd codec.Codec[T]) (*Bucket[T], error) {
 	h, err := newHandle(name, cfg, src)
 	if err != nil {
 		return nil, err
 	}
-	return &Bucket[T]{handle: h, codec: codec}, nil
+	return &Bucket[T]{handle: h, codec: cd}, nil
 }
 
-// Typed returns a view of b's bucket whose values are encoded by codec.
+// Typed returns a view of b's bucket whose values are encoded by cd.
 // The view shares b's declaration, the bucket declared on the current
 // connection and its value-size limit: making one costs an allocation,
 // and declares nothing.
-func Typed[T, U any](b *Bucket[U], codec Codec[T]) *Bucket[T] {
-	return &Bucket[T]{handle: b.handle, codec: codec}
+func Typed[T, U any](b *Bucket[U], cd codec.Codec[T]) *Bucket[T] {
+	return &Bucket[T]{handle: b.handle, codec: cd}
 }
 
 // Name returns the bucket's name.

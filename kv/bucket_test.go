@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/codec"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/kv"
@@ -63,7 +64,7 @@ func TestMemoryBucketDeclaredAgainAfterServerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	b, err := kv.Open("sessions", kv.Config{Storage: "memory"}, connection.NewFixed(nc), kv.String{})
+	b, err := kv.Open("sessions", kv.Config{Storage: "memory"}, connection.NewFixed(nc), codec.String{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func deletedAfterUse(t *testing.T, ctx context.Context) *kv.Bucket[string] {
 	t.Helper()
 	srv := natstest.RunServer(t)
 	nc := connect(t, srv.URL())
-	b, err := kv.Open("gone", kv.Config{}, connection.NewFixed(nc), kv.String{})
+	b, err := kv.Open("gone", kv.Config{}, connection.NewFixed(nc), codec.String{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,11 +118,11 @@ func TestBucketRecreatedEvent(t *testing.T) {
 	ctx := ctxT(t)
 	nc := connect(t, srv.URL())
 	rec := natstest.NewRecorder()
-	b, err := kv.Open("gone", kv.Config{Events: supervisor.Events{Hook: rec.Hook}}, connection.NewFixed(nc), kv.String{})
+	b, err := kv.Open("gone", kv.Config{Events: supervisor.Events{Hook: rec.Hook}}, connection.NewFixed(nc), codec.String{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw := kv.Typed(b, kv.Bytes{})
+	raw := kv.Typed(b, codec.Bytes{})
 	if _, err := b.Put(ctx, "k", "v"); err != nil {
 		t.Fatal(err)
 	}

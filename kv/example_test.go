@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/codec"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/kv"
@@ -41,7 +42,7 @@ type limits struct {
 // (a connection.Supervisor, or connection.Fixed around a *nats.Conn).
 func ExampleOpen() {
 	connected(func(ctx context.Context, src connection.Source) {
-		settings, err := kv.Open("settings", kv.Config{History: 5}, src, kv.JSON[limits]{})
+		settings, err := kv.Open("settings", kv.Config{History: 5}, src, codec.JSON[limits]{})
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -66,7 +67,7 @@ func ExampleOpen() {
 // again when another writer came first.
 func ExampleBucket_Update() {
 	connected(func(ctx context.Context, src connection.Source) {
-		counters, _ := kv.Open("counters", kv.Config{}, src, kv.JSON[int]{})
+		counters, _ := kv.Open("counters", kv.Config{}, src, codec.JSON[int]{})
 		for range 3 {
 			e, err := counters.Update(ctx, "hits", func(old int, exists bool) (int, error) {
 				if !exists {
@@ -88,7 +89,7 @@ func ExampleBucket_Update() {
 // after an error: it resumes after the last revision it delivered.
 func ExampleBucket_Watch() {
 	connected(func(ctx context.Context, src connection.Source) {
-		settings, _ := kv.Open("settings", kv.Config{History: 5}, src, kv.String{})
+		settings, _ := kv.Open("settings", kv.Config{History: 5}, src, codec.String{})
 		_, _ = settings.Put(ctx, "mode", "fast")
 		seen := make(chan kv.Entry[string])
 		w, err := settings.Watch("print-mode", kv.WatchConfig{Keys: []string{"mode"}},
@@ -138,8 +139,8 @@ func ExampleBucket_Watch() {
 // that the JSON codec wrote.
 func ExampleTyped() {
 	connected(func(ctx context.Context, src connection.Source) {
-		settings, _ := kv.Open("settings", kv.Config{}, src, kv.JSON[limits]{})
-		raw := kv.Typed(settings, kv.Bytes{})
+		settings, _ := kv.Open("settings", kv.Config{}, src, codec.JSON[limits]{})
+		raw := kv.Typed(settings, codec.Bytes{})
 		_, _ = settings.Put(ctx, "limits.api", limits{Max: 100})
 		e, err := raw.Get(ctx, "limits.api")
 		fmt.Println(string(e.Value), err)

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/codec"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/kv"
@@ -44,7 +45,7 @@ func TestOperations(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
-	b, err := kv.Open("settings", kv.Config{History: 5}, connection.NewFixed(connect(t, srv.URL())), kv.JSON[settings]{})
+	b, err := kv.Open("settings", kv.Config{History: 5}, connection.NewFixed(connect(t, srv.URL())), codec.JSON[settings]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestUpdateUnderContention(t *testing.T) {
 	ctx := ctxT(t)
 	// Each writer has its own connection, as separate processes would.
 	incrementConcurrently(t, ctx, 10, 20, func() *kv.Bucket[int] {
-		b, err := kv.Open("counters", kv.Config{}, connection.NewFixed(connect(t, srv.URL())), kv.JSON[int]{})
+		b, err := kv.Open("counters", kv.Config{}, connection.NewFixed(connect(t, srv.URL())), codec.JSON[int]{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +152,7 @@ func TestUpdateUnderContentionReplicated(t *testing.T) {
 	ctx := ctxT(t)
 	open := func() *kv.Bucket[int] {
 		t.Helper()
-		b, err := kv.Open("counters", kv.Config{Replicas: 3}, connection.NewFixed(connect(t, cluster.URLs())), kv.JSON[int]{})
+		b, err := kv.Open("counters", kv.Config{Replicas: 3}, connection.NewFixed(connect(t, cluster.URLs())), codec.JSON[int]{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +196,7 @@ func TestBadInput(t *testing.T) {
 	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
 	conns := connection.NewFixed(connect(t, srv.URL()))
-	b, err := kv.Open("small", kv.Config{MaxValueSize: 16}, conns, kv.Bytes{})
+	b, err := kv.Open("small", kv.Config{MaxValueSize: 16}, conns, codec.Bytes{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +213,7 @@ func TestBadInput(t *testing.T) {
 	if _, err := b.Put(ctx, "big", make([]byte, 17)); !errors.Is(err, kv.ErrValueTooLarge) {
 		t.Fatalf("17 bytes into a 16-byte bucket: %v", err)
 	}
-	missing, err := kv.Open("missing", kv.Config{Bind: true}, conns, kv.Bytes{})
+	missing, err := kv.Open("missing", kv.Config{Bind: true}, conns, codec.Bytes{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,10 +224,10 @@ func TestBadInput(t *testing.T) {
 	if !errors.Is(err, kv.ErrInvalidKey) || strings.Count(err.Error(), "kv: ") != 1 {
 		t.Fatalf("watch of an invalid key: got %v, want ErrInvalidKey, saying kv: once", err)
 	}
-	if _, err := kv.Open("bad name", kv.Config{}, conns, kv.Bytes{}); !errors.Is(err, kv.ErrInvalidConfig) {
+	if _, err := kv.Open("bad name", kv.Config{}, conns, codec.Bytes{}); !errors.Is(err, kv.ErrInvalidConfig) {
 		t.Fatalf("bad bucket name: %v", err)
 	}
-	if _, err := kv.Open("h", kv.Config{History: 65}, conns, kv.Bytes{}); !errors.Is(err, kv.ErrInvalidConfig) || !strings.Contains(err.Error(), "history") {
+	if _, err := kv.Open("h", kv.Config{History: 65}, conns, codec.Bytes{}); !errors.Is(err, kv.ErrInvalidConfig) || !strings.Contains(err.Error(), "history") {
 		t.Fatalf("history 65: %v", err)
 	}
 }
@@ -314,12 +315,12 @@ func TestWatchSeesEveryChangeThroughRestartAndReplacement(t *testing.T) {
 	// so that a watch that falls behind across the restart still finds
 	// them all: it cannot deliver what the bucket discarded.
 	cfg := kv.Config{History: 64}
-	writer, err := kv.Open("config", cfg, conn, kv.JSON[int]{})
+	writer, err := kv.Open("config", cfg, conn, codec.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Values present before the watch starts: the watch begins with them.
-	first, err := kv.Open("config", cfg, connection.NewFixed(connect(t, srv.URL())), kv.JSON[int]{})
+	first, err := kv.Open("config", cfg, connection.NewFixed(connect(t, srv.URL())), codec.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +382,7 @@ func TestWatchReportsExpiry(t *testing.T) {
 	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
 	conns := connection.NewFixed(connect(t, srv.URL()))
-	b, err := kv.Open("sessions", kv.Config{LimitMarkerTTL: time.Second}, conns, kv.JSON[int]{})
+	b, err := kv.Open("sessions", kv.Config{LimitMarkerTTL: time.Second}, conns, codec.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/corral-go/corral/codec"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/kv"
@@ -22,7 +23,7 @@ func TestKeyTooLongIsRefusedAndTheConnectionStays(t *testing.T) {
 	nc, lost := natstest.WatchedConn(t, srv.URL())
 	ctx := ctxT(t)
 	const bucket = "limits"
-	b, err := kv.Open(bucket, kv.Config{}, connection.NewFixed(nc), kv.String{})
+	b, err := kv.Open(bucket, kv.Config{}, connection.NewFixed(nc), codec.String{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,11 +76,11 @@ func TestBucketNameLimit(t *testing.T) {
 	srv := natstest.RunServer(t)
 	nc, lost := natstest.WatchedConn(t, srv.URL())
 	src := connection.NewFixed(nc)
-	_, err := kv.Open(strings.Repeat("b", 252), kv.Config{}, src, kv.String{})
+	_, err := kv.Open(strings.Repeat("b", 252), kv.Config{}, src, codec.String{})
 	if !errors.Is(err, kv.ErrInvalidConfig) || !strings.Contains(err.Error(), "252 bytes, the limit is 251") {
 		t.Fatalf("open of a 252-byte bucket: %v, want ErrInvalidConfig naming both lengths", err)
 	}
-	b, err := kv.Open(strings.Repeat("b", 251), kv.Config{}, src, kv.String{})
+	b, err := kv.Open(strings.Repeat("b", 251), kv.Config{}, src, codec.String{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestBucketNameLimit(t *testing.T) {
 func TestWatchNameAndKeysAreChecked(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	b, err := kv.Open("watched", kv.Config{}, connection.NewFixed(connect(t, srv.URL())), kv.String{})
+	b, err := kv.Open("watched", kv.Config{}, connection.NewFixed(connect(t, srv.URL())), codec.String{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/corral-go/corral/codec"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/jsapi"
 )
@@ -31,7 +32,7 @@ func NewLock(cfg LockConfig, src connection.Source) (*Lock, error) {
 	}
 	cfg = cfg.withDefaults()
 	b, err := Open(cfg.Bucket, Config{History: 1, TTL: cfg.TTL, Storage: cfg.Storage, Replicas: cfg.Replicas,
-		LimitMarkerTTL: cfg.LimitMarkerTTL, Events: cfg.Events, lockBucket: true}, src, String{})
+		LimitMarkerTTL: cfg.LimitMarkerTTL, Events: cfg.Events, lockBucket: true}, src, codec.String{})
 	if err != nil {
 		return nil, err
 	}

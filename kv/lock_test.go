@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/codec"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/kv"
@@ -257,7 +258,7 @@ func acquire(t *testing.T, ctx context.Context, l *kv.Lock) *kv.Lease {
 // locksBucket is the lock bucket "locks", bound as strings.
 func locksBucket(t *testing.T, conns connection.Source) *kv.Bucket[string] {
 	t.Helper()
-	b, err := kv.Open("locks", kv.Config{Bind: true}, conns, kv.String{})
+	b, err := kv.Open("locks", kv.Config{Bind: true}, conns, codec.String{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/codec"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/kv"
@@ -23,7 +24,7 @@ func TestWatchFollowsRecreatedBucket(t *testing.T) {
 	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
 	nc := connect(t, srv.URL())
-	b, err := kv.Open("cfg", kv.Config{}, connection.NewFixed(nc), kv.JSON[int]{})
+	b, err := kv.Open("cfg", kv.Config{}, connection.NewFixed(nc), codec.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func TestWatchFollowsRecreatedBucket(t *testing.T) {
 	if err := js.DeleteKeyValue(ctx, "cfg"); err != nil {
 		t.Fatal(err)
 	}
-	other, err := kv.Open("cfg", kv.Config{}, connection.NewFixed(connect(t, srv.URL())), kv.JSON[int]{})
+	other, err := kv.Open("cfg", kv.Config{}, connection.NewFixed(connect(t, srv.URL())), codec.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestWatchDeclaresDeletedBucketAgain(t *testing.T) {
 	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
 	nc := connect(t, srv.URL())
-	b, err := kv.Open("cfg", kv.Config{}, connection.NewFixed(nc), kv.JSON[int]{})
+	b, err := kv.Open("cfg", kv.Config{}, connection.NewFixed(nc), codec.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestWatchConsumerReplacedDuringCurrentValues(t *testing.T) {
 	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
 	nc := connect(t, srv.URL())
-	b, err := kv.Open("cfg", kv.Config{History: 5}, connection.NewFixed(nc), kv.JSON[int]{})
+	b, err := kv.Open("cfg", kv.Config{History: 5}, connection.NewFixed(nc), codec.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func watchMemoryBucketLostInRestart(t *testing.T, updatesOnly bool) {
 	}
 	t.Cleanup(nc.Close)
 	cfg := kv.Config{Storage: "memory"}
-	b, err := kv.Open("mem", cfg, connection.NewFixed(nc), kv.JSON[int]{})
+	b, err := kv.Open("mem", cfg, connection.NewFixed(nc), codec.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func watchMemoryBucketLostInRestart(t *testing.T, updatesOnly bool) {
 	}
 	rec.waitFor(t, "synced", func(e []kv.Entry[int], s int) bool { return s == 1 && len(e) == old })
 	srv.Restart()
-	other, err := kv.Open("mem", cfg, connection.NewFixed(connect(t, srv.URL())), kv.JSON[int]{})
+	other, err := kv.Open("mem", cfg, connection.NewFixed(connect(t, srv.URL())), codec.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/corral-go/corral/codec"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/kv"
@@ -46,7 +47,7 @@ func serveUntilSynced(t *testing.T, ctx context.Context, w *kv.Watch[int], rec *
 func historyBucket(t *testing.T, ctx context.Context) *kv.Bucket[int] {
 	t.Helper()
 	srv := natstest.RunServer(t)
-	b, err := kv.Open("cfg", kv.Config{History: 10}, connection.NewFixed(connect(t, srv.URL())), kv.JSON[int]{})
+	b, err := kv.Open("cfg", kv.Config{History: 10}, connection.NewFixed(connect(t, srv.URL())), codec.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestWatchRetriesFailedSynced(t *testing.T) {
 // its first delivery, fails when it is declared, saying why.
 func TestWatchRejectedAtDeclaration(t *testing.T) {
 	t.Parallel()
-	b, err := kv.Open("cfg", kv.Config{}, connection.NewFixed(nil), kv.JSON[int]{}) // nothing is contacted
+	b, err := kv.Open("cfg", kv.Config{}, connection.NewFixed(nil), codec.JSON[int]{}) // nothing is contacted
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func TestWatchOfIntersectingKeys(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
-	b, err := kv.Open("cfg", kv.Config{}, connection.NewFixed(connect(t, srv.URL())), kv.JSON[int]{})
+	b, err := kv.Open("cfg", kv.Config{}, connection.NewFixed(connect(t, srv.URL())), codec.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func TestWatchFailureBeforeSyncedMissesNoRevisionWrittenSince(t *testing.T) {
 			t.Parallel()
 			ctx := ctxT(t)
 			srv := natstest.RunServer(t)
-			b, err := kv.Open("cfg", kv.Config{History: 10}, connection.NewFixed(connect(t, srv.URL())), kv.JSON[int]{})
+			b, err := kv.Open("cfg", kv.Config{History: 10}, connection.NewFixed(connect(t, srv.URL())), codec.JSON[int]{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -263,7 +264,7 @@ func TestWatchChangesDuringCurrentValues(t *testing.T) {
 	t.Parallel()
 	ctx := ctxT(t)
 	srv := natstest.RunServer(t)
-	b, err := kv.Open("cfg", kv.Config{History: 10}, connection.NewFixed(connect(t, srv.URL())), kv.JSON[int]{})
+	b, err := kv.Open("cfg", kv.Config{History: 10}, connection.NewFixed(connect(t, srv.URL())), codec.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/corral-go/corral/codec"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/internal/subject"
 	"github.com/corral-go/corral/kv"
@@ -69,7 +70,7 @@ func Dedup[T any](bucket *kv.Bucket[T], cfg DedupConfig) consumer.Middleware {
 	}
 	var records *kv.Bucket[[]byte]
 	if bucket != nil {
-		records = kv.Typed(bucket, kv.Bytes{})
+		records = kv.Typed(bucket, codec.Bytes{})
 	}
 	return func(next consumer.Handler) consumer.Handler {
 		return consumer.HandlerFunc(func(ctx context.Context, m *consumer.Msg) error {

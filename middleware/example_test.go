@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/codec"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/embedded"
@@ -40,7 +41,7 @@ func Example() {
 	}})
 
 	group.Use(middleware.Log(zap.NewNop())) // your logger
-	seen, err := kv.Open("charged", kv.Config{TTL: 24 * time.Hour}, conn, kv.Bytes{})
+	seen, err := kv.Open("charged", kv.Config{TTL: 24 * time.Hour}, conn, codec.Bytes{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/codec"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/internal/natstest"
@@ -66,7 +67,7 @@ func (e *env) stream(name string, subjects ...string) {
 // bucket opens a bucket of bytes on the handlers' connection.
 func (e *env) bucket(name string, cfg kv.Config) *kv.Bucket[[]byte] {
 	e.t.Helper()
-	b, err := kv.Open(name, cfg, e.src, kv.Bytes{})
+	b, err := kv.Open(name, cfg, e.src, codec.Bytes{})
 	if err != nil {
 		e.t.Fatal(err)
 	}

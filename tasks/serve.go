@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/corral-go/corral/codec"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/internal/pool"
@@ -22,7 +23,7 @@ import (
 // it.
 func (w *Worker) newRun(ctx context.Context) (*run, error) {
 	r := &run{w: w, id: nuid.Next()}
-	leases, err := kv.Open(w.names.leaseBucket, kv.Config{Bind: true, Events: w.cfg.Events}, w.src, kv.String{})
+	leases, err := kv.Open(w.names.leaseBucket, kv.Config{Bind: true, Events: w.cfg.Events}, w.src, codec.String{})
 	if err != nil {
 		return nil, err
 	}

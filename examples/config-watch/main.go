@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/codec"
 	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/kv"
 )
@@ -189,7 +190,7 @@ func newClient(name, url string) (*corral.Client, *kv.Bucket[limit], error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return c, kv.Typed(raw, kv.JSON[limit]{}), nil
+	return c, kv.Typed(raw, codec.JSON[limit]{}), nil
 }
 
 // fleet runs the example's clients until stop, and reports on errs any

@@ -27,6 +27,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/codec"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/kv"
@@ -205,7 +206,7 @@ func watchSettings(client *corral.Client) (*kv.Bucket[greeting], <-chan kv.Entry
 	if err != nil {
 		return nil, nil, err
 	}
-	settings := kv.Typed(raw, kv.JSON[greeting]{})
+	settings := kv.Typed(raw, codec.JSON[greeting]{})
 	changes := make(chan kv.Entry[greeting], 8)
 	keys := kv.WatchConfig{Keys: []string{"greeting"}, UpdatesOnly: true}
 	w, err := settings.Watch("settings-watch", keys, func(ctx context.Context, e kv.Entry[greeting]) error {

@@ -1,16 +1,20 @@
-package kv
+// Package codec turns typed values into message and bucket payloads and
+// back: a typed handler's messages and replies (consumer.Typed), a typed
+// bucket's values (kv.Open, kv.Typed).
+package codec
 
 import "encoding/json"
 
-// Codec turns a bucket's values into bytes and back. Implement it for
-// your own encoding (protobuf, msgpack...). Decode may keep data: each
-// message's data is its own, never reused.
+// Codec turns values of T into bytes and back. Implement it for your own
+// encoding (protobuf, msgpack...). Decode may keep data: each message's
+// data is its own, never reused. A Codec is used concurrently.
 type Codec[T any] interface {
 	Encode(v T) ([]byte, error)
 	Decode(data []byte) (T, error)
 }
 
-// JSON is the codec of values encoded as JSON.
+// JSON is the codec of values encoded as JSON, the default of typed
+// handlers.
 type JSON[T any] struct{}
 
 // Encode marshals v.
