@@ -8,6 +8,7 @@ import (
 
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/supervisor"
 	"github.com/corral-go/corral/tasks"
 )
 
@@ -37,7 +38,7 @@ func TestConfigRefusesTaskQueueNamesTasksNewRefuses(t *testing.T) {
 				len(tc.queue), len(tc.cfg.Stream), err, tc.field, tc.want)
 			continue
 		}
-		if _, err := tasks.New(tc.queue, tc.cfg, connection.NewFixed(nil), nop); !errors.Is(err, tasks.ErrInvalidConfig) ||
+		if _, err := tasks.New(tc.queue, tc.cfg, connection.NewFixed(nil), nop); !errors.Is(err, supervisor.ErrInvalidConfig) ||
 			!strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%d-byte queue, %d-byte stream: tasks.New: got %v, want ErrInvalidConfig saying %q too",
 				len(tc.queue), len(tc.cfg.Stream), err, tc.want)

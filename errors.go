@@ -27,7 +27,7 @@ var (
 	ErrStopping = consumer.ErrStopping
 	// ErrInvalidConfig is wrapped by every configuration error, from this
 	// package and every subpackage.
-	ErrInvalidConfig = conf.ErrInvalid
+	ErrInvalidConfig = supervisor.ErrInvalidConfig
 
 	// ErrRunning is returned by Run or Serve on a Client that is already
 	// running.

@@ -89,7 +89,7 @@ func TestValidateNamesEveryField(t *testing.T) {
 		Auth:                connection.AuthConfig{Token: "t", CredsFile: "/nonexistent/user.creds", Password: "p"},
 	}
 	err := cfg.Validate()
-	if !errors.Is(err, connection.ErrInvalidConfig) {
+	if !errors.Is(err, supervisor.ErrInvalidConfig) {
 		t.Fatalf("got %v", err)
 	}
 	for _, want := range []string{

@@ -235,7 +235,7 @@ func (c Config) MinShutdownTimeout() time.Duration {
 	return c.withDefaults().DrainTimeout + 5*time.Second
 }
 
-// Validate reports every invalid field at once, wrapping ErrInvalidConfig.
+// Validate reports every invalid field at once, wrapping supervisor.ErrInvalidConfig.
 // Files named by TLS and Auth must be readable.
 func (c Config) Validate() error {
 	p := conf.NewProblems("")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // Each numeric setting out of its range is refused at Validate, naming
@@ -39,7 +40,7 @@ func TestConfigRanges(t *testing.T) {
 		{"reconnect_buf_size", connection.Config{ReconnectBufSize: 1<<40 + 1}},
 	} {
 		err := tc.cfg.Validate()
-		if !errors.Is(err, connection.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.field+":") {
+		if !errors.Is(err, supervisor.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.field+":") {
 			t.Errorf("%s: got %v, want an error naming %s", tc.field, err, tc.field)
 		}
 	}

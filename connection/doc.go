@@ -36,7 +36,7 @@
 //
 // # Errors
 //
-// Invalid configuration wraps [ErrInvalidConfig] and names each field.
+// Invalid configuration wraps [supervisor.ErrInvalidConfig] and names each field.
 // Serve's errors wrap [ErrClosed] and nats.go's errors.
 //
 // # Concurrency

@@ -2,14 +2,9 @@ package connection
 
 import (
 	"errors"
-
-	"github.com/corral-go/corral/internal/conf"
 )
 
 var (
-	// ErrInvalidConfig is wrapped by every configuration error.
-	ErrInvalidConfig = conf.ErrInvalid
-
 	// ErrClosed is returned by Supervisor.Serve when the connection closed
 	// for good without a reason from nats.go, and by Fixed.Conn once the
 	// application's connection is closed.

@@ -146,7 +146,7 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Validate reports every invalid field at once, wrapping ErrInvalidConfig.
+// Validate reports every invalid field at once, wrapping supervisor.ErrInvalidConfig.
 // Whether reject suits the handler (request handlers only) is checked when
 // it is declared.
 func (c Config) Validate() error {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // Each numeric setting out of its range is refused at Validate, naming
@@ -45,7 +46,7 @@ func TestConfigRanges(t *testing.T) {
 			tc.cfg.Restart.Backoff = math.MaxInt64
 		}
 		err := tc.cfg.Validate()
-		if !errors.Is(err, consumer.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.field+":") {
+		if !errors.Is(err, supervisor.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.field+":") {
 			t.Errorf("%s: got %v, want an error naming %s", tc.field, err, tc.field)
 		}
 	}

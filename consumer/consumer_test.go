@@ -351,16 +351,16 @@ func TestBadDeclarations(t *testing.T) {
 		want    error
 		mention string
 	}{
-		{"empty subject", "h1", consumer.Config{}, ok, consumer.ErrInvalidConfig, "subject"},
-		{"empty token", "h2", consumer.Config{Subject: "a..b"}, ok, consumer.ErrInvalidConfig, "empty token"},
-		{"> not last", "h3", consumer.Config{Subject: "a.>.b"}, ok, consumer.ErrInvalidConfig, "'>'"},
-		{"partial wildcard", "h4", consumer.Config{Subject: "a.b*"}, ok, consumer.ErrInvalidConfig, "whole tokens"},
-		{"space", "h5", consumer.Config{Subject: "a b"}, ok, consumer.ErrInvalidConfig, "whitespace"},
-		{"queue group", "h6", consumer.Config{Subject: "a", QueueGroup: "q 1"}, ok, consumer.ErrInvalidConfig, "queue_group"},
-		{"reject without requests", "h7", consumer.Config{Subject: "a", Overflow: consumer.Reject}, ok, consumer.ErrInvalidConfig, "HandleRequest"},
-		{"unknown overflow", "h8", consumer.Config{Subject: "a", Overflow: "spill"}, ok, consumer.ErrInvalidConfig, "overflow"},
-		{"negative workers", "h9", consumer.Config{Subject: "a", Workers: -1}, ok, consumer.ErrInvalidConfig, "workers"},
-		{"bad name", "a b", consumer.Config{Subject: "a"}, ok, consumer.ErrInvalidConfig, `"a b"`},
+		{"empty subject", "h1", consumer.Config{}, ok, supervisor.ErrInvalidConfig, "subject"},
+		{"empty token", "h2", consumer.Config{Subject: "a..b"}, ok, supervisor.ErrInvalidConfig, "empty token"},
+		{"> not last", "h3", consumer.Config{Subject: "a.>.b"}, ok, supervisor.ErrInvalidConfig, "'>'"},
+		{"partial wildcard", "h4", consumer.Config{Subject: "a.b*"}, ok, supervisor.ErrInvalidConfig, "whole tokens"},
+		{"space", "h5", consumer.Config{Subject: "a b"}, ok, supervisor.ErrInvalidConfig, "whitespace"},
+		{"queue group", "h6", consumer.Config{Subject: "a", QueueGroup: "q 1"}, ok, supervisor.ErrInvalidConfig, "queue_group"},
+		{"reject without requests", "h7", consumer.Config{Subject: "a", Overflow: consumer.Reject}, ok, supervisor.ErrInvalidConfig, "HandleRequest"},
+		{"unknown overflow", "h8", consumer.Config{Subject: "a", Overflow: "spill"}, ok, supervisor.ErrInvalidConfig, "overflow"},
+		{"negative workers", "h9", consumer.Config{Subject: "a", Workers: -1}, ok, supervisor.ErrInvalidConfig, "workers"},
+		{"bad name", "a b", consumer.Config{Subject: "a"}, ok, supervisor.ErrInvalidConfig, `"a b"`},
 		{"duplicate", "taken", consumer.Config{Subject: "a"}, ok, consumer.ErrDuplicateHandler, `"taken"`},
 		{"nil handler", "h10", consumer.Config{Subject: "a"}, nil, consumer.ErrNilHandler, `"h10"`},
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/internal/jsapi"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // ensure declares the stream (if asked) and the consumer, or checks the
@@ -33,7 +34,7 @@ func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created boo
 		cc := existing.CachedInfo().Config
 		if cc.AckPolicy != jetstream.AckExplicitPolicy || cc.DeliverSubject != "" {
 			return false, fmt.Errorf("bind consumer %s of stream %s: %w: a handler needs a pull consumer with explicit acks",
-				c.Consumer, c.Stream, ErrInvalidConfig)
+				c.Consumer, c.Stream, supervisor.ErrInvalidConfig)
 		}
 		r.setLimits(cc.AckWait, cc.MaxDeliver)
 		return false, nil

@@ -58,7 +58,7 @@
 // # Errors
 //
 // [Group.Handle] and [Group.HandleRequest] fail at once for a bad
-// declaration: errors wrap [ErrInvalidConfig], [ErrDuplicateHandler] or
+// declaration: errors wrap [supervisor.ErrInvalidConfig], [ErrDuplicateHandler] or
 // [ErrNilHandler] and name the field. A JetStream handler checks at start
 // what only the server knows: a stream that does not exist, or a
 // DeadLetter subject that no stream stores, fails its start with an error

@@ -3,13 +3,10 @@ package consumer
 import (
 	"errors"
 
-	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/internal/pull"
 )
 
 var (
-	// ErrInvalidConfig is wrapped by every configuration error.
-	ErrInvalidConfig = conf.ErrInvalid
 	// ErrDuplicateHandler is returned when a handler of that name is
 	// already declared. Like ErrNilHandler, it is only returned wrapped
 	// under `consumer: handler "name":`, so its text has no prefix of its

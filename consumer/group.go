@@ -63,7 +63,7 @@ var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // Handle declares a handler named name that runs h on the messages of
 // cfg.Subject, or of cfg.Stream for a JetStream handler. It fails with
-// [ErrInvalidConfig] for a bad configuration or a name that is not
+// [supervisor.ErrInvalidConfig] for a bad configuration or a name that is not
 // letters, digits, '-' and '_' of at most 255 bytes (subject.MaxNameLen:
 // by default it names the durable consumer), [ErrDuplicateHandler] for a
 // name in use, [ErrNilHandler] for a nil h, and [ErrStopping] while Serve
@@ -74,7 +74,7 @@ func (g *Group) Handle(name string, cfg Config, h Handler) error {
 	}
 	if cfg.Overflow == Reject {
 		return fmt.Errorf("consumer: handler %q: %w: overflow: reject answers requests; this handler does not (use HandleRequest)",
-			name, ErrInvalidConfig)
+			name, supervisor.ErrInvalidConfig)
 	}
 	h = g.wrap(h, cfg.Middleware)
 	return g.add(name, cfg, h, func(*counters) invoker { return handleInvoker(h) })
@@ -88,7 +88,7 @@ func (g *Group) HandleRequest(name string, cfg Config, h RequestHandler) error {
 	}
 	if cfg.IsJetStream() {
 		return fmt.Errorf("consumer: handler %q: %w: stream: a request handler answers core requests; JetStream handlers use Handle",
-			name, ErrInvalidConfig)
+			name, supervisor.ErrInvalidConfig)
 	}
 	h = g.wrapRequest(h, cfg.Middleware)
 	return g.add(name, cfg, nil, func(stats *counters) invoker { return requestInvoker(h, stats) })
@@ -99,7 +99,7 @@ func (g *Group) HandleRequest(name string, cfg Config, h RequestHandler) error {
 func (g *Group) add(name string, cfg Config, h Handler, invoke func(*counters) invoker) error {
 	if !validName.MatchString(name) || len(name) > subject.MaxNameLen {
 		return fmt.Errorf("consumer: handler name %q: %w: letters, digits, '-' and '_' only, at most %d bytes (it names the durable consumer)",
-			name, ErrInvalidConfig, subject.MaxNameLen)
+			name, supervisor.ErrInvalidConfig, subject.MaxNameLen)
 	}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("consumer: handler %q: %w", name, err)
@@ -134,7 +134,7 @@ func (g *Group) add(name string, cfg Config, h Handler, invoke func(*counters) i
 			return fmt.Errorf("consumer: handler %q: %w", name, err)
 		}
 	} else if cfg.Service != (Service{}) {
-		return fmt.Errorf("consumer: handler %q: %w: service: only request handlers are micro services", name, ErrInvalidConfig)
+		return fmt.Errorf("consumer: handler %q: %w: service: only request handlers are micro services", name, supervisor.ErrInvalidConfig)
 	}
 	g.handlers = append(g.handlers, m)
 	g.byName[name] = m

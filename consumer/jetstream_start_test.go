@@ -41,8 +41,8 @@ func TestJetStreamDeadLetterWithoutAStreamIsRefusedAtStart(t *testing.T) {
 			t.Fatalf("got %q, want it to say %s", msg, want)
 		}
 	}
-	if !errors.Is(ev.Err, consumer.ErrInvalidConfig) {
-		t.Fatalf("got %v, want ErrInvalidConfig", ev.Err)
+	if !errors.Is(ev.Err, supervisor.ErrInvalidConfig) {
+		t.Fatalf("got %v, want supervisor.ErrInvalidConfig", ev.Err)
 	}
 	if n := len(natstest.All[consumer.Subscribed](e.rec)); n != 0 {
 		t.Fatalf("the handler subscribed %d times", n)

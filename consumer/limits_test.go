@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // A handler whose subject or queue group is too long for the server's
@@ -29,8 +30,8 @@ func TestSubjectTooLongIsRefusedAtDeclaration(t *testing.T) {
 		"queue":   {Subject: "limits.q", QueueGroup: long},
 	} {
 		err := e.sup.HandleRequest(name, cfg, echo())
-		if want := "5000 bytes, the limit is 2000"; !errors.Is(err, consumer.ErrInvalidConfig) || !strings.Contains(err.Error(), want) {
-			t.Errorf("handler with a 5000-byte %s: %v, want ErrInvalidConfig saying %q", name, err, want)
+		if want := "5000 bytes, the limit is 2000"; !errors.Is(err, supervisor.ErrInvalidConfig) || !strings.Contains(err.Error(), want) {
+			t.Errorf("handler with a 5000-byte %s: %v, want supervisor.ErrInvalidConfig saying %q", name, err, want)
 		}
 	}
 	atLimit := strings.Repeat("s", 2000)

@@ -74,10 +74,10 @@ func (s *services) attachLocked(b *handlerBase) error {
 		name = b.name
 	}
 	if !serviceName.MatchString(name) {
-		return fmt.Errorf("%w: service.name %q: letters, digits, '-' and '_' only", ErrInvalidConfig, name)
+		return fmt.Errorf("%w: service.name %q: letters, digits, '-' and '_' only", supervisor.ErrInvalidConfig, name)
 	}
 	if sc.Version != "" && !serviceVersion.MatchString(sc.Version) {
-		return fmt.Errorf("%w: service.version %q: not a semantic version (1.2.3)", ErrInvalidConfig, sc.Version)
+		return fmt.Errorf("%w: service.version %q: not a semantic version (1.2.3)", supervisor.ErrInvalidConfig, sc.Version)
 	}
 	ms := s.byName[name]
 	if ms == nil {
@@ -85,7 +85,7 @@ func (s *services) attachLocked(b *handlerBase) error {
 	}
 	if sc.Version != "" {
 		if ms.versionSet && ms.version != sc.Version {
-			return fmt.Errorf("%w: service.version %q: service %q is version %s", ErrInvalidConfig, sc.Version, name, ms.version)
+			return fmt.Errorf("%w: service.version %q: service %q is version %s", supervisor.ErrInvalidConfig, sc.Version, name, ms.version)
 		}
 		ms.version, ms.versionSet = sc.Version, true
 	}

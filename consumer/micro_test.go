@@ -263,13 +263,13 @@ func TestServiceConfigIsChecked(t *testing.T) {
 		{"d", consumer.Config{Subject: "d", Service: consumer.Service{Name: "s", Version: "2.0.0"}},
 			`consumer: handler "d": invalid config: service.version "2.0.0": service "s" is version 1.0.0`},
 	} {
-		if err := e.sup.HandleRequest(tt.name, tt.cfg, echo()); !errors.Is(err, consumer.ErrInvalidConfig) || err.Error() != tt.want {
+		if err := e.sup.HandleRequest(tt.name, tt.cfg, echo()); !errors.Is(err, supervisor.ErrInvalidConfig) || err.Error() != tt.want {
 			t.Errorf("%s: got %v, want %s", tt.name, err, tt.want)
 		}
 	}
 	err := e.sup.Handle("plain", consumer.Config{Subject: "p", Service: consumer.Service{Name: "s"}},
 		consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil }))
-	if !errors.Is(err, consumer.ErrInvalidConfig) {
+	if !errors.Is(err, supervisor.ErrInvalidConfig) {
 		t.Fatalf("a service on a plain handler: got %v", err)
 	}
 	if n := len(e.sup.Status()); n != 1 {

@@ -12,6 +12,7 @@ import (
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/internal/subject"
 	"github.com/corral-go/corral/stream"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // A handler's name becomes its durable consumer's: one longer than the
@@ -24,8 +25,8 @@ func TestHandlerNameLongerThanAConsumerNameIsRefused(t *testing.T) {
 	cfg := consumer.Config{JetStream: consumer.JetStream{Stream: "NAMES"}}
 	tooLong := strings.Repeat("n", subject.MaxNameLen+1)
 	err := e.sup.Handle(tooLong, cfg, ok)
-	if !errors.Is(err, consumer.ErrInvalidConfig) || !strings.Contains(err.Error(), "255") {
-		t.Fatalf("a %d-byte handler name: %.120v, want ErrInvalidConfig naming the limit of %d", len(tooLong), err, subject.MaxNameLen)
+	if !errors.Is(err, supervisor.ErrInvalidConfig) || !strings.Contains(err.Error(), "255") {
+		t.Fatalf("a %d-byte handler name: %.120v, want supervisor.ErrInvalidConfig naming the limit of %d", len(tooLong), err, subject.MaxNameLen)
 	}
 
 	longest := strings.Repeat("n", subject.MaxNameLen)

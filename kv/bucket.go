@@ -12,6 +12,7 @@ import (
 	"github.com/corral-go/corral/codec"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/jsapi"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // Op is what a revision did to its key.
@@ -49,7 +50,7 @@ type Bucket[T any] struct {
 
 // Open returns the bucket name with values encoded by cd. The bucket
 // is declared (or bound, with Bind) on first use. It fails with
-// [ErrInvalidConfig] when cfg or the name is invalid (a bucket's name is
+// [supervisor.ErrInvalidConfig] when cfg or the name is invalid (a bucket's name is
 // letters, digits, - and _, at most 251 bytes so that its stream's,
 // "KV_<name>", fits in JetStream's 255).
 func Open[T any](name string, cfg Config, src connection.Source, cd codec.Codec[T]) (*Bucket[T], error) {
@@ -154,11 +155,11 @@ func (b *Bucket[T]) Create(ctx context.Context, key string, v T) (uint64, error)
 
 // CreateTTL is Create with a TTL for this key alone: the value expires
 // after ttl. The bucket needs [Config].LimitMarkerTTL, else CreateTTL
-// fails with [ErrInvalidConfig] (unless the bucket is bound: the server
+// fails with [supervisor.ErrInvalidConfig] (unless the bucket is bound: the server
 // then decides).
 func (b *Bucket[T]) CreateTTL(ctx context.Context, key string, v T, ttl time.Duration) (uint64, error) {
 	if cfg := b.handle.cfg; cfg.LimitMarkerTTL == 0 && !cfg.Bind {
-		return 0, fmt.Errorf("kv: create %s with a TTL: %w: the bucket needs limit_marker_ttl", key, ErrInvalidConfig)
+		return 0, fmt.Errorf("kv: create %s with a TTL: %w: the bucket needs limit_marker_ttl", key, supervisor.ErrInvalidConfig)
 	}
 	return b.create(ctx, key, v, jetstream.KeyTTL(ttl))
 }

@@ -54,7 +54,7 @@ type Config struct {
 }
 
 // Validate reports every invalid field at once, wrapping
-// [ErrInvalidConfig].
+// [supervisor.ErrInvalidConfig].
 func (c Config) Validate() error {
 	p := conf.NewProblems("")
 	if c.History < 0 || c.History > 64 {
@@ -138,7 +138,7 @@ func (c Config) openLockBucket(ctx context.Context, js jetstream.JetStream, name
 		}
 		if st.TTL() != c.TTL {
 			return nil, fmt.Errorf("%w: lock bucket %s has TTL %v, this lock's is %v: use one TTL per lock bucket",
-				ErrInvalidConfig, name, st.TTL(), c.TTL)
+				supervisor.ErrInvalidConfig, name, st.TTL(), c.TTL)
 		}
 		return b, nil
 	}

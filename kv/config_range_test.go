@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/corral-go/corral/kv"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // Each numeric setting out of its range is refused at Validate, naming
@@ -35,7 +36,7 @@ func TestConfigRanges(t *testing.T) {
 		{"limit_marker_ttl", kv.Config{LimitMarkerTTL: time.Millisecond}},
 	} {
 		err := tc.cfg.Validate()
-		if !errors.Is(err, kv.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.field+":") {
+		if !errors.Is(err, supervisor.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.field+":") {
 			t.Errorf("%s: got %v, want an error naming %s", tc.field, err, tc.field)
 		}
 	}

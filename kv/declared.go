@@ -13,6 +13,7 @@ import (
 	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/internal/redeclare"
 	"github.com/corral-go/corral/internal/subject"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // handle is one bucket as every typed view of it (see Typed) shares it:
@@ -35,7 +36,7 @@ func newHandle(name string, cfg Config, src connection.Source) (*handle, error) 
 		return nil, fmt.Errorf("kv: bucket %s: %w", name, err)
 	}
 	if err := subject.ValidBucket(name); err != nil {
-		return nil, fmt.Errorf("kv: %w: bucket %w", ErrInvalidConfig, err)
+		return nil, fmt.Errorf("kv: %w: bucket %w", supervisor.ErrInvalidConfig, err)
 	}
 	return &handle{name: name, cfg: cfg, src: src, events: event.New(cfg.Events)}, nil
 }

@@ -45,7 +45,7 @@
 // for the server's control line (which would close the connection),
 // [ErrTooManyConflicts] when
 // Update gave up, [ErrLockLost] by a Release that came too late, and
-// [ErrInvalidConfig] for every configuration problem, including a nil
+// [supervisor.ErrInvalidConfig] for every configuration problem, including a nil
 // [WatchFunc], an invalid watch name and watched keys of which one
 // contains another.
 //

@@ -7,15 +7,12 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/internal/jsapi"
 )
 
 // Errors that also match nats.go's with errors.Is, so that code written
 // against either keeps working.
 var (
-	// ErrInvalidConfig is wrapped by every configuration error.
-	ErrInvalidConfig = conf.ErrInvalid
 	// ErrKeyNotFound means the key has no value (never set, deleted or
 	// expired). It also matches jetstream.ErrKeyNotFound.
 	ErrKeyNotFound = errors.New("kv: key not found")

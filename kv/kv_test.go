@@ -224,10 +224,10 @@ func TestBadInput(t *testing.T) {
 	if !errors.Is(err, kv.ErrInvalidKey) || strings.Count(err.Error(), "kv: ") != 1 {
 		t.Fatalf("watch of an invalid key: got %v, want ErrInvalidKey, saying kv: once", err)
 	}
-	if _, err := kv.Open("bad name", kv.Config{}, conns, codec.Bytes{}); !errors.Is(err, kv.ErrInvalidConfig) {
+	if _, err := kv.Open("bad name", kv.Config{}, conns, codec.Bytes{}); !errors.Is(err, supervisor.ErrInvalidConfig) {
 		t.Fatalf("bad bucket name: %v", err)
 	}
-	if _, err := kv.Open("h", kv.Config{History: 65}, conns, codec.Bytes{}); !errors.Is(err, kv.ErrInvalidConfig) || !strings.Contains(err.Error(), "history") {
+	if _, err := kv.Open("h", kv.Config{History: 65}, conns, codec.Bytes{}); !errors.Is(err, supervisor.ErrInvalidConfig) || !strings.Contains(err.Error(), "history") {
 		t.Fatalf("history 65: %v", err)
 	}
 }

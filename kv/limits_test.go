@@ -11,6 +11,7 @@ import (
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/kv"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // A key whose subject is longer than the server takes in one control line
@@ -77,8 +78,8 @@ func TestBucketNameLimit(t *testing.T) {
 	nc, lost := natstest.WatchedConn(t, srv.URL())
 	src := connection.NewFixed(nc)
 	_, err := kv.Open(strings.Repeat("b", 252), kv.Config{}, src, codec.String{})
-	if !errors.Is(err, kv.ErrInvalidConfig) || !strings.Contains(err.Error(), "252 bytes, the limit is 251") {
-		t.Fatalf("open of a 252-byte bucket: %v, want ErrInvalidConfig naming both lengths", err)
+	if !errors.Is(err, supervisor.ErrInvalidConfig) || !strings.Contains(err.Error(), "252 bytes, the limit is 251") {
+		t.Fatalf("open of a 252-byte bucket: %v, want supervisor.ErrInvalidConfig naming both lengths", err)
 	}
 	b, err := kv.Open(strings.Repeat("b", 251), kv.Config{}, src, codec.String{})
 	if err != nil {
@@ -102,8 +103,8 @@ func TestWatchNameAndKeysAreChecked(t *testing.T) {
 	}
 	fn := func(context.Context, kv.Entry[string]) error { return nil }
 	for _, name := range []string{"", "a.b", "a b", "a*", "a>", "a/b", `a\b`, strings.Repeat("w", 256)} {
-		if _, err := b.Watch(name, kv.WatchConfig{}, fn); !errors.Is(err, kv.ErrInvalidConfig) {
-			t.Errorf("watch named %.20q: %v, want ErrInvalidConfig", name, err)
+		if _, err := b.Watch(name, kv.WatchConfig{}, fn); !errors.Is(err, supervisor.ErrInvalidConfig) {
+			t.Errorf("watch named %.20q: %v, want supervisor.ErrInvalidConfig", name, err)
 		}
 	}
 	if _, err := b.Watch(strings.Repeat("w", 255), kv.WatchConfig{}, fn); err != nil {

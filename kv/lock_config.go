@@ -12,7 +12,7 @@ import (
 type LockConfig struct {
 	// Bucket holds the lock; it is declared with TTL as its TTL. All locks
 	// in one bucket must have the same TTL: a lock never changes an
-	// existing bucket's TTL, and fails with ErrInvalidConfig if it differs.
+	// existing bucket's TTL, and fails with supervisor.ErrInvalidConfig if it differs.
 	// Required.
 	Bucket string `yaml:"bucket"`
 	// Key is the lock's key. Required.
@@ -50,7 +50,7 @@ func (c LockConfig) withDefaults() LockConfig {
 
 // Validate reports every invalid field at once (bucket, key, ttl,
 // renew_every, storage, replicas, limit_marker_ttl), wrapping
-// [ErrInvalidConfig]; an invalid key also matches
+// [supervisor.ErrInvalidConfig]; an invalid key also matches
 // [ErrInvalidKey]. [NewLock] calls it.
 func (c LockConfig) Validate() error {
 	c = c.withDefaults()

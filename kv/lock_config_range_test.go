@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/corral-go/corral/kv"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // Each numeric setting of a lock out of its range is refused at
@@ -31,7 +32,7 @@ func TestLockConfigRanges(t *testing.T) {
 		{"replicas", lock(kv.LockConfig{Replicas: 6})},
 	} {
 		err := tc.cfg.Validate()
-		if !errors.Is(err, kv.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.field+":") {
+		if !errors.Is(err, supervisor.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.field+":") {
 			t.Errorf("%s: got %v, want an error naming %s", tc.field, err, tc.field)
 		}
 	}

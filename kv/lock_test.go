@@ -14,6 +14,7 @@ import (
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/kv"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // A holder cut off from the server without a reset (its renewals block)
@@ -99,8 +100,8 @@ func TestLockConfigValidation(t *testing.T) {
 		switch {
 		case tc.field == "" && err != nil:
 			t.Errorf("%+v: %v", tc.cfg, err)
-		case tc.field != "" && (!errors.Is(err, kv.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.field)):
-			t.Errorf("%+v: %v, want ErrInvalidConfig naming %s", tc.cfg, err, tc.field)
+		case tc.field != "" && (!errors.Is(err, supervisor.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.field)):
+			t.Errorf("%+v: %v, want supervisor.ErrInvalidConfig naming %s", tc.cfg, err, tc.field)
 		}
 	}
 }
@@ -114,8 +115,8 @@ func TestLockRefusesBucketWithAnotherTTL(t *testing.T) {
 	conns := connection.NewFixed(connect(t, srv.URL()))
 	lease := acquire(t, ctx, newLock(t, kv.LockConfig{Bucket: "locks", Key: "leader", TTL: 30 * time.Second}, conns))
 	_, err := newLock(t, kv.LockConfig{Bucket: "locks", Key: "cron", TTL: time.Second}, conns).Acquire(ctx)
-	if !errors.Is(err, kv.ErrInvalidConfig) {
-		t.Fatalf("acquiring a 1s lock in a 30s lock bucket: %v, want ErrInvalidConfig", err)
+	if !errors.Is(err, supervisor.ErrInvalidConfig) {
+		t.Fatalf("acquiring a 1s lock in a 30s lock bucket: %v, want supervisor.ErrInvalidConfig", err)
 	}
 	for _, want := range []string{"locks", "30s", "1s"} {
 		if !strings.Contains(err.Error(), want) {
@@ -271,8 +272,8 @@ func TestLockConfigValidateReportsEveryField(t *testing.T) {
 	t.Parallel()
 	err := kv.LockConfig{Bucket: "no.dots", Key: "a b", TTL: 500 * time.Millisecond, RenewEvery: time.Second,
 		Storage: "disk", Replicas: 6, LimitMarkerTTL: time.Millisecond}.Validate()
-	if !errors.Is(err, kv.ErrInvalidConfig) || !errors.Is(err, kv.ErrInvalidKey) {
-		t.Fatalf("Validate: %v, want ErrInvalidConfig and ErrInvalidKey", err)
+	if !errors.Is(err, supervisor.ErrInvalidConfig) || !errors.Is(err, kv.ErrInvalidKey) {
+		t.Fatalf("Validate: %v, want supervisor.ErrInvalidConfig and ErrInvalidKey", err)
 	}
 	for _, want := range []string{"bucket", `"no.dots"`, "key", `"a b"`, "ttl", "renew_every", "storage", "replicas", "limit_marker_ttl"} {
 		if !strings.Contains(err.Error(), want) {
@@ -282,8 +283,8 @@ func TestLockConfigValidateReportsEveryField(t *testing.T) {
 	if err := (kv.LockConfig{Bucket: "locks", Key: "leader"}).Validate(); err != nil {
 		t.Fatalf("defaults: %v", err)
 	}
-	if err := (kv.LockConfig{Bucket: "", Key: "leader"}).Validate(); !errors.Is(err, kv.ErrInvalidConfig) || errors.Is(err, kv.ErrInvalidKey) {
-		t.Fatalf("no bucket: %v, want ErrInvalidConfig alone", err)
+	if err := (kv.LockConfig{Bucket: "", Key: "leader"}).Validate(); !errors.Is(err, supervisor.ErrInvalidConfig) || errors.Is(err, kv.ErrInvalidKey) {
+		t.Fatalf("no bucket: %v, want supervisor.ErrInvalidConfig alone", err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/corral-go/corral/internal/streamwatch"
 	"github.com/corral-go/corral/internal/subject"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // Synced is the Op of the entry a watch delivers once it has delivered
@@ -65,16 +66,16 @@ func (w *Watch[T]) Synced() <-chan struct{} { return w.synced }
 
 // Watch returns a watch of the bucket, named name, that calls fn. The
 // bucket is declared (or bound) before it is watched. It fails with
-// [ErrInvalidConfig] when name is not a valid service name (no whitespace,
+// [supervisor.ErrInvalidConfig] when name is not a valid service name (no whitespace,
 // '.', '*', '>', '/' or '\', at most 255 bytes), fn is nil or one of
 // cfg.Keys is contained in another (the server refuses such a watch), and
 // with [ErrInvalidKey] when a key is not a valid pattern or too long.
 func (b *Bucket[T]) Watch(name string, cfg WatchConfig, fn WatchFunc[T]) (*Watch[T], error) {
 	if err := subject.ValidName(name); err != nil {
-		return nil, fmt.Errorf("kv: %w: watch %w", ErrInvalidConfig, err)
+		return nil, fmt.Errorf("kv: %w: watch %w", supervisor.ErrInvalidConfig, err)
 	}
 	if fn == nil {
-		return nil, fmt.Errorf("kv: watch %s: %w: nil WatchFunc", name, ErrInvalidConfig)
+		return nil, fmt.Errorf("kv: watch %s: %w: nil WatchFunc", name, supervisor.ErrInvalidConfig)
 	}
 	h := b.handle
 	filters, err := watchFilters(h.name, cfg.Keys)
@@ -189,7 +190,7 @@ func disjoint(keys []string) error {
 		for j := i + 1; j < len(keys); j++ {
 			if contains(toks[i], toks[j]) || contains(toks[j], toks[i]) {
 				return fmt.Errorf("%w: keys[%d] %q and keys[%d] %q overlap: the server refuses a watch whose keys contain one another",
-					ErrInvalidConfig, i, keys[i], j, keys[j])
+					supervisor.ErrInvalidConfig, i, keys[i], j, keys[j])
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/kv"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // failingWatch records what a watch delivers, failing the calls for which
@@ -125,8 +126,8 @@ func TestWatchRejectedAtDeclaration(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := newRecord()
-	if _, err := b.Watch("w", kv.WatchConfig{}, nil); !errors.Is(err, kv.ErrInvalidConfig) || !strings.Contains(err.Error(), "nil") {
-		t.Errorf("nil WatchFunc: %v, want ErrInvalidConfig", err)
+	if _, err := b.Watch("w", kv.WatchConfig{}, nil); !errors.Is(err, supervisor.ErrInvalidConfig) || !strings.Contains(err.Error(), "nil") {
+		t.Errorf("nil WatchFunc: %v, want supervisor.ErrInvalidConfig", err)
 	}
 	for _, tc := range []struct {
 		keys []string
@@ -149,8 +150,8 @@ func TestWatchRejectedAtDeclaration(t *testing.T) {
 		switch {
 		case tc.bad == nil && err != nil:
 			t.Errorf("keys %q: %v", tc.keys, err)
-		case tc.bad != nil && !errors.Is(err, kv.ErrInvalidConfig):
-			t.Errorf("keys %q: %v, want ErrInvalidConfig", tc.keys, err)
+		case tc.bad != nil && !errors.Is(err, supervisor.ErrInvalidConfig):
+			t.Errorf("keys %q: %v, want supervisor.ErrInvalidConfig", tc.keys, err)
 		case tc.bad != nil:
 			for _, k := range tc.bad {
 				if !strings.Contains(err.Error(), fmt.Sprintf("%q", k)) {

@@ -38,7 +38,7 @@ type Config struct {
 }
 
 // Validate reports every invalid field at once, wrapping
-// [ErrInvalidConfig].
+// [supervisor.ErrInvalidConfig].
 func (c Config) Validate() error {
 	p := conf.NewProblems("")
 	p.Durations(conf.MaxDuration, conf.NamedDuration{Name: "ttl", V: c.TTL})

@@ -40,7 +40,7 @@
 // errors.Is. A get fails with ErrNotFound when its object is replaced or
 // deleted while it reads, and when no chunk comes for 30 s; GetFile then
 // leaves no file behind. [ErrStoreNotFound] is a bound store that does not
-// exist, or a store that disappeared; [ErrInvalidConfig] is every
+// exist, or a store that disappeared; [supervisor.ErrInvalidConfig] is every
 // configuration problem, including a nil [WatchFunc] and an invalid watch
 // name. [ErrInvalidName] is an object name too long for its subject to fit
 // the server's control line, refused before any request: sent, it would

@@ -6,15 +6,12 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/internal/jsapi"
 )
 
 // Errors that also match nats.go's with errors.Is, so that code written
 // against either keeps working.
 var (
-	// ErrInvalidConfig is wrapped by every configuration error.
-	ErrInvalidConfig = conf.ErrInvalid
 	// ErrNotFound means there is no such object, or it was replaced or
 	// deleted while a get read it. It also matches
 	// jetstream.ErrObjectNotFound.

@@ -12,6 +12,7 @@ import (
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/objectstore"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // An object name whose metadata subject, "$O.<store>.M.<base64 name>",
@@ -82,8 +83,8 @@ func TestStoreNameLimit(t *testing.T) {
 	nc, lost := natstest.WatchedConn(t, srv.URL())
 	src := connection.NewFixed(nc)
 	_, err := objectstore.Open(strings.Repeat("s", 252), objectstore.Config{}, src)
-	if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), "252 bytes, the limit is 251") {
-		t.Fatalf("open of a 252-byte store: %v, want ErrInvalidConfig naming both lengths", err)
+	if !errors.Is(err, supervisor.ErrInvalidConfig) || !strings.Contains(err.Error(), "252 bytes, the limit is 251") {
+		t.Fatalf("open of a 252-byte store: %v, want supervisor.ErrInvalidConfig naming both lengths", err)
 	}
 	s, err := objectstore.Open(strings.Repeat("s", 251), objectstore.Config{}, src)
 	if err != nil {
@@ -109,8 +110,8 @@ func TestWatchNameIsChecked(t *testing.T) {
 	}
 	fn := func(context.Context, objectstore.Change) error { return nil }
 	for _, name := range []string{"", "a.b", "a b", "a*", "a>", "a/b", `a\b`, strings.Repeat("w", 256)} {
-		if _, err := s.Watch(name, objectstore.WatchConfig{}, fn); !errors.Is(err, objectstore.ErrInvalidConfig) {
-			t.Errorf("watch named %.20q: %v, want ErrInvalidConfig", name, err)
+		if _, err := s.Watch(name, objectstore.WatchConfig{}, fn); !errors.Is(err, supervisor.ErrInvalidConfig) {
+			t.Errorf("watch named %.20q: %v, want supervisor.ErrInvalidConfig", name, err)
 		}
 	}
 	if _, err := s.Watch(strings.Repeat("w", 255), objectstore.WatchConfig{}, fn); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/internal/redeclare"
 	"github.com/corral-go/corral/internal/subject"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // Store is an object store that follows the connection: after it is
@@ -36,7 +37,7 @@ type Store struct {
 }
 
 // Open returns the store name, declared (or bound) on first use. It fails
-// with [ErrInvalidConfig] when cfg or the name is invalid (a store's name
+// with [supervisor.ErrInvalidConfig] when cfg or the name is invalid (a store's name
 // is letters, digits, - and _, at most 251 bytes so that its stream's,
 // "OBJ_<name>", fits in JetStream's 255).
 func Open(name string, cfg Config, src connection.Source) (*Store, error) {
@@ -44,7 +45,7 @@ func Open(name string, cfg Config, src connection.Source) (*Store, error) {
 		return nil, fmt.Errorf("objectstore: %s: %w", name, err)
 	}
 	if err := subject.ValidBucket(name); err != nil {
-		return nil, fmt.Errorf("objectstore: %w: store %w", ErrInvalidConfig, err)
+		return nil, fmt.Errorf("objectstore: %w: store %w", supervisor.ErrInvalidConfig, err)
 	}
 	return &Store{name: name, cfg: cfg, src: src, events: event.New(cfg.Events)}, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/corral-go/corral/internal/streamwatch"
 	"github.com/corral-go/corral/internal/subject"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // Change is one change of a watched store: an object put, or deleted
@@ -61,14 +62,14 @@ func (w *Watch) Synced() <-chan struct{} { return w.synced }
 
 // Watch returns a watch of the store, named name, that calls fn. The store
 // is declared (or bound) before it is watched. It fails with
-// [ErrInvalidConfig] when fn is nil or name is not a valid service name
+// [supervisor.ErrInvalidConfig] when fn is nil or name is not a valid service name
 // (no whitespace, '.', '*', '>', '/' or '\', at most 255 bytes).
 func (s *Store) Watch(name string, cfg WatchConfig, fn WatchFunc) (*Watch, error) {
 	if err := subject.ValidName(name); err != nil {
-		return nil, fmt.Errorf("objectstore: %w: watch %w", ErrInvalidConfig, err)
+		return nil, fmt.Errorf("objectstore: %w: watch %w", supervisor.ErrInvalidConfig, err)
 	}
 	if fn == nil {
-		return nil, fmt.Errorf("objectstore: watch %s: %w: nil WatchFunc", name, ErrInvalidConfig)
+		return nil, fmt.Errorf("objectstore: watch %s: %w: nil WatchFunc", name, supervisor.ErrInvalidConfig)
 	}
 	store := s.name
 	var declared jetstream.ObjectStore // by Prepare; the watch calls Prepare and Missing in turn

@@ -11,13 +11,14 @@ import (
 
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/objectstore"
+	"github.com/corral-go/corral/supervisor"
 )
 
 func TestWatchRefusesNilFunc(t *testing.T) {
 	t.Parallel()
 	s, _ := open(t, "nilfn")
-	if _, err := s.Watch("w", objectstore.WatchConfig{}, nil); !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), "nil") {
-		t.Fatalf("nil WatchFunc: %v, want ErrInvalidConfig", err)
+	if _, err := s.Watch("w", objectstore.WatchConfig{}, nil); !errors.Is(err, supervisor.ErrInvalidConfig) || !strings.Contains(err.Error(), "nil") {
+		t.Fatalf("nil WatchFunc: %v, want supervisor.ErrInvalidConfig", err)
 	}
 }
 

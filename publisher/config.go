@@ -138,7 +138,7 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Validate reports every invalid field at once, wrapping ErrInvalidConfig.
+// Validate reports every invalid field at once, wrapping supervisor.ErrInvalidConfig.
 func (c Config) Validate() error {
 	p := conf.NewProblems("")
 	p.Between("buffer_msgs", int64(c.BufferMsgs), 0, maxBufferMsgs)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/corral-go/corral/publisher"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // Each numeric setting out of its range is refused at Validate, naming
@@ -37,7 +38,7 @@ func TestConfigRanges(t *testing.T) {
 		{"max_attempts", publisher.Config{MaxAttempts: math.MaxInt32 + 1}},
 	} {
 		err := tc.cfg.Validate()
-		if !errors.Is(err, publisher.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.field+":") {
+		if !errors.Is(err, supervisor.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.field+":") {
 			t.Errorf("%s: got %v, want an error naming %s", tc.field, err, tc.field)
 		}
 	}

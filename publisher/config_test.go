@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/corral-go/corral/publisher"
+	"github.com/corral-go/corral/supervisor"
 )
 
 func TestValidateNamesEveryBadField(t *testing.T) {
 	err := publisher.Config{MaxAttempts: -2, BufferMsgs: -1, OnFull: "drop"}.Validate()
-	if !errors.Is(err, publisher.ErrInvalidConfig) {
-		t.Fatalf("got %v, want ErrInvalidConfig", err)
+	if !errors.Is(err, supervisor.ErrInvalidConfig) {
+		t.Fatalf("got %v, want supervisor.ErrInvalidConfig", err)
 	}
 	for _, field := range []string{"max_attempts", "buffer_msgs", "on_full"} {
 		if !strings.Contains(err.Error(), field) {

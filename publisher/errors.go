@@ -5,13 +5,9 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go"
-
-	"github.com/corral-go/corral/internal/conf"
 )
 
 var (
-	// ErrInvalidConfig is wrapped by every configuration error.
-	ErrInvalidConfig = conf.ErrInvalid
 	// ErrBufferFull is returned by Publish when the buffer is full and the
 	// policy is error.
 	ErrBufferFull = errors.New("publisher: buffer full")

@@ -52,7 +52,7 @@ func ValidName(name string) error {
 }
 
 // Validate reports every invalid field at once, wrapping
-// [ErrInvalidConfig].
+// supervisor.ErrInvalidConfig.
 func (c Config) Validate() error {
 	p := conf.NewProblems("")
 	if len(c.Subjects) == 0 {

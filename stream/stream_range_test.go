@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/corral-go/corral/stream"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // Each numeric setting out of its range is refused at Validate, naming
@@ -31,7 +32,7 @@ func TestConfigRanges(t *testing.T) {
 		{"max_msgs", stream.Config{Subjects: subj, MaxMsgs: -2}},
 	} {
 		err := tc.cfg.Validate()
-		if !errors.Is(err, stream.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.field+":") {
+		if !errors.Is(err, supervisor.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.field+":") {
 			t.Errorf("%s: got %v, want an error naming %s", tc.field, err, tc.field)
 		}
 	}

@@ -119,7 +119,7 @@ func (c Config) withDefaults(queue string) Config {
 	return c
 }
 
-// Validate reports every invalid field at once, wrapping ErrInvalidConfig.
+// Validate reports every invalid field at once, wrapping supervisor.ErrInvalidConfig.
 func (c Config) Validate() error {
 	p := conf.NewProblems("")
 	if c.Subject != "" {
@@ -186,7 +186,7 @@ func (c Config) QueueStream(queue string) (string, stream.Config) {
 }
 
 // ValidateNames reports whether queue and its stream can name what New
-// builds from them, every problem at once, wrapping [ErrInvalidConfig]:
+// builds from them, every problem at once, wrapping [supervisor.ErrInvalidConfig]:
 // the queue's name is letters, digits, - and _, at most 238 bytes, as it
 // names the lease bucket "corral_tasks_<queue>"; cfg's stream at most 250
 // bytes, as it names the held stream "<stream>_HELD" (the default,

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-go/corral/supervisor"
 	"github.com/corral-go/corral/tasks"
 )
 
@@ -33,7 +34,7 @@ func TestConfigRanges(t *testing.T) {
 		{"replicas", tasks.Config{Replicas: 6}},
 	} {
 		err := tc.cfg.Validate()
-		if !errors.Is(err, tasks.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.field+":") {
+		if !errors.Is(err, supervisor.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.field+":") {
 			t.Errorf("%s: got %v, want an error naming %s", tc.field, err, tc.field)
 		}
 	}

@@ -42,7 +42,7 @@
 //
 // # Errors
 //
-// [ErrInvalidConfig] wraps every configuration problem, [ErrNilHandler] a
+// [supervisor.ErrInvalidConfig] wraps every configuration problem, [ErrNilHandler] a
 // nil handler. [ErrFenced] is a write the server refused because the task
 // was no longer the worker's (reported as [CompletionRejected]), and
 // [ErrLeaseLost] what Serve returns when its lease was lost. Other

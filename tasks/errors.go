@@ -2,13 +2,9 @@ package tasks
 
 import (
 	"errors"
-
-	"github.com/corral-go/corral/internal/conf"
 )
 
 var (
-	// ErrInvalidConfig is wrapped by every configuration error.
-	ErrInvalidConfig = conf.ErrInvalid
 	// ErrFenced is returned when a worker's write about a task is refused
 	// because the task is no longer its own: its lease was lost and the
 	// task put back in the queue, where another worker takes it. The

@@ -12,6 +12,7 @@ import (
 
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/supervisor"
 	"github.com/corral-go/corral/tasks"
 )
 
@@ -29,8 +30,8 @@ func TestDeadLetterWithoutAStreamIsRefusedAtStart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err = w.Serve(ctx)
-	if !errors.Is(err, tasks.ErrInvalidConfig) || !strings.Contains(err.Error(), "dead_letter") || !strings.Contains(err.Error(), "dead.q") {
-		t.Fatalf("Serve: %v, want ErrInvalidConfig naming dead_letter and dead.q", err)
+	if !errors.Is(err, supervisor.ErrInvalidConfig) || !strings.Contains(err.Error(), "dead_letter") || !strings.Contains(err.Error(), "dead.q") {
+		t.Fatalf("Serve: %v, want supervisor.ErrInvalidConfig naming dead_letter and dead.q", err)
 	}
 }
 
@@ -135,8 +136,8 @@ func TestLeaseBucketThatDisagreesIsRefusedAtStart(t *testing.T) {
 				t.Fatal(err)
 			}
 			err = w.Serve(ctx)
-			if !errors.Is(err, tasks.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("Serve: %v, want ErrInvalidConfig naming %s", err, tc.want)
+			if !errors.Is(err, supervisor.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Serve: %v, want supervisor.ErrInvalidConfig naming %s", err, tc.want)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/supervisor"
 	"github.com/corral-go/corral/tasks"
 )
 
@@ -27,8 +28,8 @@ func TestQueueNameTooLongIsRefusedByNew(t *testing.T) {
 		{"q", tasks.Config{Stream: strings.Repeat("S", 251)}, "251 bytes, the limit is 250"},
 	} {
 		_, err := tasks.New(tc.queue, tc.cfg, connection.NewFixed(nil), h)
-		if !errors.Is(err, tasks.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("New(%d-byte queue, %d-byte stream): %v, want ErrInvalidConfig saying %q",
+		if !errors.Is(err, supervisor.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("New(%d-byte queue, %d-byte stream): %v, want supervisor.ErrInvalidConfig saying %q",
 				len(tc.queue), len(tc.cfg.Stream), err, tc.want)
 		}
 	}

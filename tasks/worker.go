@@ -16,6 +16,7 @@ import (
 	"github.com/corral-go/corral/internal/pool"
 	"github.com/corral-go/corral/internal/pull"
 	"github.com/corral-go/corral/kv"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // Worker is this process's worker for one task queue: it takes tasks from
@@ -56,7 +57,7 @@ const (
 func (w *Worker) dies(step string) bool { return w.crash != nil && w.crash(step) }
 
 // New returns a worker for queue that runs h on its tasks, taking its
-// connection from src. It fails with ErrInvalidConfig for an invalid
+// connection from src. It fails with supervisor.ErrInvalidConfig for an invalid
 // queue name or cfg, and ErrNilHandler for a nil h. A queue's name and
 // its stream's are those [ValidateNames] accepts.
 func New(queue string, cfg Config, src connection.Source, h Handler) (*Worker, error) {
@@ -190,11 +191,11 @@ func (w *Worker) declareLeases(ctx context.Context, js jetstream.JetStream) erro
 		}
 		if st.TTL() != c.LeaseTTL {
 			return fmt.Errorf("%w: lease_ttl %v differs from %v, the queue's (bucket %s): every worker of a queue has the same",
-				ErrInvalidConfig, c.LeaseTTL, st.TTL(), name)
+				supervisor.ErrInvalidConfig, c.LeaseTTL, st.TTL(), name)
 		}
 		if st.LimitMarkerTTL() == 0 {
 			return fmt.Errorf("%w: bucket %s has no limit markers: the recoverer would not see leases expire; delete it, and a worker declares it again",
-				ErrInvalidConfig, name)
+				supervisor.ErrInvalidConfig, name)
 		}
 		return nil
 	}

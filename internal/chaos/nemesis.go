@@ -14,6 +14,7 @@ import (
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/kv"
 	"github.com/corral-go/corral/publisher"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // Fault is one thing the nemesis does: Do injects it, holds it and heals
@@ -187,7 +188,7 @@ func (w *Workload) BadMessageFault() Fault {
 		_, err = results.Put(ctx, strings.Repeat("k", 8<<10), []byte("bad"))
 		refused("Put of an 8KiB key", err, kv.ErrInvalidKey)
 		err = c.Handle("bad-subject", consumer.Config{Subject: long}, consumer.HandlerFunc(func(context.Context, *consumer.Msg) error { return nil }))
-		refused("Handle of an 8KiB subject", err, consumer.ErrInvalidConfig)
+		refused("Handle of an 8KiB subject", err, supervisor.ErrInvalidConfig)
 		return nil
 	}}
 }
