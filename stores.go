@@ -29,65 +29,55 @@ type handles struct {
 //	raw, err := client.KV("settings")
 //	settings := kv.Typed(raw, codec.JSON[Settings]{})
 func (c *Client) KV(name string) (*kv.Bucket[[]byte], error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if b, ok := c.handles.buckets[name]; ok {
-		return b, nil
-	}
-	cfg, ok := c.cfg.KV[name]
-	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownBucket, name)
-	}
-	cfg.Events = c.events
-	b, err := kv.Open(name, cfg, c.conn, codec.Bytes{})
-	if err != nil {
-		return nil, err
-	}
-	c.handles.buckets[name] = b
-	return b, nil
+	return shared(c, c.handles.buckets, c.cfg.KV, name, ErrUnknownBucket, func(cfg kv.Config) (*kv.Bucket[[]byte], error) {
+		cfg.Events = c.events
+		return kv.Open(name, cfg, c.conn, codec.Bytes{})
+	})
 }
 
 // ObjectStore returns the store name of Config.ObjectStores, made at the
 // first call and shared by every later one; it is declared on first use.
 func (c *Client) ObjectStore(name string) (*objectstore.Store, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if s, ok := c.handles.stores[name]; ok {
-		return s, nil
-	}
-	cfg, ok := c.cfg.ObjectStores[name]
-	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownStore, name)
-	}
-	cfg.Events = c.events
-	s, err := objectstore.Open(name, cfg, c.conn)
-	if err != nil {
-		return nil, err
-	}
-	c.handles.stores[name] = s
-	return s, nil
+	return shared(c, c.handles.stores, c.cfg.ObjectStores, name, ErrUnknownStore, func(cfg objectstore.Config) (*objectstore.Store, error) {
+		cfg.Events = c.events
+		return objectstore.Open(name, cfg, c.conn)
+	})
 }
 
 // Lock returns the lock name of Config.Locks, made at the first call and
 // shared by every later one. Its bucket is declared by the lock (history
 // 1, TTL the lock's); New refuses one that is also in Config.KV.
 func (c *Client) Lock(name string) (*kv.Lock, error) {
+	return shared(c, c.handles.locks, c.cfg.Locks, name, ErrUnknownLock, func(kv.LockConfig) (*kv.Lock, error) {
+		cfg := c.cfg.lock(name)
+		cfg.Events = c.events
+		return kv.NewLock(cfg, c.conn)
+	})
+}
+
+// shared returns the handle of name in made, or opens it from its
+// configuration in declared and keeps it there; a name declared nowhere
+// is unknown. One handle per name: every caller shares its declaration
+// and cache.
+func shared[H any, C any](c *Client, made map[string]H, declared map[string]C, name string, unknown error,
+	open func(C) (H, error)) (H, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if l, ok := c.handles.locks[name]; ok {
-		return l, nil
+	if h, ok := made[name]; ok {
+		return h, nil
 	}
-	if _, ok := c.cfg.Locks[name]; !ok {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownLock, name)
+	cfg, ok := declared[name]
+	if !ok {
+		var none H
+		return none, fmt.Errorf("%w: %q", unknown, name)
 	}
-	cfg := c.cfg.lock(name)
-	cfg.Events = c.events
-	l, err := kv.NewLock(cfg, c.conn)
+	h, err := open(cfg)
 	if err != nil {
-		return nil, err
+		var none H
+		return none, err
 	}
-	c.handles.locks[name] = l
-	return l, nil
+	made[name] = h
+	return h, nil
 }
 
 // AddWatch adds w, a watch made by kv.Bucket.Watch or

@@ -40,16 +40,11 @@ func newEnvOn(t *testing.T, srv *natstest.Server) *env {
 	return e
 }
 
+// connect connects to url for the test. Overload tests make nats.go drop
+// on purpose; its default handler would print each episode.
 func connect(t *testing.T, url string) *nats.Conn {
 	t.Helper()
-	// Overload tests make nats.go drop on purpose; its default handler
-	// would print each episode.
-	nc, err := nats.Connect(url, nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
+	return natstest.Connect(t, url, nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
 }
 
 // serve runs the supervisor until stop, which returns Serve's error.

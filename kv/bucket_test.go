@@ -90,7 +90,7 @@ func TestMemoryBucketDeclaredAgainAfterServerRestart(t *testing.T) {
 func deletedAfterUse(t *testing.T, ctx context.Context) *kv.Bucket[string] {
 	t.Helper()
 	srv := natstest.RunServer(t)
-	nc := connect(t, srv.URL())
+	nc := natstest.Connect(t, srv.URL())
 	b, err := kv.Open("gone", kv.Config{}, connection.NewFixed(nc), codec.String{})
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +116,7 @@ func TestBucketRecreatedEvent(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
-	nc := connect(t, srv.URL())
+	nc := natstest.Connect(t, srv.URL())
 	rec := natstest.NewRecorder()
 	b, err := kv.Open("gone", kv.Config{Events: supervisor.Events{Hook: rec.Hook}}, connection.NewFixed(nc), codec.String{})
 	if err != nil {

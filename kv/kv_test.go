@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/codec"
@@ -19,16 +18,6 @@ import (
 	"github.com/corral-go/corral/kv"
 	"github.com/corral-go/corral/supervisor"
 )
-
-func connect(t *testing.T, url string) *nats.Conn {
-	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
-}
 
 func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -45,7 +34,7 @@ func TestOperations(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
-	b, err := kv.Open("settings", kv.Config{History: 5}, connection.NewFixed(connect(t, srv.URL())), codec.JSON[settings]{})
+	b, err := kv.Open("settings", kv.Config{History: 5}, connection.NewFixed(natstest.Connect(t, srv.URL())), codec.JSON[settings]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +96,7 @@ func TestUpdateUnderContention(t *testing.T) {
 	ctx := ctxT(t)
 	// Each writer has its own connection, as separate processes would.
 	incrementConcurrently(t, ctx, 10, 20, func() *kv.Bucket[int] {
-		b, err := kv.Open("counters", kv.Config{}, connection.NewFixed(connect(t, srv.URL())), codec.JSON[int]{})
+		b, err := kv.Open("counters", kv.Config{}, connection.NewFixed(natstest.Connect(t, srv.URL())), codec.JSON[int]{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +141,7 @@ func TestUpdateUnderContentionReplicated(t *testing.T) {
 	ctx := ctxT(t)
 	open := func() *kv.Bucket[int] {
 		t.Helper()
-		b, err := kv.Open("counters", kv.Config{Replicas: 3}, connection.NewFixed(connect(t, cluster.URLs())), codec.JSON[int]{})
+		b, err := kv.Open("counters", kv.Config{Replicas: 3}, connection.NewFixed(natstest.Connect(t, cluster.URLs())), codec.JSON[int]{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +184,7 @@ func TestBadInput(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
-	conns := connection.NewFixed(connect(t, srv.URL()))
+	conns := connection.NewFixed(natstest.Connect(t, srv.URL()))
 	b, err := kv.Open("small", kv.Config{MaxValueSize: 16}, conns, codec.Bytes{})
 	if err != nil {
 		t.Fatal(err)
@@ -320,7 +309,7 @@ func TestWatchSeesEveryChangeThroughRestartAndReplacement(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Values present before the watch starts: the watch begins with them.
-	first, err := kv.Open("config", cfg, connection.NewFixed(connect(t, srv.URL())), codec.JSON[int]{})
+	first, err := kv.Open("config", cfg, connection.NewFixed(natstest.Connect(t, srv.URL())), codec.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +370,7 @@ func TestWatchReportsExpiry(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
-	conns := connection.NewFixed(connect(t, srv.URL()))
+	conns := connection.NewFixed(natstest.Connect(t, srv.URL()))
 	b, err := kv.Open("sessions", kv.Config{LimitMarkerTTL: time.Second}, conns, codec.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)

@@ -97,7 +97,7 @@ func TestBucketNameLimit(t *testing.T) {
 func TestWatchNameAndKeysAreChecked(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	b, err := kv.Open("watched", kv.Config{}, connection.NewFixed(connect(t, srv.URL())), codec.String{})
+	b, err := kv.Open("watched", kv.Config{}, connection.NewFixed(natstest.Connect(t, srv.URL())), codec.String{})
 	if err != nil {
 		t.Fatal(err)
 	}

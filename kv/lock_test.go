@@ -59,7 +59,7 @@ func TestLeaseLostBeforeAnotherAcquiresWhenHolderBlackholed(t *testing.T) {
 func waitRenewed(t *testing.T, url string, cfg kv.LockConfig, token uint64) {
 	t.Helper()
 	ctx := ctxT(t)
-	js, err := jetstream.New(connect(t, url))
+	js, err := jetstream.New(natstest.Connect(t, url))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestLockRefusesBucketWithAnotherTTL(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
-	conns := connection.NewFixed(connect(t, srv.URL()))
+	conns := connection.NewFixed(natstest.Connect(t, srv.URL()))
 	lease := acquire(t, ctx, newLock(t, kv.LockConfig{Bucket: "locks", Key: "leader", TTL: 30 * time.Second}, conns))
 	_, err := newLock(t, kv.LockConfig{Bucket: "locks", Key: "cron", TTL: time.Second}, conns).Acquire(ctx)
 	if !errors.Is(err, supervisor.ErrInvalidConfig) {
@@ -145,7 +145,7 @@ func TestLockDeclaresItsBucketAsConfigured(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
-	conns := connection.NewFixed(connect(t, srv.URL()))
+	conns := connection.NewFixed(natstest.Connect(t, srv.URL()))
 	lease := acquire(t, ctx, newLock(t, kv.LockConfig{Bucket: "locks", Key: "leader", TTL: 2 * time.Second,
 		Storage: "memory", LimitMarkerTTL: 2 * time.Second}, conns))
 	b, err := locksBucket(t, conns).Raw(ctx)
@@ -173,7 +173,7 @@ func TestReleaseAfterKeyTakenIsErrLockLost(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
-	conns := connection.NewFixed(connect(t, srv.URL()))
+	conns := connection.NewFixed(natstest.Connect(t, srv.URL()))
 	lease := acquire(t, ctx, newLock(t, kv.LockConfig{Bucket: "locks", Key: "leader", TTL: 30 * time.Second}, conns))
 	raw := locksBucket(t, conns)
 	if _, err := raw.Put(ctx, "leader", "someone else"); err != nil {
@@ -234,7 +234,7 @@ func twoHolders(t *testing.T, cfg kv.LockConfig) (srv *natstest.Server, proxy *n
 	}
 	t.Cleanup(ncA.Close)
 	a = newLock(t, cfg, connection.NewFixed(ncA))
-	b = newLock(t, cfg, connection.NewFixed(connect(t, srv.URL())))
+	b = newLock(t, cfg, connection.NewFixed(natstest.Connect(t, srv.URL())))
 	return srv, proxy, a, b
 }
 
@@ -300,7 +300,7 @@ func TestLock(t *testing.T) {
 		}
 		return l
 	}
-	ncA, ncB := connect(t, srv.URL()), connect(t, srv.URL())
+	ncA, ncB := natstest.Connect(t, srv.URL()), natstest.Connect(t, srv.URL())
 	a, b := newLock(ncA), newLock(ncB)
 
 	leaseA, err := a.Acquire(ctx)

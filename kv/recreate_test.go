@@ -23,7 +23,7 @@ func TestWatchFollowsRecreatedBucket(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
-	nc := connect(t, srv.URL())
+	nc := natstest.Connect(t, srv.URL())
 	b, err := kv.Open("cfg", kv.Config{}, connection.NewFixed(nc), codec.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func TestWatchFollowsRecreatedBucket(t *testing.T) {
 	if err := js.DeleteKeyValue(ctx, "cfg"); err != nil {
 		t.Fatal(err)
 	}
-	other, err := kv.Open("cfg", kv.Config{}, connection.NewFixed(connect(t, srv.URL())), codec.JSON[int]{})
+	other, err := kv.Open("cfg", kv.Config{}, connection.NewFixed(natstest.Connect(t, srv.URL())), codec.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestWatchDeclaresDeletedBucketAgain(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
-	nc := connect(t, srv.URL())
+	nc := natstest.Connect(t, srv.URL())
 	b, err := kv.Open("cfg", kv.Config{}, connection.NewFixed(nc), codec.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestWatchConsumerReplacedDuringCurrentValues(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
-	nc := connect(t, srv.URL())
+	nc := natstest.Connect(t, srv.URL())
 	b, err := kv.Open("cfg", kv.Config{History: 5}, connection.NewFixed(nc), codec.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
@@ -208,7 +208,7 @@ func watchMemoryBucketLostInRestart(t *testing.T, updatesOnly bool) {
 	}
 	rec.waitFor(t, "synced", func(e []kv.Entry[int], s int) bool { return s == 1 && len(e) == old })
 	srv.Restart()
-	other, err := kv.Open("mem", cfg, connection.NewFixed(connect(t, srv.URL())), codec.JSON[int]{})
+	other, err := kv.Open("mem", cfg, connection.NewFixed(natstest.Connect(t, srv.URL())), codec.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func serveUntilSynced(t *testing.T, ctx context.Context, w *kv.Watch[int], rec *
 func historyBucket(t *testing.T, ctx context.Context) *kv.Bucket[int] {
 	t.Helper()
 	srv := natstest.RunServer(t)
-	b, err := kv.Open("cfg", kv.Config{History: 10}, connection.NewFixed(connect(t, srv.URL())), codec.JSON[int]{})
+	b, err := kv.Open("cfg", kv.Config{History: 10}, connection.NewFixed(natstest.Connect(t, srv.URL())), codec.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestWatchOfIntersectingKeys(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
 	ctx := ctxT(t)
-	b, err := kv.Open("cfg", kv.Config{}, connection.NewFixed(connect(t, srv.URL())), codec.JSON[int]{})
+	b, err := kv.Open("cfg", kv.Config{}, connection.NewFixed(natstest.Connect(t, srv.URL())), codec.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestWatchFailureBeforeSyncedMissesNoRevisionWrittenSince(t *testing.T) {
 			t.Parallel()
 			ctx := ctxT(t)
 			srv := natstest.RunServer(t)
-			b, err := kv.Open("cfg", kv.Config{History: 10}, connection.NewFixed(connect(t, srv.URL())), codec.JSON[int]{})
+			b, err := kv.Open("cfg", kv.Config{History: 10}, connection.NewFixed(natstest.Connect(t, srv.URL())), codec.JSON[int]{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -265,7 +265,7 @@ func TestWatchChangesDuringCurrentValues(t *testing.T) {
 	t.Parallel()
 	ctx := ctxT(t)
 	srv := natstest.RunServer(t)
-	b, err := kv.Open("cfg", kv.Config{History: 10}, connection.NewFixed(connect(t, srv.URL())), codec.JSON[int]{})
+	b, err := kv.Open("cfg", kv.Config{History: 10}, connection.NewFixed(natstest.Connect(t, srv.URL())), codec.JSON[int]{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,24 +34,14 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	srv := natstest.RunServer(t)
 	e := &env{t: t, rec: natstest.NewRecorder()}
-	e.pub = connect(t, srv.URL())
-	e.src = connection.NewFixed(connect(t, srv.URL()))
+	e.pub = natstest.Connect(t, srv.URL())
+	e.src = connection.NewFixed(natstest.Connect(t, srv.URL()))
 	var err error
 	if e.js, err = jetstream.New(e.pub); err != nil {
 		t.Fatal(err)
 	}
 	e.group = consumer.NewGroup(e.src, supervisor.Events{Hook: e.rec.Hook})
 	return e
-}
-
-func connect(t *testing.T, url string) *nats.Conn {
-	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
 }
 
 // stream declares a stream of subjects.

@@ -22,7 +22,7 @@ import (
 func TestDeadLetterWithoutAStreamIsRefusedAtStart(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	w, err := tasks.New("q", tasks.Config{DeadLetter: "dead.q"}, connection.NewFixed(connect(t, srv.URL())),
+	w, err := tasks.New("q", tasks.Config{DeadLetter: "dead.q"}, connection.NewFixed(natstest.Connect(t, srv.URL())),
 		tasks.HandlerFunc(func(context.Context, *tasks.Task) error { return nil }))
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +41,7 @@ func TestDeadLetterWithoutAStreamIsRefusedAtStart(t *testing.T) {
 func TestDeadLetterNotStoredKeepsTheTask(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	nc := connect(t, srv.URL())
+	nc := natstest.Connect(t, srv.URL())
 	js, _ := jetstream.New(nc)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -88,7 +88,7 @@ func deadLetters(ctx context.Context, js jetstream.JetStream) uint64 {
 func TestTimeoutFailsTheRun(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	nc := connect(t, srv.URL())
+	nc := natstest.Connect(t, srv.URL())
 	cfg := tasks.Config{Timeout: 200 * time.Millisecond, Backoff: []time.Duration{10 * time.Millisecond}}
 	w := startWorker(t, srv.URL(), "q", cfg, tasks.HandlerFunc(func(ctx context.Context, task *tasks.Task) error {
 		if task.Attempt() == 0 {
@@ -123,7 +123,7 @@ func TestLeaseBucketThatDisagreesIsRefusedAtStart(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := natstest.RunServer(t)
-			nc := connect(t, srv.URL())
+			nc := natstest.Connect(t, srv.URL())
 			js, _ := jetstream.New(nc)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -147,7 +147,7 @@ func TestLeaseBucketThatDisagreesIsRefusedAtStart(t *testing.T) {
 func TestNilHandlerReadsOnce(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	_, err := tasks.New("q", tasks.Config{}, connection.NewFixed(connect(t, srv.URL())), nil)
+	_, err := tasks.New("q", tasks.Config{}, connection.NewFixed(natstest.Connect(t, srv.URL())), nil)
 	if !errors.Is(err, tasks.ErrNilHandler) || err.Error() != `tasks: nil handler: queue "q"` {
 		t.Fatalf("New with a nil handler: %v, want ErrNilHandler reading once", err)
 	}

@@ -56,7 +56,7 @@ func TestServerRestartLosesNothing(t *testing.T) {
 	const n = 300
 	a := startWorker(t, srv.URL(), "q", faultConfig, slowHandler(), rec)
 	b := startWorker(t, srv.URL(), "q", faultConfig, slowHandler(), rec)
-	enqueue(t, connect(t, srv.URL()), faultConfig, "q", n)
+	enqueue(t, natstest.Connect(t, srv.URL()), faultConfig, "q", n)
 	natstest.Eventually(t, 60*time.Second, func() bool { return completed(a, b) >= n/4 }, func() string {
 		return fmt.Sprintf("%d completed before the restart", completed(a, b))
 	})
@@ -82,7 +82,7 @@ func TestLeaderChangesLoseNothing(t *testing.T) {
 	cfg.Replicas = 3
 	rec := natstest.NewRecorder()
 	const n = 300
-	nc := connect(t, cluster.URLs())
+	nc := natstest.Connect(t, cluster.URLs())
 	// A node the cluster has just formed with may not yet count as online
 	// for placement ("no suitable peers"): declare once it does.
 	js, err := jetstream.New(nc)
@@ -128,7 +128,7 @@ func TestLeaderChangesLoseNothing(t *testing.T) {
 func TestExpiredLeaseIsRecoveredByTheWatch(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	nc := connect(t, srv.URL())
+	nc := natstest.Connect(t, srv.URL())
 	cfg := childConfig
 	cfg.SweepEvery = time.Hour
 	rec := natstest.NewRecorder()
@@ -193,7 +193,7 @@ func stepDown(t *testing.T, nc *nats.Conn, api string) {
 func TestLeaseLostDuringAStopCutsTasksOff(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	nc := connect(t, srv.URL())
+	nc := natstest.Connect(t, srv.URL())
 	cfg := childConfig
 	cfg.Restart = supervisor.Policy{ShutdownTimeout: time.Hour}
 	started, cancelled := make(chan struct{}), make(chan struct{})
@@ -217,7 +217,7 @@ func TestLeaseLostDuringAStopCutsTasksOff(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- w.Serve(ctx) }()
 	defer func() { stop(); close(released); <-served }()
-	enqueue(t, connect(t, srv.URL()), cfg, "q", 1)
+	enqueue(t, natstest.Connect(t, srv.URL()), cfg, "q", 1)
 	select {
 	case <-started:
 	case <-time.After(30 * time.Second):
@@ -241,7 +241,7 @@ func TestUnansweredCompletionIsUnconfirmed(t *testing.T) {
 	proxy := natstest.NewProxy(t, srv.URL())
 	cfg := childConfig
 	started, release := make(chan struct{}), make(chan struct{})
-	w, err := tasks.New("q", cfg, connection.NewFixed(connect(t, proxy.URL())), tasks.HandlerFunc(func(context.Context, *tasks.Task) error {
+	w, err := tasks.New("q", cfg, connection.NewFixed(natstest.Connect(t, proxy.URL())), tasks.HandlerFunc(func(context.Context, *tasks.Task) error {
 		close(started)
 		<-release
 		return nil
@@ -252,7 +252,7 @@ func TestUnansweredCompletionIsUnconfirmed(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- w.Serve(ctx) }()
-	enqueue(t, connect(t, srv.URL()), cfg, "q", 1)
+	enqueue(t, natstest.Connect(t, srv.URL()), cfg, "q", 1)
 	select {
 	case <-started:
 	case <-time.After(30 * time.Second):

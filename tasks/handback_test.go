@@ -19,7 +19,7 @@ import (
 func TestHandBackMovesTheTaskToAnotherWorker(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	nc := connect(t, srv.URL())
+	nc := natstest.Connect(t, srv.URL())
 	unblock := make(chan struct{})
 	var mu sync.Mutex
 	var runs []string // worker name and attempt of each run of "job"
@@ -71,7 +71,7 @@ func TestHandBackMovesTheTaskToAnotherWorker(t *testing.T) {
 func TestHandBackIDsNeverMatchEnqueuedOnes(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	nc := connect(t, srv.URL())
+	nc := natstest.Connect(t, srv.URL())
 	var mu sync.Mutex
 	var done []string
 	w := startWorker(t, srv.URL(), "q", tasks.Config{MaxConcurrency: 1}, tasks.HandlerFunc(

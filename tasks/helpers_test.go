@@ -68,16 +68,6 @@ func (l *ledger) waitCompleted(t *testing.T, n int, timeout time.Duration) {
 	})
 }
 
-func connect(t *testing.T, url string, opts ...nats.Option) *nats.Conn {
-	t.Helper()
-	nc, err := nats.Connect(url, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
-}
-
 // enqueue publishes n tasks to queue, with ids task-0..task-<n-1>.
 func enqueue(t *testing.T, nc *nats.Conn, cfg tasks.Config, queue string, n int) {
 	t.Helper()
@@ -135,7 +125,7 @@ type worker struct {
 
 func startWorker(t *testing.T, url, queue string, cfg tasks.Config, h tasks.Handler, rec *natstest.Recorder) *worker {
 	t.Helper()
-	nc := connect(t, url, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	nc := natstest.Connect(t, url, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
 	if rec != nil {
 		cfg.Events = supervisor.Events{Hook: rec.Hook}
 	}
@@ -174,7 +164,7 @@ func startWorker(t *testing.T, url, queue string, cfg tasks.Config, h tasks.Hand
 // held.
 func assertCompletedOnce(t *testing.T, url string, n int, allowed func(worker string) bool) {
 	t.Helper()
-	nc := connect(t, url)
+	nc := natstest.Connect(t, url)
 	js, _ := jetstream.New(nc)
 	var done map[string][]string
 	var held []string

@@ -46,6 +46,6 @@ func TestQueueNameAtTheLimitRuns(t *testing.T) {
 		done.complete(task.ID())
 		return nil
 	}), nil)
-	enqueue(t, connect(t, srv.URL()), tasks.Config{}, queue, 3)
+	enqueue(t, natstest.Connect(t, srv.URL()), tasks.Config{}, queue, 3)
 	done.waitCompleted(t, 3, 30*time.Second)
 }

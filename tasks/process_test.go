@@ -144,7 +144,7 @@ func reportingHandler(nc *nats.Conn) tasks.Handler {
 func TestKilledWorkersTasksAreRecovered(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	nc := connect(t, srv.URL())
+	nc := natstest.Connect(t, srv.URL())
 	r := watchRuns(t, nc)
 	const n = 20
 	child := startChildWorker(t, srv.URL(), time.Hour)
@@ -182,7 +182,7 @@ func TestKilledWorkersTasksAreRecovered(t *testing.T) {
 func TestPausedWorkerFencesItself(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	nc := connect(t, srv.URL())
+	nc := natstest.Connect(t, srv.URL())
 	r := watchRuns(t, nc)
 	events, err := nc.SubscribeSync("child.event")
 	if err != nil {

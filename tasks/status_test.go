@@ -27,7 +27,7 @@ func TestStatusHoldsTheLeaseWhenTheEventSaysSo(t *testing.T) {
 			}
 		}
 	}}
-	w, err := tasks.New("q", cfg, connection.NewFixed(connect(t, srv.URL())), tasks.HandlerFunc(func(context.Context, *tasks.Task) error { return nil }))
+	w, err := tasks.New("q", cfg, connection.NewFixed(natstest.Connect(t, srv.URL())), tasks.HandlerFunc(func(context.Context, *tasks.Task) error { return nil }))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func TestWorkersCompleteEveryTaskOnce(t *testing.T) {
 	const n = 300
 	a := startWorker(t, srv.URL(), "q", tasks.Config{MaxConcurrency: 3}, h(3), nil)
 	b := startWorker(t, srv.URL(), "q", tasks.Config{MaxConcurrency: 20}, h(20), nil)
-	enqueue(t, connect(t, srv.URL()), tasks.Config{}, "q", n)
+	enqueue(t, natstest.Connect(t, srv.URL()), tasks.Config{}, "q", n)
 	l.waitCompleted(t, n, 60*time.Second)
 	if _, twice := l.counts(); twice != 0 {
 		t.Fatalf("%d tasks completed more than once", twice)
