@@ -8,6 +8,7 @@
 // # Overview
 //
 //	corral.Client          the root of the tree; itself a suture.Service
+//	├── ops                the ops listener, when ops.listen is set (package ops; stops last)
 //	├── server             the embedded nats-server (package embedded), when no server is configured
 //	├── connection         connection.Supervisor: owns the *nats.Conn, replaces it when it closes for good
 //	├── publisher          publisher.Buffered: bounded buffer -> JetStream publish -> acks
@@ -24,6 +25,13 @@
 // declared in the configuration and opened by name ([Client.KV],
 // [Client.ObjectStore], [Client.Lock], [Client.Enqueue]). Every child has
 // its own restart policy.
+//
+// What only some applications need lives in packages that wrap a Client,
+// so that only they link it: package embedded runs nats-server in
+// process ([WithEmbeddedServer]), package ops serves health, readiness,
+// Prometheus metrics and a status page ([WithOps]), package tracing
+// traces with OpenTelemetry ([WithTracer]). A program that imports only
+// this package and connects to configured servers links none of them.
 //
 // # Lifecycle
 //
@@ -48,7 +56,8 @@
 // # Errors
 //
 // Configuration errors wrap [ErrInvalidConfig] and list every problem
-// with its field ([ValidationError]). A handler in the configuration that
+// with its field ([ValidationError]); New also refuses a configuration
+// with no servers and no embedded server, and ops.listen without WithOps. A handler in the configuration that
 // code never bound fails Run before any child starts, with
 // [ErrUnboundHandler] naming each. Run returns nil after a clean stop and
 // an error wrapping [ErrShutdownIncomplete] when a child did not stop in
