@@ -32,6 +32,7 @@ import (
 	"github.com/corral-go/corral/embedded"
 	"github.com/corral-go/corral/kv"
 	"github.com/corral-go/corral/objectstore"
+	"github.com/corral-go/corral/ops"
 	"github.com/corral-go/corral/stream"
 	"github.com/corral-go/corral/supervisor"
 )
@@ -62,7 +63,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		cfg.Ops.Listen = *listen
 	}
 	p := &printer{out: out}
-	client, err := corral.New(cfg, corral.WithEmbeddedServer(embedded.New), corral.WithEventHook(p.event))
+	client, err := corral.New(cfg, corral.WithEmbeddedServer(embedded.New), corral.WithOps(ops.New), corral.WithEventHook(p.event))
 	if err != nil {
 		return err
 	}
