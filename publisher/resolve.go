@@ -9,8 +9,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/corral-go/corral/internal/jsapi"
 )
 
 const (
@@ -18,23 +16,6 @@ const (
 	// so that they hold up what waits behind them only briefly.
 	lookupTimeout = 2 * time.Second
 )
-
-// expectationFailed reports errors of a message whose expected last
-// sequence or Msg-Id did not match. A re-send of a message the stream
-// stored already fails so as well: the server checks expectations before
-// Msg-Id duplicates.
-func expectationFailed(err error) bool {
-	var apiErr *jetstream.APIError
-	if !errors.As(err, &apiErr) {
-		return false
-	}
-	switch apiErr.ErrorCode {
-	case jetstream.JSErrCodeStreamWrongLastSequence, jetstream.JSErrCodeStreamWrongLastSequenceConstant,
-		jsapi.CodeWrongLastMsgID:
-		return true
-	}
-	return false
-}
 
 // resolve settles e, refused for an expectation: as a duplicate when the
 // stream holds a message with its Msg-Id where e would be, as failed

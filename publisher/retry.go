@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -96,33 +95,14 @@ func (p *Buffered) requeueInflight() {
 // follow, and a message retried meanwhile holds its place in the buffer.
 // The package documentation lists the refusals.
 func final(err error) error {
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) {
-		switch apiErr.ErrorCode {
-		case jetstream.JSErrCodeStreamWrongLastSequence, jetstream.JSErrCodeStreamWrongLastSequenceConstant,
-			jetstream.JSErrCodeStreamMessageExceedsMaximum, jetstream.JSErrCodeStreamNotFound,
-			jetstream.JSErrCodeJetStreamNotEnabledForAccount,
-			jsapi.CodeWrongLastMsgID, jsapi.CodeStreamMismatch:
-			return err
-		case jsapi.CodeResourcesExceeded, jsapi.CodeInsufficientResources,
-			jsapi.CodeMemoryResourcesExceeded, jsapi.CodeStorageResourcesExceeded:
-			return fmt.Errorf("%w: %w", ErrStreamFull, err)
-		case jsapi.CodeStoreFailed:
-			switch desc := strings.ToLower(apiErr.Description); {
-			case strings.Contains(desc, "maximum"): // messages, bytes, messages per subject
-				return fmt.Errorf("%w: %w", ErrStreamFull, err)
-			case strings.Contains(desc, "too large"):
-				return err
-			}
-			return nil // "store is closed": the stream is restarting
-		}
-		if apiErr.Code == 400 && apiErr.ErrorCode != 0 {
-			return err
-		}
-		return nil
-	}
-	if errors.Is(err, nats.ErrPermissionViolation) || errors.Is(err, nats.ErrMaxPayload) ||
-		errors.Is(err, jetstream.ErrInvalidJSAck) { // something other than a stream answers
+	r, isAPI := jsapi.PublishRefusal(err)
+	switch {
+	case r == jsapi.Full:
+		return fmt.Errorf("%w: %w", ErrStreamFull, err)
+	case r == jsapi.Final:
+		return err
+	case !isAPI && (errors.Is(err, nats.ErrPermissionViolation) || errors.Is(err, nats.ErrMaxPayload) ||
+		errors.Is(err, jetstream.ErrInvalidJSAck)): // something other than a stream answers
 		return err
 	}
 	return nil

@@ -7,6 +7,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/internal/jsapi"
 )
 
 // handleAck is nats.go's ack callback for sends on sess: it settles the
@@ -40,7 +42,7 @@ func (p *Buffered) handleError(sess *session, m *nats.Msg, err error) {
 	e.lastErr = err
 	fin := final(err)
 	switch {
-	case expectationFailed(err) && e.sends > 1: // perhaps stored by an earlier send
+	case jsapi.ExpectationFailed(err) && e.sends > 1: // perhaps stored by an earlier send
 		if p.closed {
 			p.mu.Unlock()
 			p.undeliver(e)
