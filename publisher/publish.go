@@ -3,13 +3,10 @@ package publisher
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
-
-	"github.com/corral-go/corral/internal/subject"
 )
 
 // Publish accepts data for subject into the buffer and returns with the
@@ -83,81 +80,6 @@ func (p *Buffered) prepare(msg *nats.Msg, opts []Option) (*entry, error) {
 	}
 	return &entry{msg: m, size: msgSize(m), future: newFuture()}, nil
 }
-
-// CheckMsg refuses what nats.go or the server would refuse on every send
-// of msg, so that it is never retried and never reaches the connection: a
-// subject (or a reply subject, if msg has one) too long, with an error
-// matching [ErrSubjectTooLong], or not a literal subject (empty, with
-// whitespace, an empty token or a wildcard), with [ErrBadSubject]; a
-// header name nats.go cannot encode, with [ErrBadHeader]; a nil msg, with
-// [ErrNilMsg]. A subject longer than the server's control line would make
-// it close the connection shared by every other user.
-// The payload's size is checked apart, by [CheckPayload]. CheckMsg is
-// what Publish checks, exported so that core publishes and requests on
-// the same connection refuse the same messages with the same errors.
-func CheckMsg(msg *nats.Msg) error {
-	if msg == nil {
-		return ErrNilMsg
-	}
-	if err := checkMsg(msg); err != nil {
-		return err
-	}
-	if msg.Reply == "" {
-		return nil
-	}
-	if err := checkSubjectLen(msg.Reply); err != nil {
-		return fmt.Errorf("reply: %w", err)
-	}
-	if err := subject.Validate(msg.Reply, false); err != nil {
-		return &badSubject{what: "reply: ", err: err}
-	}
-	return nil
-}
-
-// checkMsg is [CheckMsg] for the subject and headers of a message the
-// buffer holds (it has no reply subject).
-func checkMsg(m *nats.Msg) error {
-	if err := checkSubjectLen(m.Subject); err != nil {
-		return err
-	}
-	if err := subject.Validate(m.Subject, false); err != nil {
-		return &badSubject{err: err}
-	}
-	for name := range m.Header {
-		if !validHeaderName(name) {
-			return fmt.Errorf("%w: %q", ErrBadHeader, name)
-		}
-	}
-	return nil
-}
-
-// validHeaderName reports whether nats.go encodes name (its
-// isHeaderKeyValid, ADR-4): not empty, printable ASCII other than
-// "()/,:;<=>?@[\]{}. A value is always encoded:
-// nats.go sends its CR and LF as spaces.
-func validHeaderName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := range len(name) {
-		if c := name[i]; c < 33 || c > 126 || strings.IndexByte(`"()/,:;<=>?@[\]{}`, c) >= 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// copyHeader copies h deeply, with room for the Msg-Id.
-func copyHeader(h nats.Header) nats.Header {
-	c := make(nats.Header, len(h)+1)
-	for k, v := range h {
-		c[k] = append([]string(nil), v...)
-	}
-	return c
-}
-
-// msgSize is what a message counts against BufferBytes.
-func msgSize(m *nats.Msg) int { return len(m.Subject) + payloadSize(m) }
 
 // accept waits for room (or fails), spools e and queues it for the send
 // loop; with sync, it hands e to nats.go itself when nothing older waits.
