@@ -57,36 +57,6 @@ func retryDelay(wait, maxWait time.Duration, n int) time.Duration {
 	return backoff.Doubling(wait, maxWait, n-1)
 }
 
-// settleUnqueued settles e when requeueLocked did not put it back in
-// line: as failed once it is out of attempts, as undelivered once a stop
-// has collected what was left.
-func (p *Buffered) settleUnqueued(e *entry, r requeueOutcome, err error) {
-	switch r {
-	case gaveUp:
-		p.settle(e, nil, fmt.Errorf("%w (%d): %w", ErrGaveUp, e.attempts, err))
-	case tooLate:
-		p.undeliver(e)
-	}
-}
-
-// requeueInflight puts everything in flight on a connection that is gone
-// back in line, to be sent again on the next one.
-func (p *Buffered) requeueInflight() {
-	p.mu.Lock()
-	var late []*entry // returned after a stop collected what was left
-	for m, e := range p.inflight {
-		delete(p.inflight, m)
-		e.session = nil
-		if p.requeueLocked(e, jsapi.ErrConnGone, true) == tooLate {
-			late = append(late, e)
-		}
-	}
-	p.mu.Unlock()
-	for _, e := range late {
-		p.undeliver(e)
-	}
-}
-
 // final returns the error a message fails with for good when err is a
 // refusal that sending again cannot mend, or nil when err is transient
 // and the message is sent again (up to MaxAttempts). A stream or server

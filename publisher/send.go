@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/corral-go/corral/internal/jsapi"
 )
 
 // next takes the next thing to do: a message refused for an expectation,
@@ -127,6 +129,24 @@ func (p *Buffered) send(e *entry, sess *session) (gone bool) {
 	}
 	p.wake()
 	return false
+}
+
+// requeueInflight puts everything in flight on a connection that is gone
+// back in line, to be sent again on the next one.
+func (p *Buffered) requeueInflight() {
+	p.mu.Lock()
+	var late []*entry // returned after a stop collected what was left
+	for m, e := range p.inflight {
+		delete(p.inflight, m)
+		e.session = nil
+		if p.requeueLocked(e, jsapi.ErrConnGone, true) == tooLate {
+			late = append(late, e)
+		}
+	}
+	p.mu.Unlock()
+	for _, e := range late {
+		p.undeliver(e)
+	}
 }
 
 // putBack returns an entry taken by next, not sent, to its place.

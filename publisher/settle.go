@@ -150,6 +150,18 @@ func (p *Buffered) undeliver(e *entry) {
 	e.future.complete(nil, err)
 }
 
+// settleUnqueued settles e when requeueLocked did not put it back in
+// line: as failed once it is out of attempts, as undelivered once a stop
+// has collected what was left.
+func (p *Buffered) settleUnqueued(e *entry, r requeueOutcome, err error) {
+	switch r {
+	case gaveUp:
+		p.settle(e, nil, fmt.Errorf("%w (%d): %w", ErrGaveUp, e.attempts, err))
+	case tooLate:
+		p.undeliver(e)
+	}
+}
+
 // release frees e's room, once: it reports whether e was still unsettled.
 func (p *Buffered) release(e *entry) bool {
 	p.mu.Lock()
