@@ -2,7 +2,6 @@ package publisher
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -81,79 +80,21 @@ func (p *Buffered) prepare(msg *nats.Msg, opts []Option) (*entry, error) {
 	return &entry{msg: m, size: msgSize(m), future: newFuture()}, nil
 }
 
-// accept waits for room (or fails), spools e and queues it for the send
-// loop; with sync, it hands e to nats.go itself when nothing older waits.
+// accept admits e into the buffer, or fails, and has it sent: with sync,
+// by the caller itself when nothing older waits, else by the send loop,
+// which it wakes either way (a direct send held it back).
 func (p *Buffered) accept(ctx context.Context, e *entry, sync bool) error {
-	p.mu.Lock()
-	if err := p.waitForRoomLocked(ctx, e); err != nil {
-		p.mu.Unlock()
-		return err
-	}
-	if p.spool != nil {
-		if err := p.spool.append(e); err != nil {
-			p.mu.Unlock()
-			return err
-		}
-	}
-	p.order++
-	e.order = p.order
-	p.count++
-	p.bytes += e.size
-	p.stats.published.Add(1)
 	// A synchronous caller waits anyway: it sends from its own goroutine
 	// rather than hand over to the send loop, which is most of the cost of
 	// one publish. Publish always hands over, so that it never blocks in
 	// nats.go's flush of a full write buffer.
-	if sync {
-		if sess := p.directSessionLocked(); sess != nil {
-			p.sendDirectLocked(e, sess)
-			return nil
-		}
+	sess, err := p.admit(ctx, e, sync)
+	if err != nil {
+		return err
 	}
-	p.queue = append(p.queue, e)
-	p.mu.Unlock()
+	if sess != nil {
+		p.sendDirect(e, sess)
+	}
 	p.wake()
 	return nil
-}
-
-// waitForRoomLocked waits until the buffer has room for e: a message
-// always fits an empty buffer. It fails with ErrStopped once the
-// publisher is stopping, and on a full buffer with ErrBufferFull at once
-// (on_full: error) or when ctx ends (on_full: block). It is called and
-// returns with p.mu held.
-func (p *Buffered) waitForRoomLocked(ctx context.Context, e *entry) error {
-	for {
-		if p.stopping {
-			return ErrStopped
-		}
-		if p.count < p.cfg.BufferMsgs && p.bytes+e.size <= int(p.cfg.BufferBytes) || p.count == 0 {
-			return nil
-		}
-		if p.cfg.OnFull == Error {
-			p.stats.rejected.Add(1)
-			return ErrBufferFull
-		}
-		space := p.space
-		p.waiters++
-		p.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			p.mu.Lock()
-			p.waiters--
-			p.stats.rejected.Add(1)
-			return fmt.Errorf("%w: %w", ErrBufferFull, ctx.Err())
-		case <-space:
-		}
-		p.mu.Lock()
-		p.waiters--
-	}
-}
-
-// wake tells the send loop there is something to send, or room in the
-// window; it never blocks.
-func (p *Buffered) wake() {
-	select {
-	case p.work <- struct{}{}:
-	default:
-	}
 }

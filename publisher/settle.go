@@ -62,6 +62,18 @@ func (p *Buffered) handleError(sess *session, m *nats.Msg, err error) {
 	p.wake()
 }
 
+// takeInflightLocked finds the entry of m in flight on sess, and takes it
+// out of flight.
+func (p *Buffered) takeInflightLocked(sess *session, m *nats.Msg) *entry {
+	e, ok := p.inflight[m]
+	if !ok || e.session != sess {
+		return nil
+	}
+	delete(p.inflight, m)
+	e.session = nil
+	return e
+}
+
 // settleDenied settles, as failed, what is in flight on nc to a subject the
 // server refused a publish to: nats.go reports that only here, and the
 // publishes would otherwise time out and be sent again forever.
