@@ -21,7 +21,6 @@ const (
 // stream holds a message with its Msg-Id where e would be, as failed
 // otherwise.
 func (p *Buffered) resolve(ctx context.Context, sess *session, e *entry) {
-	defer p.finishTake()
 	lctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	defer cancel()
 	ack, err := storedAlready(lctx, sess.js, e.msg)
