@@ -46,7 +46,7 @@ func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created boo
 		cfg.MaxDeliver = -1
 	}
 	_, err = js.CreateOrUpdateConsumer(ctx, c.Stream, cfg)
-	if code, _ := jsapi.Code(err); code == codeMaxAckPendingExcess && c.MaxAckPending == 0 {
+	if code, _ := jsapi.Code(err); code == jsapi.CodeMaxAckPendingExcess && c.MaxAckPending == 0 {
 		// The stream's, account's or server's limit is below the default:
 		// the server's own default respects it.
 		cfg.MaxAckPending = 0
@@ -64,11 +64,6 @@ func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created boo
 	}
 	return errors.Is(infoErr, jetstream.ErrConsumerNotFound), nil
 }
-
-// codeMaxAckPendingExcess is the server refusing a max_ack_pending above
-// a limit of the stream's, the account's or its own
-// (JSConsumerMaxPendingAckExcessErrF).
-const codeMaxAckPendingExcess jetstream.ErrorCode = 10121
 
 // streamMissing is the error of a handler whose stream the server does
 // not have, with the fix; it wraps err (jetstream.ErrStreamNotFound).

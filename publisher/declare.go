@@ -2,7 +2,6 @@ package publisher
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -56,7 +55,7 @@ func (p *Buffered) declaredStreams(err error) {
 	switch {
 	case err == nil && last != nil:
 		p.declared = newDeclaration()
-	case err != nil && refused(err):
+	case err != nil && jsapi.DeclareRefused(err):
 		d := p.declared
 		if last != nil {
 			d = newDeclaration()
@@ -66,33 +65,6 @@ func (p *Buffered) declaredStreams(err error) {
 		close(d.done)
 	}
 }
-
-// refused reports whether err is the server's refusal of a stream's
-// declaration, which declaring again will not change: a
-// *jetstream.APIError with a 4xx code (subjects overlapping another
-// stream's, a permission), or one of the refusals of a configuration the
-// server reports with 500 (invalid, not changeable in place, replicas it
-// cannot place). Its 503s (JetStream not enabled, not available yet,
-// insufficient resources) and 500s of a cluster without a leader pass.
-func refused(err error) bool {
-	var apiErr *jetstream.APIError
-	if !errors.As(err, &apiErr) {
-		return false
-	}
-	switch apiErr.ErrorCode {
-	case jsStreamInvalidConfig, jsStreamUpdate, jsStreamReplicasNotSupported:
-		return true
-	}
-	return apiErr.Code >= 400 && apiErr.Code < 500
-}
-
-// The server's error codes for the refusals of a stream configuration it
-// reports with status 500 (nats-server's errors.json).
-const (
-	jsStreamInvalidConfig        jetstream.ErrorCode = 10052
-	jsStreamUpdate               jetstream.ErrorCode = 10069
-	jsStreamReplicasNotSupported jetstream.ErrorCode = 10074
-)
 
 // waitSync waits for f as [Future.Wait] does, but returns ErrNotDeclared
 // with the declaration's error when the server refused the last

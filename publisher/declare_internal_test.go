@@ -7,6 +7,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/internal/jsapi"
 )
 
 // Only the server's refusals of a declaration are recorded against
@@ -23,9 +25,9 @@ func TestRefused(t *testing.T) {
 		want bool
 	}{
 		{"subjects overlap", api(400, 10065), true},
-		{"invalid configuration", api(500, jsStreamInvalidConfig), true},
-		{"update not possible in place", api(500, jsStreamUpdate), true},
-		{"replicas not supported", api(500, jsStreamReplicasNotSupported), true},
+		{"invalid configuration", api(500, jsapi.CodeStreamInvalidConfig), true},
+		{"update not possible in place", api(500, jsapi.CodeStreamUpdate), true},
+		{"replicas not supported", api(500, jsapi.CodeStreamReplicasNotSupported), true},
 		{"cluster not available", api(503, 10008), false},
 		{"JetStream not enabled", api(503, 10076), false},
 		{"no leader", api(500, 10009), false},
@@ -33,7 +35,7 @@ func TestRefused(t *testing.T) {
 		{"deadline", fmt.Errorf("declare: %w", context.DeadlineExceeded), false},
 		{"connection closed", fmt.Errorf("declare: %w", nats.ErrConnectionClosed), false},
 	} {
-		if got := refused(tc.err); got != tc.want {
+		if got := jsapi.DeclareRefused(tc.err); got != tc.want {
 			t.Errorf("%s: refused %v, want %v", tc.name, got, tc.want)
 		}
 	}

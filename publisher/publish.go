@@ -2,14 +2,10 @@ package publisher
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
-
-	"github.com/corral-go/corral/internal/subject"
 )
 
 // Publish accepts data for subject into the buffer and returns with the
@@ -84,154 +80,21 @@ func (p *Buffered) prepare(msg *nats.Msg, opts []Option) (*entry, error) {
 	return &entry{msg: m, size: msgSize(m), future: newFuture()}, nil
 }
 
-// CheckMsg refuses what nats.go or the server would refuse on every send
-// of msg, so that it is never retried and never reaches the connection: a
-// subject (or a reply subject, if msg has one) too long, with an error
-// matching [ErrSubjectTooLong], or not a literal subject (empty, with
-// whitespace, an empty token or a wildcard), with [ErrBadSubject]; a
-// header name nats.go cannot encode, with [ErrBadHeader]; a nil msg, with
-// [ErrNilMsg]. A subject longer than the server's control line would make
-// it close the connection shared by every other user.
-// The payload's size is checked apart, by [CheckPayload]. CheckMsg is
-// what Publish checks, exported so that core publishes and requests on
-// the same connection refuse the same messages with the same errors.
-func CheckMsg(msg *nats.Msg) error {
-	if msg == nil {
-		return ErrNilMsg
-	}
-	if err := checkMsg(msg); err != nil {
-		return err
-	}
-	if msg.Reply == "" {
-		return nil
-	}
-	if err := checkSubjectLen(msg.Reply); err != nil {
-		return fmt.Errorf("reply: %w", err)
-	}
-	if err := subject.Validate(msg.Reply, false); err != nil {
-		return &badSubject{what: "reply: ", err: err}
-	}
-	return nil
-}
-
-// checkMsg is [CheckMsg] for the subject and headers of a message the
-// buffer holds (it has no reply subject).
-func checkMsg(m *nats.Msg) error {
-	if err := checkSubjectLen(m.Subject); err != nil {
-		return err
-	}
-	if err := subject.Validate(m.Subject, false); err != nil {
-		return &badSubject{err: err}
-	}
-	for name := range m.Header {
-		if !validHeaderName(name) {
-			return fmt.Errorf("%w: %q", ErrBadHeader, name)
-		}
-	}
-	return nil
-}
-
-// validHeaderName reports whether nats.go encodes name (its
-// isHeaderKeyValid, ADR-4): not empty, printable ASCII other than
-// "()/,:;<=>?@[\]{}. A value is always encoded:
-// nats.go sends its CR and LF as spaces.
-func validHeaderName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := range len(name) {
-		if c := name[i]; c < 33 || c > 126 || strings.IndexByte(`"()/,:;<=>?@[\]{}`, c) >= 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// copyHeader copies h deeply, with room for the Msg-Id.
-func copyHeader(h nats.Header) nats.Header {
-	c := make(nats.Header, len(h)+1)
-	for k, v := range h {
-		c[k] = append([]string(nil), v...)
-	}
-	return c
-}
-
-// msgSize is what a message counts against BufferBytes.
-func msgSize(m *nats.Msg) int { return len(m.Subject) + payloadSize(m) }
-
-// accept waits for room (or fails), spools e and queues it for the send
-// loop; with sync, it hands e to nats.go itself when nothing older waits.
+// accept admits e into the buffer, or fails, and has it sent: with sync,
+// by the caller itself when nothing older waits, else by the send loop,
+// which it wakes either way (a direct send held it back).
 func (p *Buffered) accept(ctx context.Context, e *entry, sync bool) error {
-	p.mu.Lock()
-	if err := p.waitForRoomLocked(ctx, e); err != nil {
-		p.mu.Unlock()
-		return err
-	}
-	if p.spool != nil {
-		if err := p.spool.append(e); err != nil {
-			p.mu.Unlock()
-			return err
-		}
-	}
-	p.order++
-	e.order = p.order
-	p.count++
-	p.bytes += e.size
-	p.stats.published.Add(1)
 	// A synchronous caller waits anyway: it sends from its own goroutine
 	// rather than hand over to the send loop, which is most of the cost of
 	// one publish. Publish always hands over, so that it never blocks in
 	// nats.go's flush of a full write buffer.
-	if sync {
-		if sess := p.directSessionLocked(); sess != nil {
-			p.sendDirectLocked(e, sess)
-			return nil
-		}
+	sess, err := p.admit(ctx, e, sync)
+	if err != nil {
+		return err
 	}
-	p.queue = append(p.queue, e)
-	p.mu.Unlock()
+	if sess != nil {
+		p.sendDirect(e, sess)
+	}
 	p.wake()
 	return nil
-}
-
-// waitForRoomLocked waits until the buffer has room for e: a message
-// always fits an empty buffer. It fails with ErrStopped once the
-// publisher is stopping, and on a full buffer with ErrBufferFull at once
-// (on_full: error) or when ctx ends (on_full: block). It is called and
-// returns with p.mu held.
-func (p *Buffered) waitForRoomLocked(ctx context.Context, e *entry) error {
-	for {
-		if p.stopping {
-			return ErrStopped
-		}
-		if p.count < p.cfg.BufferMsgs && p.bytes+e.size <= int(p.cfg.BufferBytes) || p.count == 0 {
-			return nil
-		}
-		if p.cfg.OnFull == Error {
-			p.stats.rejected.Add(1)
-			return ErrBufferFull
-		}
-		space := p.space
-		p.waiters++
-		p.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			p.mu.Lock()
-			p.waiters--
-			p.stats.rejected.Add(1)
-			return fmt.Errorf("%w: %w", ErrBufferFull, ctx.Err())
-		case <-space:
-		}
-		p.mu.Lock()
-		p.waiters--
-	}
-}
-
-// wake tells the send loop there is something to send, or room in the
-// window; it never blocks.
-func (p *Buffered) wake() {
-	select {
-	case p.work <- struct{}{}:
-	default:
-	}
 }

@@ -63,11 +63,15 @@ type Buffered struct {
 }
 
 // entry is one accepted message until it is settled. Its path, file by
-// file: publish.go accepts it (into the spool too, spool.go); serve.go
-// runs the send loop that send.go takes it from and hands it to nats.go
-// with; settle.go ends it with nats.go's answer, or has retry.go put it
-// back in line, or resolve.go look for it in the stream; stop.go reports
-// what a stop leaves.
+// file, goes one way: publish.go checks it (message.go) and admits it to
+// the buffer (buffer.go, and the spool, spool.go); the send loop (loop.go,
+// which serve.go runs on each connection) takes it from the buffer and
+// hands it to nats.go (send.go), unless its PublishSync caller did so
+// itself (send.go too); nats.go's answer settles it (settle.go), after
+// retry.go decided whether and when it is sent again, or the loop has
+// resolve.go look for it in the stream; stop.go reports what a stop
+// leaves. No file calls back into one that calls it: whatever has work
+// for the send loop wakes it through work.go.
 type entry struct {
 	msg      *nats.Msg
 	size     int

@@ -10,8 +10,6 @@ import (
 	"slices"
 
 	"github.com/nats-io/nats.go"
-
-	"github.com/corral-go/corral/internal/subject"
 )
 
 // A spool record is: length of the body (4), crc32 of the body (4), then
@@ -22,28 +20,6 @@ const recordHeader = 8 // length and crc32
 // minRecord is the smallest record: its header and a body with an empty
 // subject, no header and no data.
 const minRecord = recordHeader + 14
-
-// maxSubjectLen is the longest subject Publish accepts: subject.MaxLen,
-// which keeps every control line ("HPUB subject reply sizes") within
-// nats-server's default max_control_line of 4 KiB, past which the server
-// closes the connection. The spool records a subject's length in 16 bits.
-const maxSubjectLen = subject.MaxLen
-
-// checkSubjectLen refuses a subject longer than maxSubjectLen with an
-// error matching ErrSubjectTooLong and subject.ErrTooLong.
-func checkSubjectLen(s string) error {
-	if err := subject.CheckLen("subject", s, maxSubjectLen); err != nil {
-		return subjectTooLong{err}
-	}
-	return nil
-}
-
-// subjectTooLong is ErrSubjectTooLong with the lengths subject.CheckLen
-// says: publisher: subject "aaa..." too long: 4097 bytes, the limit is 2000.
-type subjectTooLong struct{ err error }
-
-func (e subjectTooLong) Error() string   { return "publisher: " + e.err.Error() }
-func (e subjectTooLong) Unwrap() []error { return []error{ErrSubjectTooLong, e.err} }
 
 // encodeRecord returns the record of msg, whose header is already encoded
 // as hdr, with spool sequence seq. It refuses a message whose subject,

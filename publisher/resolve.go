@@ -9,8 +9,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/corral-go/corral/internal/jsapi"
 )
 
 const (
@@ -19,28 +17,10 @@ const (
 	lookupTimeout = 2 * time.Second
 )
 
-// expectationFailed reports errors of a message whose expected last
-// sequence or Msg-Id did not match. A re-send of a message the stream
-// stored already fails so as well: the server checks expectations before
-// Msg-Id duplicates.
-func expectationFailed(err error) bool {
-	var apiErr *jetstream.APIError
-	if !errors.As(err, &apiErr) {
-		return false
-	}
-	switch apiErr.ErrorCode {
-	case jetstream.JSErrCodeStreamWrongLastSequence, jetstream.JSErrCodeStreamWrongLastSequenceConstant,
-		jsapi.CodeWrongLastMsgID:
-		return true
-	}
-	return false
-}
-
 // resolve settles e, refused for an expectation: as a duplicate when the
 // stream holds a message with its Msg-Id where e would be, as failed
 // otherwise.
 func (p *Buffered) resolve(ctx context.Context, sess *session, e *entry) {
-	defer p.finishTake()
 	lctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	defer cancel()
 	ack, err := storedAlready(lctx, sess.js, e.msg)

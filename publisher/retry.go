@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -58,36 +57,6 @@ func retryDelay(wait, maxWait time.Duration, n int) time.Duration {
 	return backoff.Doubling(wait, maxWait, n-1)
 }
 
-// settleUnqueued settles e when requeueLocked did not put it back in
-// line: as failed once it is out of attempts, as undelivered once a stop
-// has collected what was left.
-func (p *Buffered) settleUnqueued(e *entry, r requeueOutcome, err error) {
-	switch r {
-	case gaveUp:
-		p.settle(e, nil, fmt.Errorf("%w (%d): %w", ErrGaveUp, e.attempts, err))
-	case tooLate:
-		p.undeliver(e)
-	}
-}
-
-// requeueInflight puts everything in flight on a connection that is gone
-// back in line, to be sent again on the next one.
-func (p *Buffered) requeueInflight() {
-	p.mu.Lock()
-	var late []*entry // returned after a stop collected what was left
-	for m, e := range p.inflight {
-		delete(p.inflight, m)
-		e.session = nil
-		if p.requeueLocked(e, jsapi.ErrConnGone, true) == tooLate {
-			late = append(late, e)
-		}
-	}
-	p.mu.Unlock()
-	for _, e := range late {
-		p.undeliver(e)
-	}
-}
-
 // final returns the error a message fails with for good when err is a
 // refusal that sending again cannot mend, or nil when err is transient
 // and the message is sent again (up to MaxAttempts). A stream or server
@@ -96,33 +65,14 @@ func (p *Buffered) requeueInflight() {
 // follow, and a message retried meanwhile holds its place in the buffer.
 // The package documentation lists the refusals.
 func final(err error) error {
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) {
-		switch apiErr.ErrorCode {
-		case jetstream.JSErrCodeStreamWrongLastSequence, jetstream.JSErrCodeStreamWrongLastSequenceConstant,
-			jetstream.JSErrCodeStreamMessageExceedsMaximum, jetstream.JSErrCodeStreamNotFound,
-			jetstream.JSErrCodeJetStreamNotEnabledForAccount,
-			jsapi.CodeWrongLastMsgID, jsapi.CodeStreamMismatch:
-			return err
-		case jsapi.CodeResourcesExceeded, jsapi.CodeInsufficientResources,
-			jsapi.CodeMemoryResourcesExceeded, jsapi.CodeStorageResourcesExceeded:
-			return fmt.Errorf("%w: %w", ErrStreamFull, err)
-		case jsapi.CodeStoreFailed:
-			switch desc := strings.ToLower(apiErr.Description); {
-			case strings.Contains(desc, "maximum"): // messages, bytes, messages per subject
-				return fmt.Errorf("%w: %w", ErrStreamFull, err)
-			case strings.Contains(desc, "too large"):
-				return err
-			}
-			return nil // "store is closed": the stream is restarting
-		}
-		if apiErr.Code == 400 && apiErr.ErrorCode != 0 {
-			return err
-		}
-		return nil
-	}
-	if errors.Is(err, nats.ErrPermissionViolation) || errors.Is(err, nats.ErrMaxPayload) ||
-		errors.Is(err, jetstream.ErrInvalidJSAck) { // something other than a stream answers
+	r, isAPI := jsapi.PublishRefusal(err)
+	switch {
+	case r == jsapi.Full:
+		return fmt.Errorf("%w: %w", ErrStreamFull, err)
+	case r == jsapi.Final:
+		return err
+	case !isAPI && (errors.Is(err, nats.ErrPermissionViolation) || errors.Is(err, nats.ErrMaxPayload) ||
+		errors.Is(err, jetstream.ErrInvalidJSAck)): // something other than a stream answers
 		return err
 	}
 	return nil

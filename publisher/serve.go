@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -68,101 +67,25 @@ func (p *Buffered) Serve(ctx context.Context) error {
 	}
 }
 
-// sendLoop sends due messages within the in-flight window until ctx ends
-// or the session's connection is gone; while stopping it returns once
-// nothing is left.
-func (p *Buffered) sendLoop(ctx context.Context, sess *session) error {
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	p.setSession(sess)
-	defer p.setSession(nil)
-	for {
-		e, refused, wait, idle := p.next()
-		if e != nil {
-			if !sess.nc.IsConnected() {
-				p.setSession(nil)
-				// Paused: nats.go would hold it in its reconnect buffer and
-				// time it out; keep it here until the connection is back.
-				p.putBack(e, refused)
-				if err := p.waitConnected(ctx, sess); err != nil {
-					return err
-				}
-				p.setSession(sess)
-				continue
-			}
-			switch {
-			case refused:
-				p.resolve(ctx, sess, e)
-			case e.noStream && p.noStreamStores(ctx, sess.js, e.msg.Subject):
-				p.finishTake()
-				p.settle(e, nil, ErrNoStream)
-			default:
-				p.register(e, sess)
-				if p.send(e, sess) {
-					return jsapi.ErrConnGone
-				}
-			}
-			continue
-		}
-		if idle && p.isStopping() {
-			return nil
-		}
-		if wait <= 0 {
-			wait = time.Hour
-		}
-		timer.Reset(wait)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-sess.gone:
-			return jsapi.ErrConnGone
-		case <-p.work:
-		case <-timer.C:
-		}
-	}
-}
-
-// waitConnected waits for the session's connection to be connected again.
-func (p *Buffered) waitConnected(ctx context.Context, sess *session) error {
-	for {
-		_, changed := p.src.Watch()
-		if sess.nc.IsConnected() {
-			return nil
-		}
-		if sess.nc.IsClosed() {
-			return jsapi.ErrConnGone
-		}
-		// A connection.Fixed cannot hear its connection's first connect:
-		// look again now and then.
-		poll := time.NewTimer(100 * time.Millisecond)
-		select {
-		case <-ctx.Done():
-			poll.Stop()
-			return ctx.Err()
-		case <-sess.gone:
-			poll.Stop()
-			return jsapi.ErrConnGone
-		case <-changed:
-			poll.Stop()
-		case <-poll.C:
-		}
-	}
-}
-
-// setSession tells PublishSync whether it may send directly, on sess,
-// and Watch callers whether the publisher is ready.
-func (p *Buffered) setSession(sess *session) {
+// reopen readies a publisher served again after a stop: it opens the
+// spool again, queueing what it holds, and accepts messages again.
+func (p *Buffered) reopen() error {
 	p.mu.Lock()
-	if (sess == nil) != (p.session == nil) {
-		close(p.readyChange)
-		p.readyChange = make(chan struct{})
+	if p.serving {
+		p.mu.Unlock()
+		return ErrServing
 	}
-	p.session = sess
+	var refused []*entry
+	if p.stopping {
+		var err error
+		if refused, err = p.recoverSpool(); err != nil {
+			p.mu.Unlock()
+			return err
+		}
+		p.stopping, p.closed = false, false
+	}
+	p.serving = true
 	p.mu.Unlock()
-}
-
-func (p *Buffered) isStopping() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stopping
+	p.failRecovered(refused)
+	return nil
 }

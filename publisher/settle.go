@@ -7,6 +7,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/internal/jsapi"
 )
 
 // handleAck is nats.go's ack callback for sends on sess: it settles the
@@ -40,7 +42,7 @@ func (p *Buffered) handleError(sess *session, m *nats.Msg, err error) {
 	e.lastErr = err
 	fin := final(err)
 	switch {
-	case expectationFailed(err) && e.sends > 1: // perhaps stored by an earlier send
+	case jsapi.ExpectationFailed(err) && e.sends > 1: // perhaps stored by an earlier send
 		if p.closed {
 			p.mu.Unlock()
 			p.undeliver(e)
@@ -58,6 +60,18 @@ func (p *Buffered) handleError(sess *session, m *nats.Msg, err error) {
 		p.settleUnqueued(e, outcome, err)
 	}
 	p.wake()
+}
+
+// takeInflightLocked finds the entry of m in flight on sess, and takes it
+// out of flight.
+func (p *Buffered) takeInflightLocked(sess *session, m *nats.Msg) *entry {
+	e, ok := p.inflight[m]
+	if !ok || e.session != sess {
+		return nil
+	}
+	delete(p.inflight, m)
+	e.session = nil
+	return e
 }
 
 // settleDenied settles, as failed, what is in flight on nc to a subject the
@@ -146,6 +160,18 @@ func (p *Buffered) undeliver(e *entry) {
 	p.stats.undelivered.Add(1)
 	p.report(e, err)
 	e.future.complete(nil, err)
+}
+
+// settleUnqueued settles e when requeueLocked did not put it back in
+// line: as failed once it is out of attempts, as undelivered once a stop
+// has collected what was left.
+func (p *Buffered) settleUnqueued(e *entry, r requeueOutcome, err error) {
+	switch r {
+	case gaveUp:
+		p.settle(e, nil, fmt.Errorf("%w (%d): %w", ErrGaveUp, e.attempts, err))
+	case tooLate:
+		p.undeliver(e)
+	}
 }
 
 // release frees e's room, once: it reports whether e was still unsettled.

@@ -33,6 +33,9 @@ func payloadSize(m *nats.Msg) int {
 	return n
 }
 
+// msgSize is what a message counts against BufferBytes.
+func msgSize(m *nats.Msg) int { return len(m.Subject) + payloadSize(m) }
+
 // tooLarge is ErrTooLarge with its sizes. It matches nats.ErrMaxPayload
 // too, what nats.go returns for the same.
 type tooLarge struct {

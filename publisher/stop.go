@@ -46,26 +46,3 @@ func (p *Buffered) stop(ctx context.Context, sess *session) error {
 	p.events.Emit(Stopped{EventTime: p.events.Stamp(), Undelivered: len(left), Spooled: sp != nil})
 	return ctx.Err()
 }
-
-// reopen readies a publisher served again after a stop: it opens the
-// spool again, queueing what it holds, and accepts messages again.
-func (p *Buffered) reopen() error {
-	p.mu.Lock()
-	if p.serving {
-		p.mu.Unlock()
-		return ErrServing
-	}
-	var refused []*entry
-	if p.stopping {
-		var err error
-		if refused, err = p.recoverSpool(); err != nil {
-			p.mu.Unlock()
-			return err
-		}
-		p.stopping, p.closed = false, false
-	}
-	p.serving = true
-	p.mu.Unlock()
-	p.failRecovered(refused)
-	return nil
-}

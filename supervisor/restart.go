@@ -51,6 +51,30 @@ var errHalted = errors.New("supervisor: child halted")
 // non-nil when the child is done (see Serve); otherwise it starts again
 // after wait, a pause past the threshold when paused.
 func (c *child) once(ctx context.Context) (wait time.Duration, paused bool, end error) {
+	c.recordStart()
+	start := c.tree.now()
+	err := c.run(ctx)
+	ran := c.tree.now().Sub(start)
+	if ctx.Err() != nil {
+		if isStopErr(err) {
+			err = nil
+		}
+		c.recordEnd(Stopped, err)
+		return 0, false, ctx.Err()
+	}
+	if end := c.endOf(err); end != nil {
+		return 0, false, end
+	}
+	if err == nil {
+		err = ErrReturned
+	}
+	wait, paused = c.recordFailure(err, ran)
+	return wait, paused, nil
+}
+
+// recordStart marks the child running for a new run and emits
+// ChildStarted.
+func (c *child) recordStart() {
 	c.mu.Lock()
 	restarts, repeated := c.starts, c.repeated
 	c.starts++
@@ -60,43 +84,68 @@ func (c *child) once(ctx context.Context) (wait time.Duration, paused bool, end 
 	c.setStateLocked(Running)
 	c.mu.Unlock()
 	c.tree.emit(ChildStarted{EventTime: c.tree.stamp(), Child: c.name, Restarts: restarts, Repeated: repeated})
+}
 
-	start := c.tree.now()
-	err := c.run(ctx)
-	ran := c.tree.now().Sub(start)
-
-	if ctx.Err() != nil {
-		if isStopErr(err) {
-			err = nil
-		}
-		c.finish(Stopped, err)
-		c.tree.emit(ChildStopped{EventTime: c.tree.stamp(), Child: c.name, Err: err})
-		return 0, false, ctx.Err()
-	}
+// endOf returns the error Serve ends with when a run that returned err,
+// while ctx is live, ends the child for good, having recorded that and
+// emitted ChildStopped; nil when the policy restarts the child.
+func (c *child) endOf(err error) error {
 	switch {
 	case errors.Is(err, suture.ErrTerminateSupervisorTree):
 		// The child asks for the whole tree to stop; suture does that.
-		c.finish(Failed, err)
-		c.tree.emit(ChildStopped{EventTime: c.tree.stamp(), Child: c.name, Err: err})
-		return 0, false, err
+		c.recordEnd(Failed, err)
+		return err
 	case errors.Is(err, suture.ErrDoNotRestart):
 		// One-shot work that is done: not a failure, whatever the mode.
-		c.finish(Stopped, nil)
-		c.tree.emit(ChildStopped{EventTime: c.tree.stamp(), Child: c.name})
-		return 0, false, err
+		c.recordEnd(Stopped, nil)
+		return err
 	case c.policy.Mode == Temporary, c.policy.Mode == Transient && err == nil:
 		state := Stopped
 		if err != nil {
 			state = Failed
 		}
-		c.finish(state, err)
-		c.tree.emit(ChildStopped{EventTime: c.tree.stamp(), Child: c.name, Err: err})
-		return 0, false, errors.Join(suture.ErrDoNotRestart, err)
-	case err == nil:
-		err = ErrReturned
+		c.recordEnd(state, err)
+		return errors.Join(suture.ErrDoNotRestart, err)
 	}
+	return nil
+}
 
+// recordEnd records that the child's run ended in state s, with err if
+// it failed, and emits ChildStopped.
+func (c *child) recordEnd(s State, err error) {
+	c.finish(s, err)
+	c.tree.emit(ChildStopped{EventTime: c.tree.stamp(), Child: c.name, Err: err})
+}
+
+// recordFailure counts a failure, err, of a run that lasted ran, and
+// emits ChildFailed, and ChildBackoff when the failures passed the
+// threshold (paused). It returns the wait before the next start.
+func (c *child) recordFailure(err error, ran time.Duration) (wait time.Duration, paused bool) {
 	c.mu.Lock()
+	wait, paused = c.restartWaitLocked(ran)
+	c.countFailureLocked(err, ran)
+	ev := ChildFailed{EventTime: c.tree.stamp(), Child: c.name, Err: err, Failures: c.episode,
+		Repeated: c.repeated, Threshold: c.policy.FailureThreshold, Restarting: !paused}
+	if !paused {
+		ev.RestartIn = wait
+	}
+	c.serving = false
+	c.recordErrorLocked(err)
+	c.setStateLocked(BackingOff)
+	c.mu.Unlock()
+	c.tree.emit(ev)
+	if paused {
+		c.tree.emit(ChildBackoff{EventTime: c.tree.stamp(), Child: c.name, Backoff: c.policy.Backoff, Repeated: ev.Repeated})
+	}
+	return wait, paused
+}
+
+// restartWaitLocked counts a failure of a run that lasted ran in the
+// policy's two counts, and returns the wait before the next start:
+// RestartDelay doubled per failure in a row (a run longer than
+// FailureDecay ends the row), or, once the count that halves every
+// FailureDecay passes FailureThreshold (paused), Backoff.
+func (c *child) restartWaitLocked(ran time.Duration) (wait time.Duration, paused bool) {
 	if ran > c.policy.FailureDecay {
 		c.consecutive = 0
 	}
@@ -116,21 +165,7 @@ func (c *child) once(ctx context.Context) (wait time.Duration, paused bool, end 
 		// double it.
 		wait = jitter{frac: *c.policy.Jitter, rnd: c.tree.rnd}.Jitter(c.policy.Backoff)
 	}
-	c.countFailureLocked(err, ran)
-	ev := ChildFailed{EventTime: c.tree.stamp(), Child: c.name, Err: err, Failures: c.episode,
-		Repeated: c.repeated, Threshold: c.policy.FailureThreshold, Restarting: !paused}
-	if !paused {
-		ev.RestartIn = wait
-	}
-	c.serving = false
-	c.recordErrorLocked(err)
-	c.setStateLocked(BackingOff)
-	c.mu.Unlock()
-	c.tree.emit(ev)
-	if paused {
-		c.tree.emit(ChildBackoff{EventTime: c.tree.stamp(), Child: c.name, Backoff: c.policy.Backoff, Repeated: ev.Repeated})
-	}
-	return wait, paused, nil
+	return wait, paused
 }
 
 // pause waits d before the next start, and reports whether ctx is still

@@ -118,39 +118,52 @@ func (t *Tree) SetPolicy(name string, p Policy) error {
 // or the error that made a child terminate the whole tree. A tree can be
 // served again after Serve returns.
 func (t *Tree) Serve(ctx context.Context) error {
-	t.mu.Lock()
-	if t.running {
-		t.mu.Unlock()
-		return ErrRunning
+	children, err := t.markRunning()
+	if err != nil {
+		return err
 	}
-	for _, c := range t.children {
-		if c.stopping() {
-			// Left running by a shutdown that timed out: a second copy
-			// must not start beside it.
-			t.mu.Unlock()
-			return fmt.Errorf("%w: %s is still stopping", ErrRunning, c.name)
-		}
-	}
-	t.running = true
-	t.unstopped = nil
-	children := append([]*child(nil), t.children...)
-	t.mu.Unlock()
-	defer func() {
-		t.mu.Lock()
-		t.running = false
-		t.mu.Unlock()
-	}()
-
+	defer t.clearRunning()
 	for _, c := range children {
 		c.reset()
 	}
 	if len(children) == 1 {
 		return t.serveOne(ctx, children[0])
 	}
-	// The root only runs each child's loop on a goroutine of its own and
-	// ends the tree when one asks; the loops restart their services, and
-	// the ordered stop below halts them one at a time, each within its
-	// own timeout. So the root waits for no child itself.
+	return t.serveMany(ctx, children)
+}
+
+// markRunning marks the tree running and returns its children, unless it
+// is running already, or a child left running by a shutdown that timed
+// out is still stopping: a second copy must not start beside it.
+func (t *Tree) markRunning() ([]*child, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.running {
+		return nil, ErrRunning
+	}
+	for _, c := range t.children {
+		if c.stopping() {
+			return nil, fmt.Errorf("%w: %s is still stopping", ErrRunning, c.name)
+		}
+	}
+	t.running = true
+	t.unstopped = nil
+	return append([]*child(nil), t.children...), nil
+}
+
+// clearRunning marks the tree no longer running.
+func (t *Tree) clearRunning() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.running = false
+}
+
+// serveMany serves a tree of several children. A suture root only runs
+// each child's loop on a goroutine of its own and ends the tree when one
+// asks; the loops restart their services, and the ordered stop
+// (stopChildren) halts them one at a time, each within its own timeout.
+// So the root waits for no child itself.
+func (t *Tree) serveMany(ctx context.Context, children []*child) error {
 	root := suture.New(t.name, suture.Spec{EventHook: t.onSutureEvent, Timeout: time.Millisecond})
 	for _, c := range children {
 		root.Add(c)
@@ -166,25 +179,26 @@ func (t *Tree) Serve(ctx context.Context) error {
 		cancel()
 	})
 	err := root.Serve(rootCtx)
-	var unstopped []string
-	terminated := stopAfter()
-	if terminated {
+	if stopAfter() {
 		// A child ended the tree, and the root cancelled every child:
 		// wait for them as a group stops.
-		unstopped = t.haltAll(children)
-	} else {
-		unstopped = <-stopped
-	}
-	t.mu.Lock()
-	t.unstopped = unstopped
-	t.mu.Unlock()
-	switch {
-	case terminated:
+		t.setUnstopped(t.haltAll(children))
 		return fmt.Errorf("supervisor: tree %s terminated: %w", t.name, err)
-	case len(unstopped) > 0:
+	}
+	unstopped := <-stopped
+	t.setUnstopped(unstopped)
+	if len(unstopped) > 0 {
 		return fmt.Errorf("%w: %s: %w", ErrShutdownIncomplete, strings.Join(unstopped, ", "), ctx.Err())
 	}
 	return ctx.Err()
+}
+
+// setUnstopped records the children that had not stopped when Serve
+// returned, for Unstopped.
+func (t *Tree) setUnstopped(names []string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.unstopped = names
 }
 
 // serveOne serves a tree of one child: its loop runs on a goroutine of
@@ -231,9 +245,7 @@ func (t *Tree) awaitOnly(ctx context.Context, c *child, d time.Duration, exited 
 	if !errors.Is(err, errOverran) {
 		return err
 	}
-	t.mu.Lock()
-	t.unstopped = []string{c.name}
-	t.mu.Unlock()
+	t.setUnstopped([]string{c.name})
 	return fmt.Errorf("%w: %s", ErrShutdownIncomplete, c.name)
 }
 
@@ -260,11 +272,7 @@ func (t *Tree) ServeInline(ctx context.Context) error {
 	t.running, t.unstopped = true, nil
 	c := t.children[0]
 	t.mu.Unlock()
-	defer func() {
-		t.mu.Lock()
-		t.running = false
-		t.mu.Unlock()
-	}()
+	defer t.clearRunning()
 	c.reset()
 	return t.serveChild(ctx, c)
 }

@@ -15,59 +15,9 @@ import (
 // caller's: a declaration, a lookup, a dead-letter publish.
 const Timeout = 10 * time.Second
 
-// Error codes of the JetStream API that nats.go does not name, with the
-// name nats-server gives each.
-const (
-	// CodeResourcesExceeded means the account's JetStream resources are
-	// exhausted (JSAccountResourcesExceededErr); it clears only when
-	// something else frees room.
-	CodeResourcesExceeded jetstream.ErrorCode = 10002
-	// CodeInsufficientResources means the server's JetStream storage is
-	// exhausted (JSInsufficientResourcesErr).
-	CodeInsufficientResources jetstream.ErrorCode = 10023
-	// CodeMemoryResourcesExceeded and CodeStorageResourcesExceeded mean the
-	// server has no memory or storage left for JetStream
-	// (JSMemoryResourcesExceededErr, JSStorageResourcesExceededErr).
-	CodeMemoryResourcesExceeded  jetstream.ErrorCode = 10028
-	CodeStorageResourcesExceeded jetstream.ErrorCode = 10047
-	// CodeStreamMismatch means the expected stream does not match
-	// (JSStreamMismatchErr).
-	CodeStreamMismatch jetstream.ErrorCode = 10060
-	// CodeWrongLastMsgID means the expected last Msg-Id does not match
-	// (JSStreamWrongLastMsgIDErrF).
-	CodeWrongLastMsgID jetstream.ErrorCode = 10070
-	// CodeStoreFailed means the stream could not store the message
-	// (JSStreamStoreFailedF); the description is the store's reason:
-	// "maximum messages exceeded", "maximum bytes exceeded", "maximum
-	// messages per subject exceeded" (a full stream with discard new),
-	// "message too large" or "store is closed".
-	CodeStoreFailed jetstream.ErrorCode = 10077
-	// CodeMsgDeleteFailed means a message could not be deleted, as when it
-	// is gone already (JSStreamMsgDeleteFailedF).
-	CodeMsgDeleteFailed jetstream.ErrorCode = 10057
-)
-
 // ErrConnGone means the connection closed for good: a dependent asks its
 // connection.Source for the replacement.
 var ErrConnGone = errors.New("connection replaced")
-
-// Code returns the JetStream API error code err carries, if any.
-func Code(err error) (jetstream.ErrorCode, bool) {
-	var apiErr *jetstream.APIError
-	if !errors.As(err, &apiErr) {
-		return 0, false
-	}
-	return apiErr.ErrorCode, true
-}
-
-// WrongLastSequence reports whether err is the server refusing a write
-// that expected another last sequence: code 10071, or 10164 from a
-// replicated (R>1) stream.
-func WrongLastSequence(err error) bool {
-	code, ok := Code(err)
-	return ok && (code == jetstream.JSErrCodeStreamWrongLastSequence ||
-		code == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
-}
 
 // StreamMissing reports whether err says the stream behind a bucket or
 // store is gone. No responders also happens without JetStream; declaring

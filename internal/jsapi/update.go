@@ -7,37 +7,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Codes nats-server (v2.15) gives a refused declaration of a stream or
-// consumer that exists: an update it will not make in place.
-const (
-	// CodeStreamInvalidConfig (JSStreamInvalidConfigF) is what
-	// configUpdateCheck in server/stream.go returns for every change it
-	// refuses: "stream configuration update can not change storage type",
-	// "message TTL status can not be disabled", "message schedules can not
-	// be disabled" and their kind. The server gives it as well to a
-	// configuration invalid in itself, checked before it looks the stream
-	// up ("stream name is required"), so it is a refusal to change only
-	// for a stream that existed.
-	CodeStreamInvalidConfig jetstream.ErrorCode = 10052
-	// CodeStreamUpdate (JSStreamUpdateErrF) is an update of an existing
-	// stream refused for another reason: "change to limits violates
-	// consumers".
-	CodeStreamUpdate jetstream.ErrorCode = 10069
-	// CodeStreamMirrorNotUpdatable (JSStreamMirrorNotUpdatableErr) is a
-	// change of a mirror's source.
-	CodeStreamMirrorNotUpdatable jetstream.ErrorCode = 10055
-	// CodeStreamReplicasNotUpdatable (JSStreamReplicasNotUpdatableErr) is
-	// a change of replicas refused by older servers.
-	CodeStreamReplicasNotUpdatable jetstream.ErrorCode = 10061
-	// CodeConsumerCreate (JSConsumerCreateErrF) is what the server's
-	// addConsumerWithAction returns when updateConfig (server/consumer.go)
-	// refuses to change an existing consumer: "deliver policy can not be
-	// updated", "can not update pull consumer to push based" and their
-	// kind. It is also any plain failure of a declaration ("error creating
-	// store for consumer"), so again a refusal only for one that existed.
-	CodeConsumerCreate jetstream.ErrorCode = 10012
-)
-
 // UpdateRefused reports whether err, from declaring a stream or a
 // consumer, is the server refusing to change it in place: existed says
 // the stream or consumer was there before, so that the declaration was an
