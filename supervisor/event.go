@@ -33,6 +33,11 @@ type EventTime struct {
 // When returns At.
 func (e EventTime) When() time.Time { return e.At }
 
+// Level returns InfoLevel, the level of most events. An event type whose
+// level is another, or depends on its fields, has a Level method of its
+// own.
+func (EventTime) Level() Level { return InfoLevel }
+
 func (EventTime) sealed() {}
 
 // Level is the severity of an [Event]. Its values are zap's, so an event is

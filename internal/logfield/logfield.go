@@ -40,16 +40,22 @@ func HookPanicked(log *zap.Logger, kind string, v any) {
 // Text is err's message: empty for nil, and a note in place of the message
 // when Error panics (a typed nil whose method dereferences it), so that
 // reporting an error never takes the reporter down.
-func Text(err error) (text string) {
+func Text(err error) string {
 	if err == nil {
 		return ""
 	}
+	return Safe(err, "Error", err.Error)
+}
+
+// Safe returns text(), the result of the method of v so named, or a note
+// naming v's type in its place when it panics.
+func Safe(v any, method string, text func() string) (s string) {
 	defer func() {
 		if recover() != nil {
-			text = fmt.Sprintf("%T (its Error method panicked)", err)
+			s = fmt.Sprintf("%T (its %s method panicked)", v, method)
 		}
 	}()
-	return err.Error()
+	return text()
 }
 
 // Error writes err, if any, as an "error" field, with the stack of a
