@@ -25,7 +25,7 @@ type Disconnected struct {
 	supervisor.EventTime
 	URL        string
 	Err        error
-	Closing    bool
+	Closing    bool `log:",omitempty"`
 	Generation uint64
 }
 
@@ -45,7 +45,7 @@ type Reconnected struct {
 // logged as warnings and the rest at debug level.
 type ReconnectFailed struct {
 	supervisor.EventTime
-	URL        string
+	URL        string `log:",omitempty"`
 	Err        error
 	Attempt    int64
 	Generation uint64
@@ -55,7 +55,7 @@ type ReconnectFailed struct {
 // closed it; otherwise the supervisor fails and makes a new connection.
 type Closed struct {
 	supervisor.EventTime
-	URL        string
+	URL        string `log:",omitempty"`
 	Err        error
 	Generation uint64
 }
@@ -81,7 +81,7 @@ type LameDuck struct {
 type SlowConsumer struct {
 	supervisor.EventTime
 	Subject    string
-	Queue      string
+	Queue      string `log:",omitempty"`
 	Dropped    int
 	Generation uint64
 }
@@ -90,8 +90,8 @@ type SlowConsumer struct {
 // permissions violation.
 type AsyncError struct {
 	supervisor.EventTime
-	URL        string
-	Subject    string
+	URL        string `log:",omitempty"`
+	Subject    string `log:",omitempty"`
 	Err        error
 	Generation uint64
 }

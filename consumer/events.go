@@ -21,7 +21,7 @@ type SlowConsumerStarted struct {
 	Overflow  Overflow
 	// Pending is, for JetStream handlers, what the stream still holds for
 	// the consumer.
-	Pending uint64
+	Pending uint64 `log:",omitempty"`
 }
 
 // Kind returns "consumer.slow_consumer_started".
@@ -103,10 +103,10 @@ func (e HandlerPanicked) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 type Subscribed struct {
 	supervisor.EventTime
 	Handler  string
-	Subject  string
-	Queue    string
-	Stream   string
-	Consumer string
+	Subject  string `log:",omitempty"`
+	Queue    string `log:",omitempty"`
+	Stream   string `log:",omitempty"`
+	Consumer string `log:",omitempty=Stream"`
 }
 
 // Kind returns "consumer.subscribed".
@@ -139,7 +139,7 @@ type Drained struct {
 	Subject   string
 	Finished  uint64
 	Abandoned uint64
-	Returned  uint64
+	Returned  uint64 `log:",omitempty"`
 	Took      time.Duration
 }
 
@@ -175,8 +175,8 @@ func (e Drained) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 type ConsumeError struct {
 	supervisor.EventTime
 	Handler  string
-	Stream   string
-	Consumer string
+	Stream   string `log:",omitempty"`
+	Consumer string `log:",omitempty=Stream"`
 	Err      error
 }
 
@@ -199,8 +199,8 @@ func (e ConsumeError) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 type ConsumerRecreated struct {
 	supervisor.EventTime
 	Handler  string
-	Stream   string
-	Consumer string
+	Stream   string `log:",omitempty"`
+	Consumer string `log:",omitempty=Stream"`
 }
 
 // Kind returns "consumer.consumer_recreated".
@@ -221,8 +221,8 @@ func (e ConsumerRecreated) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 type DeadLettered struct {
 	supervisor.EventTime
 	Handler    string
-	Stream     string
-	Consumer   string
+	Stream     string `log:",omitempty"`
+	Consumer   string `log:",omitempty=Stream"`
 	Subject    string
 	DeadLetter string
 	Sequence   uint64
@@ -256,8 +256,8 @@ func (e DeadLettered) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 // dead-letter stream logs one error, not one per delivery.
 type DeadLetterFailed struct {
 	DeadLettered
-	PublishErr error
-	Repeated   int
+	PublishErr error `log:"publish_error"`
+	Repeated   int   `log:",omitempty"`
 }
 
 // Kind returns "consumer.dead_letter_failed".
@@ -290,8 +290,8 @@ func (e DeadLetterFailed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 type MaxDeliveries struct {
 	supervisor.EventTime
 	Handler    string
-	Stream     string
-	Consumer   string
+	Stream     string `log:",omitempty"`
+	Consumer   string `log:",omitempty=Stream"`
 	Sequence   uint64
 	Deliveries uint64
 }
@@ -327,8 +327,8 @@ func addStream(enc zapcore.ObjectEncoder, stream, consumer string) {
 type AckPendingHigh struct {
 	supervisor.EventTime
 	Handler       string
-	Stream        string
-	Consumer      string
+	Stream        string `log:",omitempty"`
+	Consumer      string `log:",omitempty=Stream"`
 	AckPending    int
 	MaxAckPending int
 }

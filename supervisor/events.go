@@ -15,7 +15,7 @@ type ChildStarted struct {
 	EventTime
 	Child    string
 	Restarts int
-	Repeated int
+	Repeated int `log:",omitempty"`
 }
 
 // ChildFailed is emitted when a child fails: it returned an error,
@@ -38,7 +38,7 @@ type ChildFailed struct {
 	Child      string
 	Err        error
 	Failures   int
-	Repeated   int
+	Repeated   int `log:",omitempty"`
 	Threshold  float64
 	Restarting bool
 	RestartIn  time.Duration
@@ -51,7 +51,7 @@ type ChildBackoff struct {
 	EventTime
 	Child    string
 	Backoff  time.Duration
-	Repeated int
+	Repeated int `log:"-"`
 }
 
 // ChildResumed is emitted when the pause that ChildBackoff announced is
@@ -59,7 +59,7 @@ type ChildBackoff struct {
 type ChildResumed struct {
 	EventTime
 	Child    string
-	Repeated int
+	Repeated int `log:"-"`
 }
 
 // ChildRecovered is emitted when a [Starter] child that had failed starts

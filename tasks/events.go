@@ -71,7 +71,7 @@ type DeadLettered struct {
 	supervisor.EventTime
 	Queue      string
 	Task       string
-	DeadLetter string
+	DeadLetter string `log:",omitempty"`
 	Failures   int
 	Err        error
 }
@@ -84,7 +84,7 @@ type TaskPanicked struct {
 	Queue      string
 	Task       string
 	Err        *supervisor.PanicError
-	Suppressed uint64
+	Suppressed uint64 `log:",omitempty"`
 }
 
 // QueueError is emitted when the worker could not talk to the queue as it

@@ -11,19 +11,15 @@ import (
 	"go.uber.org/zap/zapcore"
 )
 
-// Write logs the event of kind at level, with the fields of ev when it has
-// any, and a "component" field: the part of kind before its first dot.
-func Write(log *zap.Logger, level zapcore.Level, kind string, ev any) {
+// Write logs the event of kind at level: a "component" field, the part of
+// kind before its first dot, then the event's fields (supervisor.Fields).
+func Write(log *zap.Logger, level zapcore.Level, kind string, fields zapcore.ObjectMarshaler) {
 	ce := log.Check(level, kind)
 	if ce == nil {
 		return
 	}
 	component, _, _ := strings.Cut(kind, ".")
-	if m, ok := ev.(zapcore.ObjectMarshaler); ok {
-		ce.Write(zap.String("component", component), zap.Inline(m))
-		return
-	}
-	ce.Write(zap.String("component", component))
+	ce.Write(zap.String("component", component), zap.Inline(fields))
 }
 
 // HookPanicked reports v, recovered from an application's event hook or
