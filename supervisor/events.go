@@ -143,7 +143,7 @@ func (e ChildResumed) Level() Level {
 	return InfoLevel
 }
 
-// Level returns the level the event is logged at.
+// Level returns ErrorLevel when the child failed, DebugLevel otherwise.
 func (e ChildStopped) Level() Level {
 	if e.Err != nil {
 		return ErrorLevel
