@@ -3,7 +3,6 @@
 package logfield
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -52,17 +51,4 @@ func Safe(v any, method string, text func() string) (s string) {
 		}
 	}()
 	return text()
-}
-
-// Error writes err, if any, as an "error" field, with the stack of a
-// recovered panic (an error with a Stacktrace method) as "stack".
-func Error(enc zapcore.ObjectEncoder, err error) {
-	if err == nil {
-		return
-	}
-	enc.AddString("error", err.Error())
-	var st interface{ Stacktrace() []byte }
-	if errors.As(err, &st) {
-		enc.AddByteString("stack", st.Stacktrace())
-	}
 }
