@@ -17,10 +17,10 @@ import (
 	"github.com/corral-go/corral/internal/logfield"
 )
 
-// Fields are the fields of an [Event] as its log line writes them, for
-// zap (it is a zapcore.ObjectMarshaler), for log/slog (a slog.LogValuer
-// whose value is a group) and as a map. Corral logs every event through
-// them; a hook logs an event the same way with
+// Fields is an [Event]'s fields as its log line writes them: for zap (a
+// zapcore.ObjectMarshaler), for log/slog (a slog.LogValuer whose value is
+// a group) and as a map. Corral logs every event through it; a hook logs
+// an event the same way with
 //
 //	logger.Info(ev.Kind(), zap.Inline(supervisor.EventFields(ev)))
 //	slogger.Info(ev.Kind(), slog.Any("", supervisor.EventFields(ev)))
@@ -28,11 +28,11 @@ import (
 // (an empty key inlines the group in slog; a key nests it).
 //
 // The fields are the event struct's exported fields, in order, but for
-// [EventTime] (zap and slog stamp lines with their own time): the fields
-// of an embedded struct (of an exported type) are the event's own, where
-// it is embedded. A
-// field's key is its Go name in snake case (ServerID is server_id, URLs is
-// urls), but Err's is "error". A `log` struct tag changes that:
+// [EventTime]: zap and slog stamp lines with their own time. The fields of
+// an embedded struct of an exported type are the event's own, where it is
+// embedded. A field's key is its Go name in snake case (ServerID is
+// server_id, URLs is urls), but Err's is "error". A `log` struct tag
+// changes that:
 //
 //   - `log:"name"` names the field;
 //   - `log:",omitempty"` leaves the field out when it is empty (false, 0,
@@ -46,13 +46,15 @@ import (
 // error, or one it wraps, with a Stacktrace() []byte method, as a
 // [*PanicError]) beside it: its key is the error's with the suffix "error"
 // replaced by "stack" ("stack", "publish_stack"), or else with "_stack"
-// appended. A nil error is left out. A
-// time.Duration is a duration, a time.Time a time, a type with a String
-// method its String, a slice of strings a list; strings, bools and
-// numbers keep their Go kinds (an int is zap's AddInt, a uint64 its
-// AddUint64). Other types are written as zap.Any and slog.Any write them.
-// An Error or String method that panics is written as a note naming the
-// type: logging an event never panics.
+// appended. A nil error is left out. A time.Duration is a duration, a
+// time.Time a time, a type with a String method its String, a slice of
+// strings a list. Strings, bools and numbers are written as such: an int
+// or a uint with zap's AddInt or AddUint, other integers with AddInt64 or
+// AddUint64, floats with AddFloat64 or AddFloat32. Other types are written
+// as zap.Any and slog.Any write them. An Error or String method that
+// panics is written as a note naming the type, and so is, for zap, a
+// value whose encoding panics (slog's handlers have a note of their own):
+// logging an event never panics.
 //
 // A Fields is a view of its event, and is safe for concurrent use as the
 // event is. The zero value has no fields.
@@ -91,9 +93,9 @@ func (f Fields) LogValue() slog.Value {
 }
 
 // Map returns the fields as a new map from key to value, the values as
-// zap's MapObjectEncoder holds them: a string, bool or number of the
-// field's own type, an error's message and stack as strings, a
-// time.Duration, a time.Time, a list as []any.
+// zap's MapObjectEncoder holds them: a string, a bool, an int, uint,
+// int64, uint64, float64 or float32, an error's message and stack as
+// strings, a time.Duration, a time.Time, a list as []any.
 func (f Fields) Map() map[string]any {
 	enc := zapcore.NewMapObjectEncoder()
 	_ = f.MarshalLogObject(enc)
@@ -149,8 +151,7 @@ const (
 	encAny encoding = iota
 	encString
 	encBool
-	encInt
-	encUint
+	encInteger
 	encFloat
 	encDuration
 	encTime
@@ -224,10 +225,9 @@ func encodingOf(t reflect.Type) encoding {
 		return encString
 	case reflect.Bool:
 		return encBool
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return encInt
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return encUint
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return encInteger
 	case reflect.Float32, reflect.Float64:
 		return encFloat
 	case reflect.Slice:
@@ -316,10 +316,8 @@ func (f *field) addTo(enc zapcore.ObjectEncoder, v reflect.Value) {
 		enc.AddString(f.key, v.String())
 	case encBool:
 		enc.AddBool(f.key, v.Bool())
-	case encInt:
-		addInt(enc, f.key, v)
-	case encUint:
-		addUint(enc, f.key, v)
+	case encInteger:
+		addInteger(enc, f.key, v)
 	case encFloat:
 		if v.Kind() == reflect.Float32 {
 			enc.AddFloat32(f.key, float32(v.Float()))
@@ -346,35 +344,18 @@ func (f *field) addTo(enc zapcore.ObjectEncoder, v reflect.Value) {
 	}
 }
 
-func addInt(enc zapcore.ObjectEncoder, key string, v reflect.Value) {
-	switch n := v.Int(); v.Kind() {
-	case reflect.Int:
-		enc.AddInt(key, int(n))
-	case reflect.Int8:
-		enc.AddInt8(key, int8(n))
-	case reflect.Int16:
-		enc.AddInt16(key, int16(n))
-	case reflect.Int32:
-		enc.AddInt32(key, int32(n))
+// addInteger adds an integer as zap's AddInt, AddUint, AddInt64 or
+// AddUint64, so that a zapcore.MapObjectEncoder holds an int as an int.
+func addInteger(enc zapcore.ObjectEncoder, key string, v reflect.Value) {
+	switch {
+	case v.Kind() == reflect.Int:
+		enc.AddInt(key, int(v.Int()))
+	case v.Kind() == reflect.Uint:
+		enc.AddUint(key, uint(v.Uint()))
+	case v.CanInt():
+		enc.AddInt64(key, v.Int())
 	default:
-		enc.AddInt64(key, n)
-	}
-}
-
-func addUint(enc zapcore.ObjectEncoder, key string, v reflect.Value) {
-	switch n := v.Uint(); v.Kind() {
-	case reflect.Uint:
-		enc.AddUint(key, uint(n))
-	case reflect.Uint8:
-		enc.AddUint8(key, uint8(n))
-	case reflect.Uint16:
-		enc.AddUint16(key, uint16(n))
-	case reflect.Uint32:
-		enc.AddUint32(key, uint32(n))
-	case reflect.Uintptr:
-		enc.AddUintptr(key, uintptr(n))
-	default:
-		enc.AddUint64(key, n)
+		enc.AddUint64(key, v.Uint())
 	}
 }
 
@@ -406,9 +387,10 @@ func (f *field) appendAttrs(attrs []slog.Attr, v reflect.Value) []slog.Attr {
 		return append(attrs, slog.String(f.key, v.String()))
 	case encBool:
 		return append(attrs, slog.Bool(f.key, v.Bool()))
-	case encInt:
-		return append(attrs, slog.Int64(f.key, v.Int()))
-	case encUint:
+	case encInteger:
+		if v.CanInt() {
+			return append(attrs, slog.Int64(f.key, v.Int()))
+		}
 		return append(attrs, slog.Uint64(f.key, v.Uint()))
 	case encFloat:
 		return append(attrs, slog.Float64(f.key, v.Float()))

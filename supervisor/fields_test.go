@@ -134,10 +134,10 @@ func TestFieldsMap(t *testing.T) {
 	got := supervisor.EventFields(full).Map()
 	want := map[string]any{
 		"url": "nats://a:4222", "server_id": "N1", "urls": []any{"nats://b:4222"}, "max_ack_pending": 100,
-		"http_status": int16(503), "msg_ids": []any{"m1", "m2"}, "weight": float32(1.5), "took": 2500 * time.Millisecond,
+		"http_status": int64(503), "msg_ids": []any{"m1", "m2"}, "weight": float32(1.5), "took": 2500 * time.Millisecond,
 		"due": time.Date(2024, 5, 7, 0, 0, 0, 0, time.UTC), "severity": "warn", "carrier": "post",
 		"error": "ship: panic: boom", "stack": "stack 1\n", "close_error": "panic: 2", "close_stack": "stack 2\n",
-		"extra": map[string]int{"a": 1}, "stream": "S", "consumer": "C", "memo": "n", "size": uint8(7), "count": uint64(9),
+		"extra": map[string]int{"a": 1}, "stream": "S", "consumer": "C", "memo": "n", "size": uint64(7), "count": uint64(9),
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Map() = %#v\nwant %#v", got, want)
