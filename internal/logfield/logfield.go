@@ -12,7 +12,10 @@ import (
 
 // Write logs the event of kind at level: a "component" field, the part of
 // kind before its first dot, then the event's fields (supervisor.Fields).
-func Write(log *zap.Logger, level zapcore.Level, kind string, fields zapcore.ObjectMarshaler) {
+// It is generic so that fields become an interface, which allocates, only
+// when the line is written: an event below the logger's level costs
+// nothing.
+func Write[F zapcore.ObjectMarshaler](log *zap.Logger, level zapcore.Level, kind string, fields F) {
 	ce := log.Check(level, kind)
 	if ce == nil {
 		return
