@@ -90,6 +90,7 @@ func slogLine(f slog.LogValuer) string {
 // embedded structs flattened, tags obeyed, the event's time and its
 // unexported fields left out.
 func TestFieldsOfAnApplicationEvent(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		ev        supervisor.Event
@@ -131,6 +132,7 @@ func TestFieldsOfAnApplicationEvent(t *testing.T) {
 
 // Map holds the values a zap line has, each of its own type.
 func TestFieldsMap(t *testing.T) {
+	t.Parallel()
 	got := supervisor.EventFields(full).Map()
 	want := map[string]any{
 		"url": "nats://a:4222", "server_id": "N1", "urls": []any{"nats://b:4222"}, "max_ack_pending": 100,
@@ -172,6 +174,7 @@ func (odd) Kind() string { return "app.odd" }
 // A field whose Error, String or MarshalJSON panics is written as a note,
 // and the rest of the line is still written.
 func TestFieldsSurviveOddFields(t *testing.T) {
+	t.Parallel()
 	f := supervisor.EventFields(odd{Err: (*supervisor.PanicError)(nil), Visible: "yes"})
 	want := `{"level":"info","msg":"m","error":"*supervisor.PanicError (its Error method panicked)",` +
 		`"name":"*supervisor_test.name (its String method panicked)","blast":"supervisor_test.explosive (logging it panicked)","visible":"yes"}`
@@ -187,6 +190,7 @@ func TestFieldsSurviveOddFields(t *testing.T) {
 
 // An event with no Level method of its own is logged at info.
 func TestEventTimeLevel(t *testing.T) {
+	t.Parallel()
 	if got := (shipped{}).Level(); got != supervisor.InfoLevel {
 		t.Fatalf("Level() = %v, want info", got)
 	}
