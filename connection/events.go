@@ -1,11 +1,6 @@
 package connection
 
-import (
-	"go.uber.org/zap/zapcore"
-
-	"github.com/corral-go/corral/internal/logfield"
-	"github.com/corral-go/corral/supervisor"
-)
+import "github.com/corral-go/corral/supervisor"
 
 // Connected is emitted when a connection is established for the first
 // time. Generation
@@ -25,7 +20,7 @@ type Disconnected struct {
 	supervisor.EventTime
 	URL        string
 	Err        error
-	Closing    bool
+	Closing    bool `log:",omitempty"`
 	Generation uint64
 }
 
@@ -45,7 +40,7 @@ type Reconnected struct {
 // logged as warnings and the rest at debug level.
 type ReconnectFailed struct {
 	supervisor.EventTime
-	URL        string
+	URL        string `log:",omitempty"`
 	Err        error
 	Attempt    int64
 	Generation uint64
@@ -55,7 +50,7 @@ type ReconnectFailed struct {
 // closed it; otherwise the supervisor fails and makes a new connection.
 type Closed struct {
 	supervisor.EventTime
-	URL        string
+	URL        string `log:",omitempty"`
 	Err        error
 	Generation uint64
 }
@@ -81,7 +76,7 @@ type LameDuck struct {
 type SlowConsumer struct {
 	supervisor.EventTime
 	Subject    string
-	Queue      string
+	Queue      string `log:",omitempty"`
 	Dropped    int
 	Generation uint64
 }
@@ -90,8 +85,8 @@ type SlowConsumer struct {
 // permissions violation.
 type AsyncError struct {
 	supervisor.EventTime
-	URL        string
-	Subject    string
+	URL        string `log:",omitempty"`
+	Subject    string `log:",omitempty"`
 	Err        error
 	Generation uint64
 }
@@ -123,10 +118,8 @@ func (SlowConsumer) Kind() string { return "connection.slow_consumer" }
 // Kind returns "connection.async_error".
 func (AsyncError) Kind() string { return "connection.async_error" }
 
-// Level returns InfoLevel.
-func (Connected) Level() supervisor.Level { return supervisor.InfoLevel }
-
-// Level returns the level the event is logged at.
+// Level returns InfoLevel when the connection is being closed, WarnLevel
+// otherwise.
 func (e Disconnected) Level() supervisor.Level {
 	if e.Closing {
 		return supervisor.InfoLevel
@@ -134,10 +127,8 @@ func (e Disconnected) Level() supervisor.Level {
 	return supervisor.WarnLevel
 }
 
-// Level returns InfoLevel.
-func (Reconnected) Level() supervisor.Level { return supervisor.InfoLevel }
-
-// Level returns the level the event is logged at.
+// Level returns WarnLevel for attempts 1, 2, 4, 8..., DebugLevel for the
+// others.
 func (e ReconnectFailed) Level() supervisor.Level {
 	if e.Attempt&(e.Attempt-1) == 0 { // 1, 2, 4, 8...
 		return supervisor.WarnLevel
@@ -145,16 +136,14 @@ func (e ReconnectFailed) Level() supervisor.Level {
 	return supervisor.DebugLevel
 }
 
-// Level returns the level the event is logged at.
+// Level returns ErrorLevel when the connection closed on an error,
+// InfoLevel when the supervisor closed it.
 func (e Closed) Level() supervisor.Level {
 	if e.Err != nil {
 		return supervisor.ErrorLevel
 	}
 	return supervisor.InfoLevel
 }
-
-// Level returns InfoLevel.
-func (DiscoveredServers) Level() supervisor.Level { return supervisor.InfoLevel }
 
 // Level returns WarnLevel.
 func (LameDuck) Level() supervisor.Level { return supervisor.WarnLevel }
@@ -164,97 +153,3 @@ func (SlowConsumer) Level() supervisor.Level { return supervisor.WarnLevel }
 
 // Level returns ErrorLevel.
 func (AsyncError) Level() supervisor.Level { return supervisor.ErrorLevel }
-
-// MarshalLogObject writes the event's fields for zap.
-func (e Connected) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("url", e.URL)
-	enc.AddString("server_id", e.ServerID)
-	enc.AddString("server_name", e.ServerName)
-	enc.AddUint64("generation", e.Generation)
-	return nil
-}
-
-// MarshalLogObject writes the event's fields for zap.
-func (e Disconnected) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("url", e.URL)
-	logfield.Error(enc, e.Err)
-	if e.Closing {
-		enc.AddBool("closing", true)
-	}
-	enc.AddUint64("generation", e.Generation)
-	return nil
-}
-
-// MarshalLogObject writes the event's fields for zap.
-func (e Reconnected) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("url", e.URL)
-	enc.AddString("server_id", e.ServerID)
-	enc.AddString("server_name", e.ServerName)
-	enc.AddUint64("generation", e.Generation)
-	enc.AddUint64("reconnects", e.Reconnects)
-	return nil
-}
-
-// MarshalLogObject writes the event's fields for zap.
-func (e ReconnectFailed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	if e.URL != "" {
-		enc.AddString("url", e.URL)
-	}
-	logfield.Error(enc, e.Err)
-	enc.AddInt64("attempt", e.Attempt)
-	enc.AddUint64("generation", e.Generation)
-	return nil
-}
-
-// MarshalLogObject writes the event's fields for zap.
-func (e Closed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	if e.URL != "" {
-		enc.AddString("url", e.URL)
-	}
-	logfield.Error(enc, e.Err)
-	enc.AddUint64("generation", e.Generation)
-	return nil
-}
-
-// MarshalLogObject writes the event's fields for zap.
-func (e DiscoveredServers) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	_ = enc.AddArray("urls", zapcore.ArrayMarshalerFunc(func(a zapcore.ArrayEncoder) error {
-		for _, u := range e.URLs {
-			a.AppendString(u)
-		}
-		return nil
-	}))
-	enc.AddUint64("generation", e.Generation)
-	return nil
-}
-
-// MarshalLogObject writes the event's fields for zap.
-func (e LameDuck) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("url", e.URL)
-	enc.AddUint64("generation", e.Generation)
-	return nil
-}
-
-// MarshalLogObject writes the event's fields for zap.
-func (e SlowConsumer) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("subject", e.Subject)
-	if e.Queue != "" {
-		enc.AddString("queue", e.Queue)
-	}
-	enc.AddInt("dropped", e.Dropped)
-	enc.AddUint64("generation", e.Generation)
-	return nil
-}
-
-// MarshalLogObject writes the event's fields for zap.
-func (e AsyncError) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	if e.URL != "" {
-		enc.AddString("url", e.URL)
-	}
-	if e.Subject != "" {
-		enc.AddString("subject", e.Subject)
-	}
-	logfield.Error(enc, e.Err)
-	enc.AddUint64("generation", e.Generation)
-	return nil
-}

@@ -3,9 +3,6 @@ package consumer
 import (
 	"time"
 
-	"go.uber.org/zap/zapcore"
-
-	"github.com/corral-go/corral/internal/logfield"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -21,7 +18,7 @@ type SlowConsumerStarted struct {
 	Overflow  Overflow
 	// Pending is, for JetStream handlers, what the stream still holds for
 	// the consumer.
-	Pending uint64
+	Pending uint64 `log:",omitempty"`
 }
 
 // Kind returns "consumer.slow_consumer_started".
@@ -29,18 +26,6 @@ func (SlowConsumerStarted) Kind() string { return "consumer.slow_consumer_starte
 
 // Level returns [supervisor.WarnLevel].
 func (SlowConsumerStarted) Level() supervisor.Level { return supervisor.WarnLevel }
-
-// MarshalLogObject writes the event's fields for zap.
-func (e SlowConsumerStarted) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("handler", e.Handler)
-	enc.AddString("subject", e.Subject)
-	enc.AddInt("queue_size", e.QueueSize)
-	enc.AddString("overflow", string(e.Overflow))
-	if e.Pending > 0 {
-		enc.AddUint64("pending", e.Pending)
-	}
-	return nil
-}
 
 // SlowConsumerEnded is emitted when a slow-consumer episode ends: the
 // handler has been at most half full for a second, or it stopped. Dropped
@@ -60,16 +45,6 @@ func (SlowConsumerEnded) Kind() string { return "consumer.slow_consumer_ended" }
 // Level returns [supervisor.WarnLevel].
 func (SlowConsumerEnded) Level() supervisor.Level { return supervisor.WarnLevel }
 
-// MarshalLogObject writes the event's fields for zap.
-func (e SlowConsumerEnded) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("handler", e.Handler)
-	enc.AddString("subject", e.Subject)
-	enc.AddUint64("dropped", e.Dropped)
-	enc.AddUint64("rejected", e.Rejected)
-	enc.AddDuration("duration", e.Duration)
-	return nil
-}
-
 // HandlerPanicked is emitted when a handler call panicked, or settling a
 // JetStream message did: the message counts as failed and the pool
 // carries on. It is emitted at most once a second per handler; Suppressed
@@ -88,25 +63,16 @@ func (HandlerPanicked) Kind() string { return "consumer.handler_panicked" }
 // Level returns [supervisor.ErrorLevel].
 func (HandlerPanicked) Level() supervisor.Level { return supervisor.ErrorLevel }
 
-// MarshalLogObject writes the event's fields for zap.
-func (e HandlerPanicked) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("handler", e.Handler)
-	enc.AddString("subject", e.Subject)
-	logfield.Error(enc, e.Err)
-	enc.AddUint64("suppressed", e.Suppressed)
-	return nil
-}
-
 // Subscribed is emitted when a core handler has subscribed, or a
 // JetStream handler's consumer is ready and it pulls; again after the
 // connection was replaced.
 type Subscribed struct {
 	supervisor.EventTime
 	Handler  string
-	Subject  string
-	Queue    string
-	Stream   string
-	Consumer string
+	Subject  string `log:",omitempty"`
+	Queue    string `log:",omitempty"`
+	Stream   string `log:",omitempty"`
+	Consumer string `log:",omitempty=Stream"`
 }
 
 // Kind returns "consumer.subscribed".
@@ -114,19 +80,6 @@ func (Subscribed) Kind() string { return "consumer.subscribed" }
 
 // Level returns [supervisor.DebugLevel].
 func (Subscribed) Level() supervisor.Level { return supervisor.DebugLevel }
-
-// MarshalLogObject writes the event's fields for zap.
-func (e Subscribed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("handler", e.Handler)
-	if e.Subject != "" {
-		enc.AddString("subject", e.Subject)
-	}
-	if e.Queue != "" {
-		enc.AddString("queue", e.Queue)
-	}
-	addStream(enc, e.Stream, e.Consumer)
-	return nil
-}
 
 // Drained is emitted when a handler has stopped. Finished counts the
 // messages handled while stopping; Abandoned those that were queued or
@@ -139,7 +92,7 @@ type Drained struct {
 	Subject   string
 	Finished  uint64
 	Abandoned uint64
-	Returned  uint64
+	Returned  uint64 `log:",omitempty"`
 	Took      time.Duration
 }
 
@@ -155,19 +108,6 @@ func (e Drained) Level() supervisor.Level {
 	return supervisor.InfoLevel
 }
 
-// MarshalLogObject writes the event's fields for zap.
-func (e Drained) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("handler", e.Handler)
-	enc.AddString("subject", e.Subject)
-	enc.AddUint64("finished", e.Finished)
-	enc.AddUint64("abandoned", e.Abandoned)
-	if e.Returned > 0 {
-		enc.AddUint64("returned", e.Returned)
-	}
-	enc.AddDuration("took", e.Took)
-	return nil
-}
-
 // ConsumeError is emitted when pulling from a JetStream consumer failed:
 // missed heartbeats, the consumer or stream gone, no responders. The
 // handler pulls again, declaring the consumer again when it is gone (or
@@ -175,8 +115,8 @@ func (e Drained) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 type ConsumeError struct {
 	supervisor.EventTime
 	Handler  string
-	Stream   string
-	Consumer string
+	Stream   string `log:",omitempty"`
+	Consumer string `log:",omitempty=Stream"`
 	Err      error
 }
 
@@ -186,21 +126,13 @@ func (ConsumeError) Kind() string { return "consumer.consume_error" }
 // Level returns [supervisor.WarnLevel].
 func (ConsumeError) Level() supervisor.Level { return supervisor.WarnLevel }
 
-// MarshalLogObject writes the event's fields for zap.
-func (e ConsumeError) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("handler", e.Handler)
-	addStream(enc, e.Stream, e.Consumer)
-	logfield.Error(enc, e.Err)
-	return nil
-}
-
 // ConsumerRecreated is emitted when a handler's consumer had disappeared
 // and was declared again from its configuration.
 type ConsumerRecreated struct {
 	supervisor.EventTime
 	Handler  string
-	Stream   string
-	Consumer string
+	Stream   string `log:",omitempty"`
+	Consumer string `log:",omitempty=Stream"`
 }
 
 // Kind returns "consumer.consumer_recreated".
@@ -209,20 +141,13 @@ func (ConsumerRecreated) Kind() string { return "consumer.consumer_recreated" }
 // Level returns [supervisor.WarnLevel].
 func (ConsumerRecreated) Level() supervisor.Level { return supervisor.WarnLevel }
 
-// MarshalLogObject writes the event's fields for zap.
-func (e ConsumerRecreated) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("handler", e.Handler)
-	addStream(enc, e.Stream, e.Consumer)
-	return nil
-}
-
 // DeadLettered is emitted when a message failed MaxDeliver times: a copy
 // was stored on the dead-letter subject and the message terminated.
 type DeadLettered struct {
 	supervisor.EventTime
 	Handler    string
-	Stream     string
-	Consumer   string
+	Stream     string `log:",omitempty"`
+	Consumer   string `log:",omitempty=Stream"`
 	Subject    string
 	DeadLetter string
 	Sequence   uint64
@@ -236,18 +161,6 @@ func (DeadLettered) Kind() string { return "consumer.dead_lettered" }
 // Level returns [supervisor.WarnLevel].
 func (DeadLettered) Level() supervisor.Level { return supervisor.WarnLevel }
 
-// MarshalLogObject writes the event's fields for zap.
-func (e DeadLettered) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("handler", e.Handler)
-	addStream(enc, e.Stream, e.Consumer)
-	enc.AddString("subject", e.Subject)
-	enc.AddString("dead_letter", e.DeadLetter)
-	enc.AddUint64("sequence", e.Sequence)
-	enc.AddUint64("deliveries", e.Deliveries)
-	logfield.Error(enc, e.Err)
-	return nil
-}
-
 // DeadLetterFailed is emitted when a dead-letter copy could not be
 // stored: the message was naked instead of terminated, and stays in its
 // stream to be copied again at its next delivery. Repeated counts the
@@ -256,8 +169,8 @@ func (e DeadLettered) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 // dead-letter stream logs one error, not one per delivery.
 type DeadLetterFailed struct {
 	DeadLettered
-	PublishErr error
-	Repeated   int
+	PublishErr error `log:"publish_error"`
+	Repeated   int   `log:",omitempty"`
 }
 
 // Kind returns "consumer.dead_letter_failed".
@@ -272,26 +185,14 @@ func (e DeadLetterFailed) Level() supervisor.Level {
 	return supervisor.ErrorLevel
 }
 
-// MarshalLogObject writes the event's fields for zap.
-func (e DeadLetterFailed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	_ = e.DeadLettered.MarshalLogObject(enc)
-	if e.PublishErr != nil {
-		enc.AddString("publish_error", e.PublishErr.Error())
-	}
-	if e.Repeated > 0 {
-		enc.AddInt("repeated", e.Repeated)
-	}
-	return nil
-}
-
 // MaxDeliveries is emitted when the server gave up redelivering a message
 // of the handler's consumer (its max-deliveries advisory), for handlers
 // without a dead-letter subject.
 type MaxDeliveries struct {
 	supervisor.EventTime
 	Handler    string
-	Stream     string
-	Consumer   string
+	Stream     string `log:",omitempty"`
+	Consumer   string `log:",omitempty=Stream"`
 	Sequence   uint64
 	Deliveries uint64
 }
@@ -302,22 +203,6 @@ func (MaxDeliveries) Kind() string { return "consumer.max_deliveries" }
 // Level returns [supervisor.WarnLevel].
 func (MaxDeliveries) Level() supervisor.Level { return supervisor.WarnLevel }
 
-// MarshalLogObject writes the event's fields for zap.
-func (e MaxDeliveries) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("handler", e.Handler)
-	addStream(enc, e.Stream, e.Consumer)
-	enc.AddUint64("sequence", e.Sequence)
-	enc.AddUint64("deliveries", e.Deliveries)
-	return nil
-}
-
-func addStream(enc zapcore.ObjectEncoder, stream, consumer string) {
-	if stream != "" {
-		enc.AddString("stream", stream)
-		enc.AddString("consumer", consumer)
-	}
-}
-
 // AckPendingHigh is emitted when a JetStream handler's consumer has at
 // least nine tenths of its MaxAckPending messages unacknowledged, across
 // every instance: held by handlers, or naked and waiting out their
@@ -327,8 +212,8 @@ func addStream(enc zapcore.ObjectEncoder, stream, consumer string) {
 type AckPendingHigh struct {
 	supervisor.EventTime
 	Handler       string
-	Stream        string
-	Consumer      string
+	Stream        string `log:",omitempty"`
+	Consumer      string `log:",omitempty=Stream"`
 	AckPending    int
 	MaxAckPending int
 }
@@ -339,26 +224,9 @@ func (AckPendingHigh) Kind() string { return "consumer.ack_pending_high" }
 // Level returns [supervisor.WarnLevel].
 func (AckPendingHigh) Level() supervisor.Level { return supervisor.WarnLevel }
 
-// MarshalLogObject writes the event's fields for zap.
-func (e AckPendingHigh) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("handler", e.Handler)
-	addStream(enc, e.Stream, e.Consumer)
-	enc.AddInt("ack_pending", e.AckPending)
-	enc.AddInt("max_ack_pending", e.MaxAckPending)
-	return nil
-}
-
 // AckPendingNormal is emitted when the episode [AckPendingHigh] began is
 // over.
 type AckPendingNormal AckPendingHigh
 
 // Kind returns "consumer.ack_pending_normal".
 func (AckPendingNormal) Kind() string { return "consumer.ack_pending_normal" }
-
-// Level returns [supervisor.InfoLevel].
-func (AckPendingNormal) Level() supervisor.Level { return supervisor.InfoLevel }
-
-// MarshalLogObject writes the event's fields for zap.
-func (e AckPendingNormal) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	return AckPendingHigh(e).MarshalLogObject(enc)
-}

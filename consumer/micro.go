@@ -11,7 +11,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 	"github.com/nats-io/nuid"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/corral-go/corral/supervisor"
 )
@@ -320,11 +319,3 @@ func (ServiceAnswering) Kind() string { return "consumer.service_answering" }
 
 // Level returns [supervisor.DebugLevel].
 func (ServiceAnswering) Level() supervisor.Level { return supervisor.DebugLevel }
-
-// MarshalLogObject writes the event's fields for zap.
-func (e ServiceAnswering) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("service", e.Service)
-	enc.AddString("id", e.ID)
-	enc.AddString("version", e.Version)
-	return nil
-}

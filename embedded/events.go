@@ -1,10 +1,6 @@
 package embedded
 
-import (
-	"go.uber.org/zap/zapcore"
-
-	"github.com/corral-go/corral/supervisor"
-)
+import "github.com/corral-go/corral/supervisor"
 
 // Ready is emitted when the embedded server accepts connections at URL.
 type Ready struct {
@@ -24,22 +20,3 @@ func (Ready) Kind() string { return "embedded.ready" }
 
 // Kind returns "embedded.stopped".
 func (Stopped) Kind() string { return "embedded.stopped" }
-
-// Level returns InfoLevel.
-func (Ready) Level() supervisor.Level { return supervisor.InfoLevel }
-
-// Level returns InfoLevel.
-func (Stopped) Level() supervisor.Level { return supervisor.InfoLevel }
-
-// MarshalLogObject writes the event's fields for zap.
-func (e Ready) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("url", e.URL)
-	enc.AddString("store_dir", e.StoreDir)
-	return nil
-}
-
-// MarshalLogObject writes the event's fields for zap.
-func (e Stopped) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("url", e.URL)
-	return nil
-}

@@ -1,10 +1,6 @@
 package kv
 
-import (
-	"go.uber.org/zap/zapcore"
-
-	"github.com/corral-go/corral/supervisor"
-)
+import "github.com/corral-go/corral/supervisor"
 
 // BucketRecreated is emitted when a bucket that a call or a watch found
 // missing (deleted, or a memory bucket lost in a server restart) has been
@@ -20,9 +16,3 @@ func (BucketRecreated) Kind() string { return "kv.bucket_recreated" }
 
 // Level returns WarnLevel: the bucket's earlier contents were lost.
 func (BucketRecreated) Level() supervisor.Level { return supervisor.WarnLevel }
-
-// MarshalLogObject writes the event's fields for zap.
-func (e BucketRecreated) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("bucket", e.Bucket)
-	return nil
-}

@@ -1,10 +1,6 @@
 package objectstore
 
-import (
-	"go.uber.org/zap/zapcore"
-
-	"github.com/corral-go/corral/supervisor"
-)
+import "github.com/corral-go/corral/supervisor"
 
 // StoreRecreated is emitted when a store that a call or a watch found
 // missing (deleted, or a memory store lost in a server restart) has been
@@ -20,9 +16,3 @@ func (StoreRecreated) Kind() string { return "objectstore.store_recreated" }
 
 // Level returns WarnLevel: the store's earlier objects were lost.
 func (StoreRecreated) Level() supervisor.Level { return supervisor.WarnLevel }
-
-// MarshalLogObject writes the event's fields for zap.
-func (e StoreRecreated) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("store", e.Store)
-	return nil
-}

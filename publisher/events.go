@@ -3,9 +3,6 @@ package publisher
 import (
 	"time"
 
-	"go.uber.org/zap/zapcore"
-
-	"github.com/corral-go/corral/internal/logfield"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -27,15 +24,6 @@ func (PublishFailed) Kind() string { return "publisher.publish_failed" }
 // Level returns ErrorLevel.
 func (PublishFailed) Level() supervisor.Level { return supervisor.ErrorLevel }
 
-// MarshalLogObject writes the event's fields for zap.
-func (e PublishFailed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("subject", e.Subject)
-	enc.AddString("msg_id", e.MsgID)
-	logfield.Error(enc, e.Err)
-	enc.AddUint64("suppressed", e.Suppressed)
-	return nil
-}
-
 // SpoolRecovered is emitted when messages a previous run left in the spool
 // in Dir were queued to be sent.
 type SpoolRecovered struct {
@@ -46,16 +34,6 @@ type SpoolRecovered struct {
 
 // Kind returns "publisher.spool_recovered".
 func (SpoolRecovered) Kind() string { return "publisher.spool_recovered" }
-
-// Level returns InfoLevel.
-func (SpoolRecovered) Level() supervisor.Level { return supervisor.InfoLevel }
-
-// MarshalLogObject writes the event's fields for zap.
-func (e SpoolRecovered) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("dir", e.Dir)
-	enc.AddInt("messages", e.Messages)
-	return nil
-}
 
 // SpoolError is emitted when the spool could not record that a message was
 // settled; the message may be sent again at the next start (and
@@ -70,12 +48,6 @@ func (SpoolError) Kind() string { return "publisher.spool_error" }
 
 // Level returns ErrorLevel.
 func (SpoolError) Level() supervisor.Level { return supervisor.ErrorLevel }
-
-// MarshalLogObject writes the event's fields for zap.
-func (e SpoolError) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	logfield.Error(enc, e.Err)
-	return nil
-}
 
 // SpoolCorrupt is emitted for each damaged place in a spool segment: a
 // record that cannot be read and is not a torn last write (one whose
@@ -99,16 +71,6 @@ func (SpoolCorrupt) Kind() string { return "publisher.spool_corrupt" }
 // Level returns ErrorLevel.
 func (SpoolCorrupt) Level() supervisor.Level { return supervisor.ErrorLevel }
 
-// MarshalLogObject writes the event's fields for zap.
-func (e SpoolCorrupt) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("dir", e.Dir)
-	enc.AddUint64("segment", e.Segment)
-	enc.AddInt64("offset", e.Offset)
-	logfield.Error(enc, e.Err)
-	enc.AddString("kept_as", e.KeptAs)
-	return nil
-}
-
 // Stopped is emitted when the publisher has stopped. Undelivered counts
 // the messages accepted and not acknowledged within the shutdown timeout:
 // with a spool (Spooled) they are sent at the next start, without one
@@ -129,13 +91,6 @@ func (e Stopped) Level() supervisor.Level {
 		return supervisor.ErrorLevel
 	}
 	return supervisor.InfoLevel
-}
-
-// MarshalLogObject writes the event's fields for zap.
-func (e Stopped) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddInt("undelivered", e.Undelivered)
-	enc.AddBool("spooled", e.Spooled)
-	return nil
 }
 
 // failedEvent emits a PublishFailed event, at most one a second.

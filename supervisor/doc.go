@@ -17,7 +17,8 @@
 //
 // Every package's events implement [Event]; a [Hook] receives them, and
 // [Events] says where a component's events go (a zap logger, a hook, a
-// clock).
+// clock). An event is a plain struct: [EventFields] turns any event into
+// the fields of its log line, for zap, for log/slog or as a map.
 //
 // # Lifecycle
 //

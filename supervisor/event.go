@@ -7,10 +7,13 @@ import (
 )
 
 // Event is something that happened in a Corral tree: a child failed, a
-// connection dropped, a handler fell behind. Every package defines its
-// events as structs that embed [EventTime]; a [Hook] receives them all and
-// tells them apart with a type switch. Events are also logged, at their
-// Level and with their fields, so logs and hooks never disagree.
+// connection dropped, a handler fell behind. An event is plain data: a
+// struct that embeds [EventTime], with its fields and a one-line Kind
+// method, and a Level method when its level is not info or depends on its
+// fields. A [Hook] receives every event and tells them apart with a type
+// switch. Events are also logged, at their Level, with the fields that
+// [EventFields] finds in the struct (and its log tags), so logs and hooks
+// never disagree; a hook that logs an event itself uses EventFields too.
 //
 // Corral's packages define the events; a type of the application's that
 // embeds EventTime satisfies Event too, but nothing in Corral emits it.
@@ -24,14 +27,21 @@ type Event interface {
 	sealed()
 }
 
-// EventTime is embedded by every event: it carries the event's time and
-// seals the [Event] interface to the types that embed it.
+// EventTime is embedded by every event: it carries the event's time, gives
+// it the info level unless it says otherwise, and seals the [Event]
+// interface to the types that embed it. It is no field of the event's log
+// line: loggers stamp lines with their own time.
 type EventTime struct {
 	At time.Time
 }
 
 // When returns At.
 func (e EventTime) When() time.Time { return e.At }
+
+// Level returns InfoLevel, the level of most events. An event type whose
+// level is another, or depends on its fields, has a Level method of its
+// own.
+func (EventTime) Level() Level { return InfoLevel }
 
 func (EventTime) sealed() {}
 

@@ -1,12 +1,6 @@
 package supervisor
 
-import (
-	"time"
-
-	"go.uber.org/zap/zapcore"
-
-	"github.com/corral-go/corral/internal/logfield"
-)
+import "time"
 
 // ChildStarted is emitted when a child's Serve begins. Restarts counts
 // its earlier runs in the current Serve of the tree; Repeated is that of
@@ -15,7 +9,7 @@ type ChildStarted struct {
 	EventTime
 	Child    string
 	Restarts int
-	Repeated int
+	Repeated int `log:",omitempty"`
 }
 
 // ChildFailed is emitted when a child fails: it returned an error,
@@ -38,7 +32,7 @@ type ChildFailed struct {
 	Child      string
 	Err        error
 	Failures   int
-	Repeated   int
+	Repeated   int `log:",omitempty"`
 	Threshold  float64
 	Restarting bool
 	RestartIn  time.Duration
@@ -51,7 +45,7 @@ type ChildBackoff struct {
 	EventTime
 	Child    string
 	Backoff  time.Duration
-	Repeated int
+	Repeated int `log:"-"`
 }
 
 // ChildResumed is emitted when the pause that ChildBackoff announced is
@@ -59,7 +53,7 @@ type ChildBackoff struct {
 type ChildResumed struct {
 	EventTime
 	Child    string
-	Repeated int
+	Repeated int `log:"-"`
 }
 
 // ChildRecovered is emitted when a [Starter] child that had failed starts
@@ -149,10 +143,7 @@ func (e ChildResumed) Level() Level {
 	return InfoLevel
 }
 
-// Level returns InfoLevel.
-func (ChildRecovered) Level() Level { return InfoLevel }
-
-// Level returns the level the event is logged at.
+// Level returns ErrorLevel when the child failed, DebugLevel otherwise.
 func (e ChildStopped) Level() Level {
 	if e.Err != nil {
 		return ErrorLevel
@@ -162,61 +153,3 @@ func (e ChildStopped) Level() Level {
 
 // Level returns ErrorLevel.
 func (ChildStopTimeout) Level() Level { return ErrorLevel }
-
-// MarshalLogObject writes the event's fields for zap.
-func (e ChildStarted) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("child", e.Child)
-	enc.AddInt("restarts", e.Restarts)
-	if e.Repeated > 0 {
-		enc.AddInt("repeated", e.Repeated)
-	}
-	return nil
-}
-
-// MarshalLogObject writes the event's fields for zap.
-func (e ChildFailed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("child", e.Child)
-	logfield.Error(enc, e.Err)
-	enc.AddInt("failures", e.Failures)
-	if e.Repeated > 0 {
-		enc.AddInt("repeated", e.Repeated)
-	}
-	enc.AddFloat64("threshold", e.Threshold)
-	enc.AddBool("restarting", e.Restarting)
-	enc.AddDuration("restart_in", e.RestartIn)
-	return nil
-}
-
-// MarshalLogObject writes the event's fields for zap.
-func (e ChildBackoff) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("child", e.Child)
-	enc.AddDuration("backoff", e.Backoff)
-	return nil
-}
-
-// MarshalLogObject writes the event's fields for zap.
-func (e ChildResumed) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("child", e.Child)
-	return nil
-}
-
-// MarshalLogObject writes the event's fields for zap.
-func (e ChildRecovered) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("child", e.Child)
-	enc.AddInt("failures", e.Failures)
-	return nil
-}
-
-// MarshalLogObject writes the event's fields for zap.
-func (e ChildStopped) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("child", e.Child)
-	logfield.Error(enc, e.Err)
-	return nil
-}
-
-// MarshalLogObject writes the event's fields for zap.
-func (e ChildStopTimeout) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("child", e.Child)
-	enc.AddDuration("timeout", e.Timeout)
-	return nil
-}

@@ -382,7 +382,7 @@ func (t *Tree) emit(ev Event) {
 			logfield.HookPanicked(t.log, ev.Kind(), v)
 		}
 	}()
-	logfield.Write(t.log, zapcore.Level(ev.Level()), ev.Kind(), ev)
+	logfield.Write(t.log, zapcore.Level(ev.Level()), ev.Kind(), EventFields(ev))
 	if t.hook != nil {
 		t.hook(ev)
 	}

@@ -3,9 +3,6 @@ package tasks
 import (
 	"time"
 
-	"go.uber.org/zap/zapcore"
-
-	"github.com/corral-go/corral/internal/logfield"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -71,7 +68,7 @@ type DeadLettered struct {
 	supervisor.EventTime
 	Queue      string
 	Task       string
-	DeadLetter string
+	DeadLetter string `log:",omitempty"`
 	Failures   int
 	Err        error
 }
@@ -84,7 +81,7 @@ type TaskPanicked struct {
 	Queue      string
 	Task       string
 	Err        *supervisor.PanicError
-	Suppressed uint64
+	Suppressed uint64 `log:",omitempty"`
 }
 
 // QueueError is emitted when the worker could not talk to the queue as it
@@ -123,9 +120,6 @@ func (TaskPanicked) Kind() string { return "tasks.task_panicked" }
 // Kind returns "tasks.queue_error".
 func (QueueError) Kind() string { return "tasks.queue_error" }
 
-// Level returns InfoLevel.
-func (LeaseAcquired) Level() supervisor.Level { return supervisor.InfoLevel }
-
 // Level returns ErrorLevel.
 func (LeaseLost) Level() supervisor.Level { return supervisor.ErrorLevel }
 
@@ -134,9 +128,6 @@ func (WorkerDead) Level() supervisor.Level { return supervisor.WarnLevel }
 
 // Level returns WarnLevel.
 func (TasksRecovered) Level() supervisor.Level { return supervisor.WarnLevel }
-
-// Level returns InfoLevel.
-func (RecovererElected) Level() supervisor.Level { return supervisor.InfoLevel }
 
 // Level returns ErrorLevel.
 func (CompletionRejected) Level() supervisor.Level { return supervisor.ErrorLevel }
@@ -149,82 +140,3 @@ func (TaskPanicked) Level() supervisor.Level { return supervisor.ErrorLevel }
 
 // Level returns WarnLevel.
 func (QueueError) Level() supervisor.Level { return supervisor.WarnLevel }
-
-// MarshalLogObject writes the event's fields for zap.
-func (e LeaseAcquired) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("queue", e.Queue)
-	enc.AddString("worker", e.Worker)
-	enc.AddInt("capacity", e.Capacity)
-	return nil
-}
-
-// MarshalLogObject writes the event's fields for zap.
-func (e LeaseLost) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("queue", e.Queue)
-	enc.AddString("worker", e.Worker)
-	enc.AddInt("held", e.Held)
-	return nil
-}
-
-// MarshalLogObject writes the event's fields for zap.
-func (e WorkerDead) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("queue", e.Queue)
-	enc.AddString("worker", e.Worker)
-	return nil
-}
-
-// MarshalLogObject writes the event's fields for zap.
-func (e TasksRecovered) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("queue", e.Queue)
-	enc.AddString("worker", e.Worker)
-	enc.AddInt("tasks", e.Tasks)
-	enc.AddDuration("took", e.Took)
-	return nil
-}
-
-// MarshalLogObject writes the event's fields for zap.
-func (e RecovererElected) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("queue", e.Queue)
-	enc.AddString("worker", e.Worker)
-	return nil
-}
-
-// MarshalLogObject writes the event's fields for zap.
-func (e CompletionRejected) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("queue", e.Queue)
-	enc.AddString("task", e.Task)
-	enc.AddString("worker", e.Worker)
-	logfield.Error(enc, e.Err)
-	return nil
-}
-
-// MarshalLogObject writes the event's fields for zap.
-func (e DeadLettered) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("queue", e.Queue)
-	enc.AddString("task", e.Task)
-	if e.DeadLetter != "" {
-		enc.AddString("dead_letter", e.DeadLetter)
-	}
-	enc.AddInt("failures", e.Failures)
-	logfield.Error(enc, e.Err)
-	return nil
-}
-
-// MarshalLogObject writes the event's fields for zap.
-func (e TaskPanicked) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("queue", e.Queue)
-	enc.AddString("task", e.Task)
-	logfield.Error(enc, e.Err)
-	if e.Suppressed > 0 {
-		enc.AddUint64("suppressed", e.Suppressed)
-	}
-	return nil
-}
-
-// MarshalLogObject writes the event's fields for zap.
-func (e QueueError) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("queue", e.Queue)
-	enc.AddString("op", e.Op)
-	logfield.Error(enc, e.Err)
-	return nil
-}

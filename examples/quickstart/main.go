@@ -24,8 +24,6 @@ import (
 	"syscall"
 	"time"
 
-	"go.uber.org/zap/zapcore"
-
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/codec"
 	"github.com/corral-go/corral/consumer"
@@ -368,13 +366,10 @@ func (p *printer) event(e corral.Event) {
 	if e.Level() < supervisor.InfoLevel {
 		return
 	}
-	enc := zapcore.NewMapObjectEncoder()
-	if m, ok := e.(zapcore.ObjectMarshaler); ok {
-		_ = m.MarshalLogObject(enc)
-	}
+	fields := supervisor.EventFields(e).Map()
 	var b strings.Builder
-	for _, k := range slices.Sorted(maps.Keys(enc.Fields)) {
-		fmt.Fprintf(&b, " %s=%v", k, enc.Fields[k])
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		fmt.Fprintf(&b, " %s=%v", k, fields[k])
 	}
 	p.printf("event: %s%s\n", e.Kind(), b.String())
 	if l, ok := e.(corral.OpsListening); ok {

@@ -44,7 +44,7 @@ func (e *Emitter) Emit(ev supervisor.Event) {
 			logfield.HookPanicked(e.log, ev.Kind(), v)
 		}
 	}()
-	logfield.Write(e.log, zapcore.Level(ev.Level()), ev.Kind(), ev)
+	logfield.Write(e.log, zapcore.Level(ev.Level()), ev.Kind(), supervisor.EventFields(ev))
 	if e.hook != nil {
 		e.hook(ev)
 	}

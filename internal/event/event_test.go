@@ -1,6 +1,7 @@
 package event_test
 
 import (
+	"io"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -34,5 +35,17 @@ func TestEmitSurvivesAPanickingHook(t *testing.T) {
 	}
 	if n := logs.FilterMessage("supervisor.child_started").Len(); n != 2 {
 		t.Fatalf("%d event lines logged, want 2", n)
+	}
+}
+
+// An event below the logger's level costs no allocation: a production
+// logger at info skips debug events (a subscription, a first start) for
+// free.
+func TestEmitBelowTheLevelAllocatesNothing(t *testing.T) {
+	e := event.New(supervisor.Events{Logger: zap.New(zapcore.NewCore(
+		zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), zapcore.InfoLevel))})
+	var ev supervisor.Event = supervisor.ChildStarted{Child: "c"}
+	if n := testing.AllocsPerRun(100, func() { e.Emit(ev) }); n != 0 {
+		t.Fatalf("Emit of a debug event at info allocated %v times, want 0", n)
 	}
 }

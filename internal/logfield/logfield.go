@@ -3,7 +3,6 @@
 package logfield
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -11,19 +10,18 @@ import (
 	"go.uber.org/zap/zapcore"
 )
 
-// Write logs the event of kind at level, with the fields of ev when it has
-// any, and a "component" field: the part of kind before its first dot.
-func Write(log *zap.Logger, level zapcore.Level, kind string, ev any) {
+// Write logs the event of kind at level: a "component" field, the part of
+// kind before its first dot, then the event's fields (supervisor.Fields).
+// It is generic so that fields become an interface, which allocates, only
+// when the line is written: an event below the logger's level costs
+// nothing.
+func Write[F zapcore.ObjectMarshaler](log *zap.Logger, level zapcore.Level, kind string, fields F) {
 	ce := log.Check(level, kind)
 	if ce == nil {
 		return
 	}
 	component, _, _ := strings.Cut(kind, ".")
-	if m, ok := ev.(zapcore.ObjectMarshaler); ok {
-		ce.Write(zap.String("component", component), zap.Inline(m))
-		return
-	}
-	ce.Write(zap.String("component", component))
+	ce.Write(zap.String("component", component), zap.Inline(fields))
 }
 
 // HookPanicked reports v, recovered from an application's event hook or
@@ -40,27 +38,20 @@ func HookPanicked(log *zap.Logger, kind string, v any) {
 // Text is err's message: empty for nil, and a note in place of the message
 // when Error panics (a typed nil whose method dereferences it), so that
 // reporting an error never takes the reporter down.
-func Text(err error) (text string) {
+func Text(err error) string {
 	if err == nil {
 		return ""
 	}
-	defer func() {
-		if recover() != nil {
-			text = fmt.Sprintf("%T (its Error method panicked)", err)
-		}
-	}()
-	return err.Error()
+	return Safe(err, "Error", err.Error)
 }
 
-// Error writes err, if any, as an "error" field, with the stack of a
-// recovered panic (an error with a Stacktrace method) as "stack".
-func Error(enc zapcore.ObjectEncoder, err error) {
-	if err == nil {
-		return
-	}
-	enc.AddString("error", err.Error())
-	var st interface{ Stacktrace() []byte }
-	if errors.As(err, &st) {
-		enc.AddByteString("stack", st.Stacktrace())
-	}
+// Safe returns text(), the result of the method of v so named, or a note
+// naming v's type in its place when it panics.
+func Safe(v any, method string, text func() string) (s string) {
+	defer func() {
+		if recover() != nil {
+			s = fmt.Sprintf("%T (its %s method panicked)", v, method)
+		}
+	}()
+	return text()
 }
