@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.uber.org/zap/zapcore"
-
 	"github.com/corral-go/corral/internal/event"
 	"github.com/corral-go/corral/supervisor"
 )
@@ -97,12 +95,3 @@ type OpsListening struct {
 
 // Kind returns "corral.ops_listening".
 func (OpsListening) Kind() string { return "corral.ops_listening" }
-
-// Level returns [supervisor.InfoLevel].
-func (OpsListening) Level() supervisor.Level { return supervisor.InfoLevel }
-
-// MarshalLogObject writes the event's fields.
-func (e OpsListening) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("addr", e.Addr)
-	return nil
-}

@@ -4,16 +4,16 @@ import (
 	"io"
 	"testing"
 
-	"go.uber.org/goleak"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/corral-go/corral/internal/event"
+	"github.com/corral-go/corral/internal/leakcheck"
 	"github.com/corral-go/corral/supervisor"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
 
 // A hook that panics is logged, and the goroutine that emitted the event
 // (a worker, a nats.go callback) goes on.
