@@ -126,7 +126,7 @@ func waitConnState(t *testing.T, c *corral.Client, what string, ok func(connecti
 	deadline := time.NewTimer(20 * time.Second)
 	defer deadline.Stop()
 	for {
-		st, changed := c.ConnectionSupervisor().Watch()
+		st, changed := c.ConnectionSupervisor().Observe()
 		if ok(st) {
 			return
 		}

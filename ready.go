@@ -39,8 +39,8 @@ func (c *Client) Ready(ctx context.Context) error {
 	for {
 		// The channels first: a change after them closes one of them.
 		r := c.ready.snapshot()
-		_, connChanged := c.conn.Watch()
-		_, pubChanged := c.pub.Watch()
+		_, connChanged := c.conn.Observe()
+		_, pubChanged := c.pub.Observe()
 		switch {
 		case r.running:
 		case r.runs > before:

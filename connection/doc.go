@@ -17,7 +17,7 @@
 //
 // Handlers, the publisher, buckets, stores and watches take a [Source]:
 // Conn returns the live connection and a channel closed when it is gone
-// for good, Watch reports status changes, OnAsyncError and
+// for good, Observe reports status changes, OnAsyncError and
 // ClaimSlowConsumer hand them the errors nats.go reports only
 // asynchronously. [Fixed] is a Source for a connection the application
 // manages itself.

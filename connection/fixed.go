@@ -107,10 +107,10 @@ func (f *Fixed) Conn(ctx context.Context) (*nats.Conn, <-chan struct{}, error) {
 	return f.nc, f.closed, nil
 }
 
-// Watch returns the connection's status, read from nats.go, and a
+// Observe returns the connection's status, read from nats.go, and a
 // channel closed when it next disconnects, reconnects or closes (not at a
 // first connect made after NewFixed: nats.go offers no handler for it).
-func (f *Fixed) Watch() (Status, <-chan struct{}) {
+func (f *Fixed) Observe() (Status, <-chan struct{}) {
 	f.mu.Lock()
 	changed := f.changed
 	f.mu.Unlock()
@@ -144,7 +144,7 @@ func (f *Fixed) Watch() (Status, <-chan struct{}) {
 
 // Status returns the connection's status, as Watch does.
 func (f *Fixed) Status() Status {
-	st, _ := f.Watch()
+	st, _ := f.Observe()
 	return st
 }
 

@@ -34,7 +34,7 @@ func TestFixedFollowsTheApplicationsConnection(t *testing.T) {
 	if err != nil || got != nc {
 		t.Fatalf("Conn: got %v, %v, want the application's connection", got, err)
 	}
-	st, changed := src.Watch()
+	st, changed := src.Observe()
 	if st.State != connection.StateConnected || st.URL != srv.URL() {
 		t.Fatalf("status %+v, want connected to %s", st, srv.URL())
 	}
@@ -46,7 +46,7 @@ func TestFixedFollowsTheApplicationsConnection(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("Watch's channel stayed open across a disconnect")
 	}
-	if st, changed = src.Watch(); st.State != connection.StateReconnecting {
+	if st, changed = src.Observe(); st.State != connection.StateReconnecting {
 		t.Fatalf("after the disconnect: %+v, want reconnecting", st)
 	}
 	srv.Start()

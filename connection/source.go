@@ -23,9 +23,9 @@ type Source interface {
 	// caller then calls Conn again for its replacement. Across ordinary
 	// reconnects the same *nats.Conn stays in use.
 	Conn(ctx context.Context) (nc *nats.Conn, gone <-chan struct{}, err error)
-	// Watch returns the connection's status and a channel closed at its
-	// next change, so that a dependent learns of a reconnect at once.
-	Watch() (Status, <-chan struct{})
+	// Observe returns the connection's status and a channel closed at
+	// its next change, so that a dependent learns of a reconnect at once.
+	Observe() (Status, <-chan struct{})
 	// OnAsyncError calls fn with every error nats.go reports
 	// asynchronously that belongs to no subscription, such as a publish
 	// permission violation, until release is called. fn runs on nats.go's

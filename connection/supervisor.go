@@ -224,8 +224,9 @@ func (s *Supervisor) OnAsyncError(fn func(nc *nats.Conn, err error)) (release fu
 	return s.listeners.onAsyncError(fn)
 }
 
-// Watch returns the current status and a channel closed at its next change.
-func (s *Supervisor) Watch() (Status, <-chan struct{}) {
+// Observe returns the current status and a channel closed at its next
+// change.
+func (s *Supervisor) Observe() (Status, <-chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.snapshotLocked(), s.changed
@@ -233,7 +234,7 @@ func (s *Supervisor) Watch() (Status, <-chan struct{}) {
 
 // Status returns a snapshot of the connection.
 func (s *Supervisor) Status() Status {
-	st, _ := s.Watch()
+	st, _ := s.Observe()
 	return st
 }
 

@@ -65,7 +65,7 @@ func (p *Buffered) sendLoop(ctx context.Context, sess *session) error {
 // waitConnected waits for the session's connection to be connected again.
 func (p *Buffered) waitConnected(ctx context.Context, sess *session) error {
 	for {
-		_, changed := p.src.Watch()
+		_, changed := p.src.Observe()
 		if sess.nc.IsConnected() {
 			return nil
 		}

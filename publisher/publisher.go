@@ -199,14 +199,14 @@ type Status struct {
 
 // Status returns a snapshot of the publisher's buffer and counts.
 func (p *Buffered) Status() Status {
-	st, _ := p.Watch()
+	st, _ := p.Observe()
 	return st
 }
 
-// Watch returns a snapshot of the publisher and a channel closed at the
+// Observe returns a snapshot of the publisher and a channel closed at the
 // next change of its Ready, so that a caller waits for it without
 // polling.
-func (p *Buffered) Watch() (Status, <-chan struct{}) {
+func (p *Buffered) Observe() (Status, <-chan struct{}) {
 	p.mu.Lock()
 	st := Status{Buffered: p.count, BufferedBytes: p.bytes, InFlight: len(p.inflight), Spooled: p.spool != nil,
 		Ready: p.session != nil}

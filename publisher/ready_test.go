@@ -21,7 +21,7 @@ func TestWatchSaysWhenReady(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for {
-		st, changed := p.Watch()
+		st, changed := p.Observe()
 		if st.Ready {
 			break
 		}

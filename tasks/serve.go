@@ -231,7 +231,7 @@ func releaseCtx(parent context.Context, src connection.Source) (context.Context,
 	go func() {
 		defer close(done)
 		for {
-			st, changed := src.Watch()
+			st, changed := src.Observe()
 			if st.State == connection.StateStopped {
 				cancel()
 				return

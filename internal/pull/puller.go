@@ -149,8 +149,8 @@ type Session struct {
 	in      *inbox
 	retired []*inbox // replaced inboxes still draining
 
-	watch      <-chan struct{} // the connection's state changed
-	reconnects uint64
+	connChanged <-chan struct{} // closed when the connection's state changes
+	reconnects  uint64
 
 	retry       time.Duration // the wait after the last failure
 	notBefore   time.Time     // no request before
@@ -164,8 +164,8 @@ type Session struct {
 // Then the owner calls Drain.
 func (s *Session) Run(ctx context.Context, js jetstream.JetStream, gone <-chan struct{}) error {
 	s.js, s.gone = js, gone
-	st, watch := s.p.cfg.Source.Watch()
-	s.watch, s.reconnects = watch, st.Stats.Reconnects
+	st, changed := s.p.cfg.Source.Observe()
+	s.connChanged, s.reconnects = changed, st.Stats.Reconnects
 	s.timer = time.NewTimer(time.Hour)
 	defer s.timer.Stop()
 	for {
@@ -291,9 +291,9 @@ func (s *Session) await(ctx context.Context) error {
 		return jsapi.ErrConnGone
 	case <-s.p.held.freed:
 	case <-s.timer.C:
-	case <-s.watch:
+	case <-s.connChanged:
 		var st connection.Status
-		st, s.watch = s.p.cfg.Source.Watch()
+		st, s.connChanged = s.p.cfg.Source.Observe()
 		if st.State == connection.StateConnected && st.Stats.Reconnects != s.reconnects {
 			// Requests do not survive a reconnect: ask again now on a
 			// fresh inbox rather than after missed heartbeats.
