@@ -67,3 +67,29 @@ func TestClientOnlyProgramLinksNoServer(t *testing.T) {
 	}
 	t.Logf("a client-only program: %.1f MiB", float64(info.Size())/(1<<20))
 }
+
+// testOnly are modules only tests and examples use: the library's go.mod
+// does not list them, so its users' module graphs get none from it.
+var testOnly = []string{
+	"github.com/chromedp/", "go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters/",
+	"go.uber.org/goleak",
+}
+
+// The library's go.mod requires no module that only its tests and
+// examples use: those live in the modules internal/e2e and
+// examples/tracing.
+func TestGoModRequiresNoTestOnlyModule(t *testing.T) {
+	t.Parallel()
+	mod, err := os.ReadFile("go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(mod), "\n") {
+		for _, m := range testOnly {
+			if strings.HasPrefix(strings.TrimSpace(line), m) {
+				t.Errorf("go.mod requires %s", strings.TrimSpace(line))
+			}
+		}
+	}
+}
+
