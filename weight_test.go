@@ -92,4 +92,3 @@ func TestGoModRequiresNoTestOnlyModule(t *testing.T) {
 		}
 	}
 }
-
