@@ -183,3 +183,24 @@ handlers:
 		t.Fatalf("got queue group %q, %d workers, subject %q; want no queue group, 2 workers, audit.>", h.QueueGroup, h.Workers, h.Subject)
 	}
 }
+
+// log_failures reads from the file and the environment, and a handler
+// declared in code without it reports its failures.
+func TestLogFailuresFromFileAndEnvironment(t *testing.T) {
+	cfg, err := corral.ParseConfig([]byte("handlers:\n  orders: {subject: orders.created, log_failures: false}\n  prices: {subject: prices}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lf := cfg.Handlers["orders"].LogFailures; lf == nil || *lf {
+		t.Fatalf("orders: log_failures %v, want false", lf)
+	}
+	if lf := cfg.Handlers["prices"].LogFailures; lf != nil {
+		t.Fatalf("prices: log_failures %v, want unset (true)", *lf)
+	}
+	if err := cfg.ApplyEnv([]string{"CORRAL_HANDLERS_ORDERS_LOG_FAILURES=true"}); err != nil {
+		t.Fatal(err)
+	}
+	if lf := cfg.Handlers["orders"].LogFailures; lf == nil || !*lf {
+		t.Fatalf("orders after the environment: log_failures %v, want true", lf)
+	}
+}

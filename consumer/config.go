@@ -65,6 +65,13 @@ type Config struct {
 	// 524288 messages and 64MiB.
 	PendingMsgs  int           `yaml:"pending_msgs"`
 	PendingBytes conf.ByteSize `yaml:"pending_bytes"`
+	// LogFailures reports the errors the handler returns as
+	// HandlerFailed events, logged at warn: at most one a second, with
+	// the number not reported since, the subject and, for JetStream, the
+	// stream sequence and delivery count, never the data. false turns
+	// them off, for a handler whose failures middleware.Log or the
+	// application reports already. Default true.
+	LogFailures *bool `yaml:"log_failures"`
 	// Restart is the handler's restart policy; zero fields inherit the
 	// tree's.
 	Restart supervisor.Policy `yaml:"restart"`
@@ -107,6 +114,9 @@ const (
 	// as a count, never allocates.
 	maxPendingBytes = 1 << 40
 )
+
+// logFailures is LogFailures, true when unset.
+func (c Config) logFailures() bool { return c.LogFailures == nil || *c.LogFailures }
 
 func (c Config) withDefaults() Config {
 	if c.Workers == 0 {

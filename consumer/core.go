@@ -229,3 +229,8 @@ func (r *coreRun) Return(*Msg) { r.abandoned.Add(1) }
 func (r *coreRun) ReportPanic(m *Msg, pe *supervisor.PanicError, suppressed uint64) {
 	r.c.reportPanic(m, pe, suppressed)
 }
+
+// ReportFailure emits a HandlerFailed event.
+func (r *coreRun) ReportFailure(m *Msg, err error, suppressed uint64) {
+	r.c.reportFailure(m, err, suppressed)
+}

@@ -63,6 +63,31 @@ func (HandlerPanicked) Kind() string { return "consumer.handler_panicked" }
 // Level returns [supervisor.ErrorLevel].
 func (HandlerPanicked) Level() supervisor.Level { return supervisor.ErrorLevel }
 
+// HandlerFailed is emitted when a handler returned an error (a panic is
+// HandlerPanicked instead), so that failures are seen without middleware:
+// at most once a second per handler, Suppressed counting the failures
+// since the previous event that were not reported. It names the message's
+// subject and, for a JetStream message, its stream, consumer, stream
+// sequence and delivery count; never its data or headers. A handler's
+// log_failures: false turns it off.
+type HandlerFailed struct {
+	supervisor.EventTime
+	Handler    string
+	Subject    string
+	Stream     string `log:",omitempty"`
+	Consumer   string `log:",omitempty=Stream"`
+	Sequence   uint64 `log:",omitempty=Stream"`
+	Deliveries uint64 `log:",omitempty=Stream"`
+	Err        error
+	Suppressed uint64
+}
+
+// Kind returns "consumer.handler_failed".
+func (HandlerFailed) Kind() string { return "consumer.handler_failed" }
+
+// Level returns [supervisor.WarnLevel].
+func (HandlerFailed) Level() supervisor.Level { return supervisor.WarnLevel }
+
 // Subscribed is emitted when a core handler has subscribed, or a
 // JetStream handler's consumer is ready and it pulls; again after the
 // connection was replaced.

@@ -82,6 +82,20 @@ func (b *handlerBase) reportPanic(m *Msg, pe *supervisor.PanicError, suppressed 
 	b.events.Emit(HandlerPanicked{EventTime: b.events.Stamp(), Handler: b.name, Subject: m.Subject(), Err: pe, Suppressed: suppressed})
 }
 
+// reportFailure emits a HandlerFailed event for an error the handler
+// returned for m, unless the handler's log_failures is false; the pool
+// rate-limits them.
+func (b *handlerBase) reportFailure(m *Msg, err error, suppressed uint64) {
+	if !b.cfg.logFailures() {
+		return
+	}
+	ev := HandlerFailed{EventTime: b.events.Stamp(), Handler: b.name, Subject: m.Subject(), Err: err, Suppressed: suppressed}
+	if md := m.Metadata(); md != nil {
+		ev.Stream, ev.Consumer, ev.Sequence, ev.Deliveries = md.Stream, md.Consumer, md.Sequence.Stream, md.NumDelivered
+	}
+	b.events.Emit(ev)
+}
+
 // drained emits the Drained event of a stop that began at start, unless
 // the run never subscribed and had nothing to drain: a start that failed
 // is reported by the tree, once per episode.

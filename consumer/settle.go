@@ -48,6 +48,11 @@ func (r *jsRun) ReportPanic(m *Msg, pe *supervisor.PanicError, suppressed uint64
 	r.j.reportPanic(m, pe, suppressed)
 }
 
+// ReportFailure emits a HandlerFailed event.
+func (r *jsRun) ReportFailure(m *Msg, err error, suppressed uint64) {
+	r.j.reportFailure(m, err, suppressed)
+}
+
 // settle acks, naks, terminates or dead-letters m according to err, unless
 // the handler settled it already.
 func (r *jsRun) settle(ctx context.Context, m *Msg, err error) {

@@ -36,6 +36,14 @@ type Work[T any] interface {
 	ReportPanic(item T, err *supervisor.PanicError, suppressed uint64)
 }
 
+// FailureReporter is a [Work] that hears of the errors Handle returns,
+// other than panics (ReportPanic has those): at most one a second per
+// pool, with the number of failures since the previous report that were
+// not reported.
+type FailureReporter[T any] interface {
+	ReportFailure(item T, err error, suppressed uint64)
+}
+
 // Config sizes a [Pool].
 type Config struct {
 	// Workers is the number of items handled at once. 0 means 1.
@@ -74,6 +82,12 @@ type Pool[T any] struct {
 	panicMu    sync.Mutex
 	reportedAt time.Time
 	unreported uint64
+	// failures is work, when it is a FailureReporter; failedAt is when it
+	// last reported one (unix nanoseconds), unreportedFailures the
+	// failures since.
+	failures           FailureReporter[T]
+	failedAt           atomic.Int64
+	unreportedFailures atomic.Uint64
 }
 
 // New returns a pool of cfg.Workers workers running work, with a queue of
@@ -84,15 +98,17 @@ func New[T any](cfg Config, work Work[T]) *Pool[T] {
 	if stats == nil {
 		stats = &Stats{}
 	}
+	failures, _ := work.(FailureReporter[T])
 	return &Pool[T]{
-		work:    work,
-		workers: max(cfg.Workers, 1),
-		timeout: cfg.Timeout,
-		stats:   stats,
-		queue:   make(chan T, cfg.QueueSize),
-		base:    base,
-		cancel:  cancel,
-		hard:    make(chan struct{}),
+		work:     work,
+		workers:  max(cfg.Workers, 1),
+		timeout:  cfg.Timeout,
+		stats:    stats,
+		queue:    make(chan T, cfg.QueueSize),
+		base:     base,
+		cancel:   cancel,
+		hard:     make(chan struct{}),
+		failures: failures,
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 	"github.com/corral-go/corral/supervisor"
 )
 
-// panicReportInterval rate-limits ReportPanic.
+// panicReportInterval rate-limits ReportPanic, and ReportFailure.
 const panicReportInterval = time.Second
 
 // Reading the clock costs more than a trivial handler on some machines,
@@ -75,7 +75,23 @@ func (p *Pool[T]) run(s *sampler, item T) {
 		p.stats.processed.Add(1)
 	} else {
 		p.stats.failed.Add(1)
+		p.failed(item, err)
 	}
+}
+
+// failed reports err, which Handle returned for item, to a
+// FailureReporter: at most one a second, the others counted for the next.
+// A panic was reported when it was recovered.
+func (p *Pool[T]) failed(item T, err error) {
+	if _, panicked := err.(*supervisor.PanicError); panicked || p.failures == nil {
+		return
+	}
+	now, last := time.Now().UnixNano(), p.failedAt.Load()
+	if now-last < int64(panicReportInterval) || !p.failedAt.CompareAndSwap(last, now) {
+		p.unreportedFailures.Add(1)
+		return
+	}
+	p.failures.ReportFailure(item, err, p.unreportedFailures.Swap(0))
 }
 
 func (p *Pool[T]) handle(ctx context.Context, item T) (err error) {
