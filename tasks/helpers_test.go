@@ -227,3 +227,22 @@ func readHeld(js jetstream.JetStream) (done map[string][]string, held []string, 
 	}
 	return done, held, nil
 }
+
+// publishTask enqueues a task with data under id as a client that does
+// not use corral's Enqueue would: a plain JetStream publish to queue q.
+func publishTask(t *testing.T, nc *nats.Conn, id string, data []byte) {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	name, sc := tasks.Config{}.QueueStream("q")
+	if _, err := sc.Declare(ctx, js, name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, "corral.tasks.q", data, jetstream.WithMsgID(id)); err != nil {
+		t.Fatal(err)
+	}
+}
