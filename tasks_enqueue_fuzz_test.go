@@ -43,49 +43,63 @@ func FuzzEnqueue(f *testing.F) {
 	}
 	cfg := corral.Config{Tasks: map[string]tasks.Config{"q": {KeepCompleted: time.Hour}}}
 	k := corraltest.New(f, cfg)
-	var ran sync.Map // id -> struct{}
+	q := &fuzzQueue{c: k.Client}
 	if err := k.Client.HandleTasks("q", tasks.Config{}, tasks.HandlerFunc(func(_ context.Context, task *tasks.Task) error {
-		ran.Store(task.ID(), struct{}{})
+		q.ran.Store(task.ID(), struct{}{})
 		return nil
 	})); err != nil {
 		f.Fatal(err)
 	}
 	k.Start(context.Background())
-	var enqueued sync.Map // ids acked, in any input
 	f.Fuzz(func(t *testing.T, a, b, name, value string) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		for _, id := range []string{a, b} {
-			opts := []publisher.Option{publisher.WithMsgID(id)}
-			if name != "" {
-				opts = append(opts, func(h nats.Header) { h.Set(name, value) })
-			}
-			h := nats.Header{}
-			for _, o := range opts {
-				o(h)
-			}
-			id = h.Get(jetstream.MsgIDHeader) // the header may be the id's
-			f, err := k.Client.Enqueue(ctx, "q", []byte(id), opts...)
-			if err != nil {
-				if !documented(err) {
-					t.Fatalf("Enqueue(id %q, header %q: %q): %v, not one of its documented errors", id, name, value, err)
-				}
-				continue
-			}
-			_, err = f.Wait(ctx)
-			switch {
-			case err != nil && strings.HasPrefix(name, "Nats-") && name != jetstream.MsgIDHeader:
-				continue // an expectation, a TTL and their kind are the stream's to check
-			case err != nil:
-				t.Fatalf("Enqueue(id %q, header %q: %q) was accepted, and its ack failed: %v", id, name, value, err)
-			}
-			if _, before := enqueued.LoadOrStore(id, struct{}{}); before {
-				continue // a duplicate, stored once
-			}
-			natstest.Eventually(t, 20*time.Second, func() bool { _, ok := ran.Load(id); return ok }, func() string {
-				return fmt.Sprintf("task %q was acked and never ran under its id", id)
-			})
+		q.enqueue(t, a, name, value)
+		q.enqueue(t, b, name, value)
+	})
+}
+
+// fuzzQueue is queue q of a Client, and what it was given and ran.
+type fuzzQueue struct {
+	c        *corral.Client
+	ran      sync.Map // ids of tasks run
+	enqueued sync.Map // ids acked, in any input
+}
+
+// enqueue enqueues a task under id with header name set to value, when
+// name is not empty, and fails t unless Enqueue refuses it with a
+// documented error, or the stream acks it and, its id new, it runs under
+// that very id.
+func (q *fuzzQueue) enqueue(t *testing.T, id, name, value string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	opts := []publisher.Option{publisher.WithMsgID(id)}
+	if name != "" {
+		opts = append(opts, func(h nats.Header) { h.Set(name, value) })
+	}
+	h := nats.Header{}
+	for _, o := range opts {
+		o(h)
+	}
+	id = h.Get(jetstream.MsgIDHeader) // the header may be the id's
+	f, err := q.c.Enqueue(ctx, "q", []byte(id), opts...)
+	if err != nil {
+		if !documented(err) {
+			t.Fatalf("Enqueue(id %q, header %q: %q): %v, not one of its documented errors", id, name, value, err)
 		}
+		return
+	}
+	_, err = f.Wait(ctx)
+	switch {
+	case err != nil && strings.HasPrefix(name, "Nats-") && name != jetstream.MsgIDHeader:
+		return // an expectation, a TTL and their kind are the stream's to check
+	case err != nil:
+		t.Fatalf("Enqueue(id %q, header %q: %q) was accepted, and its ack failed: %v", id, name, value, err)
+	}
+	if _, before := q.enqueued.LoadOrStore(id, struct{}{}); before {
+		return // a duplicate, stored once
+	}
+	natstest.Eventually(t, 20*time.Second, func() bool { _, ok := q.ran.Load(id); return ok }, func() string {
+		return fmt.Sprintf("task %q was acked and never ran under its id", id)
 	})
 }
 
