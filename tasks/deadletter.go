@@ -33,12 +33,12 @@ func (r *run) putBack(ctx context.Context, rec record, next task, cause error) e
 	return r.retire(ctx, rec, next, withRefusal(cause, err))
 }
 
-// retire ends rec's task for good after cause: it publishes the task to
-// the dead-letter subject, when one is set, then replaces rec with a
-// failed tombstone, and reports DeadLettered. A dead letter the server
-// refuses for its size ends the task all the same, without it; one not
-// stored for another reason leaves the task in the queue, to run again
-// after the longest backoff.
+// retire ends rec's task for good after cause: it publishes next, the
+// task as it leaves, to the dead-letter subject, when one is set, then
+// replaces rec with a failed tombstone, and reports DeadLettered. A dead
+// letter the server refuses for its size ends the task all the same,
+// without it; one not stored for another reason puts the task back with
+// the failures it was held with, to run again after the longest backoff.
 func (r *run) retire(ctx context.Context, rec record, next task, cause error) error {
 	stored, err := r.deadLetter(ctx, next, rec.attempt, cause)
 	switch {
@@ -46,7 +46,7 @@ func (r *run) retire(ctx context.Context, rec record, next task, cause error) er
 		cause = withRefusal(cause, err)
 	case err != nil:
 		r.w.queueError("dead-letter", fmt.Errorf("task %s: %w", rec.id, err))
-		next.failures--
+		next.failures = rec.failures
 		next.notBefore = time.Now().Add(r.w.cfg.Backoff[len(r.w.cfg.Backoff)-1])
 		return r.ledger().putBack(ctx, rec, next)
 	}

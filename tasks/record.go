@@ -83,10 +83,11 @@ func (t task) message(subject string) *nats.Msg {
 	return m
 }
 
-// The messages below are every write of the protocol that carries a
-// task's data: the ledger sends them, and CheckTask measures them. Their
-// conditions are set as headers here, as nats.go's publish options would
-// set them, so that what is measured is what is sent.
+// The messages below are the protocol's writes about a task: the ledger
+// sends them, and CheckTask measures those that carry the task's data
+// and headers. Their conditions are set as headers here, as nats.go's
+// publish options would set them, so that what is measured is what is
+// sent.
 
 // claimMsg is t's held record for worker, written on the condition that
 // the task has no record at all, held by anyone or recently finished.
