@@ -20,9 +20,10 @@ const MaxIDLen = 512
 
 // checkID returns nil when id can be a task's id as given: 1 to MaxIDLen
 // bytes of UTF-8 text without control characters or white space at
-// either end (nats.go trims it from a header value, so the server would
-// store another id), and not in the queue's own space: an error wrapping
-// ErrReservedMsgID when id, as the server stores it, begins with
+// either end (nats.go trims ASCII white space from a header value, so
+// the server would store another id; other white space is refused
+// alike, for one rule), and not in the queue's own space: an error
+// wrapping ErrReservedMsgID when id, as the server stores it, begins with
 // ReservedMsgIDPrefix, else one wrapping ErrInvalidTaskID.
 func checkID(id string) error {
 	if sent := textproto.TrimString(id); strings.HasPrefix(sent, ReservedMsgIDPrefix) {
@@ -42,7 +43,7 @@ func checkID(id string) error {
 	first, _ := utf8.DecodeRuneInString(id)
 	last, _ := utf8.DecodeLastRuneInString(id)
 	if unicode.IsSpace(first) || unicode.IsSpace(last) {
-		return fmt.Errorf("%w: %q begins or ends with white space, which would not reach the server", ErrInvalidTaskID, id)
+		return fmt.Errorf("%w: %q begins or ends with white space", ErrInvalidTaskID, id)
 	}
 	return nil
 }
