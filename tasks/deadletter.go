@@ -40,20 +40,16 @@ func (r *run) putBack(ctx context.Context, rec record, next task, cause error) e
 // without it; one not stored for another reason puts the task back with
 // the failures it was held with, to run again after the longest backoff.
 func (r *run) retire(ctx context.Context, rec record, next task, cause error) error {
-	stored, err := r.deadLetter(ctx, next, rec.attempt, cause)
-	switch {
-	case jsapi.TooLarge(err):
-		cause = withRefusal(cause, err)
-	case err != nil:
-		r.w.queueError("dead-letter", fmt.Errorf("task %s: %w", rec.id, err))
+	ended, ok := r.deadLetter(ctx, next, rec.attempt, cause)
+	if !ok {
 		next.failures = rec.failures
 		next.notBefore = time.Now().Add(r.w.cfg.Backoff[len(r.w.cfg.Backoff)-1])
 		return r.ledger().putBack(ctx, rec, next)
 	}
-	if err := r.ledger().finish(ctx, rec, stateFailed, cause); err != nil {
+	if err := r.ledger().finish(ctx, rec, stateFailed, ended.Err); err != nil {
 		return err
 	}
-	r.deadLettered(rec.id, stored, next.failures, cause)
+	r.emit(ended)
 	return nil
 }
 
@@ -65,40 +61,43 @@ func (r *run) retire(ctx context.Context, rec record, next task, cause error) er
 // after ClaimWait and this is done again: the dead letter's Msg-Id makes
 // it one message.
 func (r *run) tooLarge(ctx context.Context, d *delivery, t task, cause error) {
-	stored, err := r.deadLetter(ctx, t, t.attempt, cause)
-	switch {
-	case jsapi.TooLarge(err):
-		cause = withRefusal(cause, err)
-	case err != nil:
-		r.w.queueError("dead-letter", fmt.Errorf("task %s: %w", t.id, err))
+	ended, ok := r.deadLetter(ctx, t, t.attempt, cause)
+	if !ok {
 		_ = d.nak(r.w.cfg.Backoff[len(r.w.cfg.Backoff)-1])
 		return
 	}
 	_ = d.ack()
-	r.deadLettered(t.id, stored, t.failures, cause)
+	r.emit(ended)
 }
 
 // deadLetter publishes t to the dead-letter subject, when one is set,
-// after its run at attempt failed with cause, and reports whether it was
-// stored. An error that jsapi.TooLarge matches cannot be mended by
-// sending it again.
-func (r *run) deadLetter(ctx context.Context, t task, attempt int, cause error) (bool, error) {
+// after its run at attempt failed with cause, and returns the event that
+// says how the task ends: with its dead letter stored, or without one
+// (none is set, or the server refused it for its size, which no try
+// would change: Err then says so). ok is false, the reason reported, when
+// the dead letter was not stored for a reason a later try may not meet.
+func (r *run) deadLetter(ctx context.Context, t task, attempt int, cause error) (ended DeadLettered, ok bool) {
+	ended = DeadLettered{Queue: r.w.queue, Task: t.id, Failures: t.failures, Err: cause}
 	subject := r.w.cfg.DeadLetter
 	if subject == "" {
-		return false, nil
+		return ended, true
 	}
-	if _, err := publish(ctx, r.ledger().js, deadLetterMsg(subject, t, attempt, cause)); err != nil {
-		return false, fmt.Errorf("dead letter to %s: %w", subject, err)
+	_, err := publish(ctx, r.ledger().js, deadLetterMsg(subject, t, attempt, cause))
+	switch {
+	case err == nil:
+		ended.DeadLetter = subject
+	case jsapi.TooLarge(err):
+		ended.Err = withRefusal(cause, fmt.Errorf("dead letter to %s: %w", subject, err))
+	default:
+		r.w.queueError("dead-letter", fmt.Errorf("task %s to %s: %w", t.id, subject, err))
+		return ended, false
 	}
-	return true, nil
+	return ended, true
 }
 
-// deadLettered reports a task that left the queue without completing.
-func (r *run) deadLettered(id string, stored bool, failures int, cause error) {
-	e := DeadLettered{EventTime: r.w.events.Stamp(), Queue: r.w.queue, Task: id, Failures: failures, Err: cause}
-	if stored {
-		e.DeadLetter = r.w.cfg.DeadLetter
-	}
+// emit reports e, stamped now.
+func (r *run) emit(e DeadLettered) {
+	e.EventTime = r.w.events.Stamp()
 	r.w.events.Emit(e)
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/internal/natstest"
@@ -45,10 +46,17 @@ func TestTaskTooLargeToClaimLeavesTheQueue(t *testing.T) {
 		}
 	}
 	js, _ := jetstream.New(nc)
+	waitLeft(t, js, w)
+}
+
+// waitLeft waits until queue q is empty and w holds no task: every task
+// it was given has left the queue.
+func waitLeft(t *testing.T, js jetstream.JetStream, w *worker) {
+	t.Helper()
 	natstest.Eventually(t, 30*time.Second, func() bool {
 		s, err := js.Stream(context.Background(), "TASKS_q")
 		return err == nil && s.CachedInfo().State.Msgs == 0 && w.w.Status().Held == 0
-	}, func() string { return fmt.Sprintf("the large tasks did not leave the queue: %+v", w.w.Status()) })
+	}, func() string { return fmt.Sprintf("the tasks did not leave the queue: %+v", w.w.Status()) })
 }
 
 // A handler's error of any length ends the task at MaxFailures: what is
@@ -61,12 +69,7 @@ func TestLongErrorEndsTheTask(t *testing.T) {
 			t.Parallel()
 			srv := natstest.RunServer(t)
 			nc := natstest.Connect(t, srv.URL())
-			js, _ := jetstream.New(nc)
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "DEAD", Subjects: []string{"dead.>"}}); err != nil {
-				t.Fatal(err)
-			}
+			js := deadStream(t, nc, -1)
 			rec := natstest.NewRecorder()
 			long := errors.New(strings.Repeat("é", 50<<10)) // 100 KiB
 			cfg := tasks.Config{DeadLetter: deadLetter, MaxFailures: 1, Backoff: []time.Duration{10 * time.Millisecond}}
@@ -93,6 +96,19 @@ func TestLongErrorEndsTheTask(t *testing.T) {
 			}
 		})
 	}
+}
+
+// deadStream creates stream DEAD, which stores dead letters on dead.>,
+// taking messages of at most maxMsgSize bytes (-1: any).
+func deadStream(t *testing.T, nc *nats.Conn, maxMsgSize int32) jetstream.JetStream {
+	t.Helper()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "DEAD", Subjects: []string{"dead.>"}, MaxMsgSize: maxMsgSize}); err != nil {
+		t.Fatal(err)
+	}
+	return js
 }
 
 // lastErrorStored reads the handler's error as the task's dead letter
@@ -124,12 +140,7 @@ func TestDeadLetterRefusedForSizeEndsTheTask(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
 	nc := natstest.Connect(t, srv.URL())
-	js, _ := jetstream.New(nc)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "DEAD", Subjects: []string{"dead.>"}, MaxMsgSize: 512}); err != nil {
-		t.Fatal(err)
-	}
+	js := deadStream(t, nc, 512)
 	rec := natstest.NewRecorder()
 	cfg := tasks.Config{DeadLetter: "dead.q", MaxFailures: 1, Backoff: []time.Duration{10 * time.Millisecond}}
 	runs := make(chan struct{}, 100)
@@ -143,10 +154,7 @@ func TestDeadLetterRefusedForSizeEndsTheTask(t *testing.T) {
 		!strings.Contains(e.Err.Error(), "maximum") {
 		t.Fatalf("DeadLettered %+v, want task job, no dead-letter subject, and an error naming the failure and the refusal", e)
 	}
-	natstest.Eventually(t, 10*time.Second, func() bool {
-		s, err := js.Stream(ctx, "TASKS_q")
-		return err == nil && s.CachedInfo().State.Msgs == 0 && w.w.Status().Held == 0
-	}, func() string { return fmt.Sprintf("the task did not leave the queue: %+v", w.w.Status()) })
+	waitLeft(t, js, w)
 	if n := len(runs); n != 1 {
 		t.Fatalf("the task ran %d times, want 1 (max_failures)", n)
 	}
