@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 
 	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/publisher"
@@ -53,12 +53,26 @@ func (c *Client) HandleTasks(queue string, cfg tasks.Config, h tasks.Handler) er
 // Enqueue adds a task with data to queue, through the buffered publisher:
 // it returns once the task is buffered, with the Future of the queue
 // stream's ack; once acked, the task is stored and will run. The task's
-// id is its Nats-Msg-Id (publisher.WithMsgID sets it): the same id
-// enqueued again within the queue's keep_completed is stored once; an id
-// beginning with tasks.ReservedMsgIDPrefix is refused with
-// tasks.ErrReservedMsgID. The queue must be declared in Config.Tasks, so
-// that its stream exists before any worker runs; its subject is this
-// process's worker's, if HandleTasks declared one, else the file's.
+// id is its Nats-Msg-Id (publisher.WithMsgID sets it; without one the
+// task is given a NUID): the same id enqueued again within the queue's
+// keep_completed is stored once, and every run sees it as Task.ID.
+//
+// Enqueue refuses at once, with tasks.CheckTask's errors, what the queue
+// could not carry through its claim, put-back and dead letter: an id
+// longer than tasks.MaxIDLen, not UTF-8 text, with a control character or
+// white space at either end (tasks.ErrInvalidTaskID), or beginning, as
+// the server stores it, with tasks.ReservedMsgIDPrefix
+// (tasks.ErrReservedMsgID); a header beginning Corral-Task-
+// (tasks.ErrReservedHeader); and a task larger than the queue takes, a
+// *tasks.TooLargeError that says the limit: the server's max_payload
+// less what the queue's writes add to the task's headers (with the
+// default 1 MiB, a queue takes 1,047,197 bytes of data under a 36-byte id
+// and no headers of the task's own), or headers past the 65535 bytes a
+// stream stores.
+//
+// The queue must be declared in Config.Tasks, so that its stream exists
+// before any worker runs; its subject is this process's worker's, if
+// HandleTasks declared one, else the file's.
 func (c *Client) Enqueue(ctx context.Context, queue string, data []byte, opts ...publisher.Option) (*publisher.Future, error) {
 	cfg, ok := c.cfg.Tasks[queue]
 	if !ok {
@@ -69,19 +83,28 @@ func (c *Client) Enqueue(ctx context.Context, queue string, data []byte, opts ..
 	}
 	_, sc := cfg.QueueStream(queue)
 	m := &nats.Msg{Subject: sc.Subjects[0], Data: data, Header: nats.Header{}}
+	// The id is the publisher's own when the caller gives none: given
+	// here, it is checked and measured as it is sent.
+	m.Header.Set(jetstream.MsgIDHeader, nuid.Next())
 	for _, o := range opts {
 		o(m.Header)
 	}
-	if id := m.Header.Get(jetstream.MsgIDHeader); strings.HasPrefix(id, tasks.ReservedMsgIDPrefix) {
-		return nil, fmt.Errorf("corral: task queue %q: %w: %q", queue, tasks.ErrReservedMsgID, id)
-	}
 	if c.tracer == nil {
-		return c.pub.PublishMsg(ctx, m)
+		return c.enqueue(ctx, queue, m)
 	}
 	ctx, span := c.tracer.StartSend(ctx, Send{Op: "enqueue", Name: queue, Subject: m.Subject, Size: len(data)})
-	f, err := c.pub.PublishMsg(ctx, m, span.Inject)
+	span.Inject(m.Header) // the trace context is carried by the task's records too
+	f, err := c.enqueue(ctx, queue, m)
 	span.End(err)
 	return f, err
+}
+
+// enqueue checks that queue can carry the task m and publishes it.
+func (c *Client) enqueue(ctx context.Context, queue string, m *nats.Msg) (*publisher.Future, error) {
+	if err := tasks.CheckTask(queue, m, c.pub.MaxPayload()); err != nil {
+		return nil, fmt.Errorf("corral: task queue %q: %w", queue, err)
+	}
+	return c.pub.PublishMsg(ctx, m)
 }
 
 // Worker returns this process's worker of queue, declared by HandleTasks.

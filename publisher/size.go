@@ -53,3 +53,9 @@ func (e *tooLarge) Error() string {
 }
 
 func (e *tooLarge) Unwrap() []error { return []error{ErrTooLarge, nats.ErrMaxPayload} }
+
+// MaxPayload returns the largest message, data and headers, the server
+// takes, as the publisher last learnt it from a connection: nats-server's
+// default, 1 MiB, before its first. Publish refuses a larger message with
+// ErrTooLarge.
+func (p *Buffered) MaxPayload() int64 { return p.maxPayload.Load() }

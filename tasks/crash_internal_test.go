@@ -112,6 +112,12 @@ func outcomes(t *testing.T, url string) (done map[string][]string, held []string
 
 func publishTask(t *testing.T, url, id string) {
 	t.Helper()
+	publishTaskData(t, url, id, []byte(id))
+}
+
+// publishTaskData enqueues a task with data under id.
+func publishTaskData(t *testing.T, url, id string, data []byte) {
+	t.Helper()
 	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +130,7 @@ func publishTask(t *testing.T, url, id string) {
 	if _, err := sc.Declare(ctx, js, name); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := js.Publish(ctx, "corral.tasks.q", []byte(id), jetstream.WithMsgID(id)); err != nil {
+	if _, err := js.Publish(ctx, "corral.tasks.q", data, jetstream.WithMsgID(id)); err != nil {
 		t.Fatal(err)
 	}
 }

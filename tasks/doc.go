@@ -14,7 +14,9 @@
 // [HandBack] (offered again, to another worker first, and no failure).
 // Tasks are enqueued by publishing to the queue's subject; a
 // corral.Client's Enqueue does it through the buffered publisher, with
-// the task's id as its Msg-Id. [Config.QueueStream] declares the queue's
+// the task's id as its Msg-Id, after [CheckTask] has found that the queue
+// can carry the task (its id, its headers, and its size with what the
+// queue's writes add to it). [Config.QueueStream] declares the queue's
 // stream for a publisher that runs before any worker.
 //
 // # Lifecycle
@@ -47,7 +49,10 @@
 // was no longer the worker's (reported as [CompletionRejected]), and
 // [ErrLeaseLost] what Serve returns when its lease was lost. Other
 // failures to reach the server are [QueueError] events; the worker keeps
-// trying as long as its lease holds.
+// trying as long as its lease holds, except for a write refused for its
+// size, which no retry mends: the task then ends ([DeadLettered]).
+// [CheckTask] refuses a task with [ErrInvalidTaskID], [ErrReservedMsgID],
+// [ErrReservedHeader] or a [*TooLargeError].
 //
 // # Concurrency
 //

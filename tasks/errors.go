@@ -16,13 +16,23 @@ var (
 	ErrLeaseLost = errors.New("tasks: lease lost")
 	// ErrNilHandler is returned for a nil handler.
 	ErrNilHandler = errors.New("tasks: nil handler")
-	// ErrReservedMsgID is returned for a task enqueued with a Msg-Id
-	// that begins with ReservedMsgIDPrefix.
+	// ErrReservedMsgID is returned by CheckTask for a task whose Msg-Id,
+	// as the server stores it, begins with ReservedMsgIDPrefix.
 	ErrReservedMsgID = errors.New("tasks: the Msg-Id is reserved for the queue's own writes")
+	// ErrInvalidTaskID is returned by CheckTask for a Msg-Id that cannot
+	// be a task's id: empty, longer than MaxIDLen, not UTF-8 text, with a
+	// control character, or with white space at either end.
+	ErrInvalidTaskID = errors.New("tasks: invalid task id")
+	// ErrReservedHeader is returned by CheckTask for a task that sets a
+	// header of the queue's own (beginning Corral-Task-).
+	ErrReservedHeader = errors.New("tasks: the header is reserved for the queue's own")
+	// ErrTaskTooLarge is matched by the *TooLargeError CheckTask returns.
+	ErrTaskTooLarge = errors.New("tasks: task too large")
 )
 
 // ReservedMsgIDPrefix begins the Msg-Ids of the queue's own writes (a
-// task put back, a dead letter). A task enqueued with such an id could
-// be taken for one of them and dropped as a duplicate: corral.Client's
-// Enqueue refuses it with ErrReservedMsgID.
+// task put back, a dead letter) and the ids it makes for tasks published
+// without a Msg-Id. A task enqueued with such an id could be taken for
+// one of them and dropped as a duplicate: CheckTask, and so
+// corral.Client's Enqueue, refuse it with ErrReservedMsgID.
 const ReservedMsgIDPrefix = "Corral-Task-"

@@ -62,8 +62,12 @@ type CompletionRejected struct {
 	Err    error
 }
 
-// DeadLettered is emitted when a task failed MaxFailures times and was
-// published to DeadLetter (when set) and dropped from the queue.
+// DeadLettered is emitted when a task left the queue without completing:
+// it failed MaxFailures times, or the server refused a write of it for
+// its size (its claim or its put-back), so that it could run nowhere.
+// DeadLetter is the subject that stored its dead letter; it is empty when
+// none is configured, or when the server refused the dead letter for its
+// size too. Err is the run's error, and the refusals, if any.
 type DeadLettered struct {
 	supervisor.EventTime
 	Queue      string

@@ -33,8 +33,10 @@ type Task struct {
 	queue string
 }
 
-// ID is the task's identity, the same in every run: its Corral-Task-Id,
-// or one made from the Nats-Msg-Id it was enqueued with.
+// ID is the task's identity, the same in every run: the id (Nats-Msg-Id)
+// it was enqueued with. A task published past Enqueue without a Msg-Id,
+// or with one Enqueue refuses, has one made from its stream sequence,
+// "Corral-Task-seq-<n>", which no id Enqueue takes can equal.
 func (t *Task) ID() string { return t.rec.id }
 
 // Data is the task's payload.

@@ -14,75 +14,6 @@ import (
 	"github.com/corral-go/corral/internal/jsapi"
 )
 
-// task is one copy of a task: as the queue delivered it, or as its held
-// record keeps it.
-type task struct {
-	id        string
-	attempt   int
-	failures  int
-	notBefore time.Time
-	avoid     string // a worker the task should not go back to
-	data      []byte
-	header    nats.Header // the task's own headers, without the protocol's
-}
-
-// record is a held record: the durable copy of a task while a worker
-// holds it, or, once finished, a tombstone that outlives it for
-// KeepCompleted.
-type record struct {
-	task
-	worker string
-	state  string
-	seq    uint64    // the record's stream sequence: the run's fencing token
-	stored time.Time // when the server stored it
-}
-
-// parseTask reads a copy of a task delivered at stream sequence seq.
-func parseTask(h nats.Header, data []byte, seq uint64) task {
-	t := task{id: taskID(h, seq), data: data, header: nats.Header{}}
-	t.attempt, _ = strconv.Atoi(h.Get(AttemptHeader))
-	t.failures, _ = strconv.Atoi(h.Get(FailuresHeader))
-	if nb, err := strconv.ParseInt(h.Get(NotBeforeHeader), 10, 64); err == nil {
-		t.notBefore = time.Unix(0, nb)
-	}
-	t.avoid = h.Get(AvoidHeader)
-	for k, v := range h {
-		if !protocolHeader(k) && !jsapi.ActsOnStream(k) {
-			t.header[k] = v
-		}
-	}
-	return t
-}
-
-func protocolHeader(k string) bool { return strings.HasPrefix(k, "Corral-Task-") }
-
-// parseRecord reads a held record.
-func parseRecord(m *jetstream.RawStreamMsg) record {
-	return record{task: parseTask(m.Header, m.Data, m.Sequence), worker: m.Header.Get(workerHeader),
-		state: m.Header.Get(stateHeader), seq: m.Sequence, stored: m.Time}
-}
-
-// message is t as a message on subject, with its protocol headers.
-func (t task) message(subject string) *nats.Msg {
-	m := nats.NewMsg(subject)
-	m.Data = t.data
-	for k, v := range t.header {
-		m.Header[k] = v
-	}
-	m.Header.Set(TaskIDHeader, t.id)
-	m.Header.Set(AttemptHeader, strconv.Itoa(t.attempt))
-	if t.failures > 0 {
-		m.Header.Set(FailuresHeader, strconv.Itoa(t.failures))
-	}
-	if !t.notBefore.IsZero() {
-		m.Header.Set(NotBeforeHeader, strconv.FormatInt(t.notBefore.UnixNano(), 10))
-	}
-	if t.avoid != "" {
-		m.Header.Set(AvoidHeader, t.avoid)
-	}
-	return m
-}
-
 // ledger is the queue's held stream and the queue subject tasks are put
 // back on: every write of the protocol goes through it.
 type ledger struct {
@@ -112,20 +43,20 @@ func (e *heldError) Error() string { return fmt.Sprintf("task already held (reco
 // task has no record at all (held by anyone, or recently finished). It
 // returns the record's sequence, a *heldError naming the record that
 // exists, an error wrapping errUnsure when the claim may have been stored,
-// or another error when the server refused it.
+// or another error when it was refused (one jsapi.TooLarge matches when
+// the record was too large to send or store).
 func (l *ledger) claim(ctx context.Context, t task, worker string) (uint64, error) {
-	m := t.message(l.names.held(t.id, worker))
-	m.Header.Set(stateHeader, stateHeld)
-	m.Header.Set(workerHeader, worker)
-	ack, err := publish(ctx, l.js, m, jetstream.WithExpectLastSequenceForSubject(0, l.names.heldByTask(t.id)))
+	ack, err := publish(ctx, l.js, l.names.claimMsg(t, worker))
 	if err == nil {
 		return ack.Sequence, nil
 	}
 	if seq, ok := lastSequence(err); ok && seq > 0 {
 		return 0, &heldError{seq: seq}
 	}
-	if code, ok := jsapi.Code(err); ok && code != jetstream.JSErrCodeStreamWrongLastSequenceConstant {
-		return 0, fmt.Errorf("claim task %s: refused: %w", t.id, err) // not stored
+	code, ok := jsapi.Code(err)
+	if ok && code != jetstream.JSErrCodeStreamWrongLastSequenceConstant || jsapi.TooLarge(err) {
+		// Not stored; too large, it was not even sent.
+		return 0, fmt.Errorf("claim task %s: refused: %w", t.id, err)
 	}
 	// No answer, or on a replicated stream a competing claim in flight.
 	return 0, fmt.Errorf("%w: %w", errUnsure, err)
@@ -161,15 +92,8 @@ func (l *ledger) read(ctx context.Context, seq uint64) (record, error) {
 // rec is still the task's record: a worker whose task was put back by
 // the recoverer finds ErrFenced.
 func (l *ledger) finish(ctx context.Context, rec record, state string, cause error) error {
-	m := nats.NewMsg(l.names.held(rec.id, rec.worker))
-	m.Header.Set(TaskIDHeader, rec.id)
-	m.Header.Set(AttemptHeader, strconv.Itoa(rec.attempt))
-	m.Header.Set(stateHeader, state)
-	m.Header.Set(workerHeader, rec.worker)
-	if cause != nil {
-		m.Header.Set(lastErrorHeader, cause.Error())
-	}
-	_, err := publish(ctx, l.js, m, jetstream.WithExpectLastSequencePerSubject(rec.seq), jetstream.WithMsgTTL(l.keep))
+	m := l.names.tombstoneMsg(rec, state, cause, l.keep)
+	_, err := publish(ctx, l.js, m)
 	if !jsapi.WrongLastSequence(err) {
 		return err
 	}
@@ -191,9 +115,7 @@ func (l *ledger) finish(ctx context.Context, rec record, state string, cause err
 // recoverer at once) one message. It returns an error wrapping
 // errRecordGone when rec had gone already.
 func (l *ledger) putBack(ctx context.Context, rec record, next task) error {
-	m := next.message(l.queue)
-	m.Header.Set(jetstream.MsgIDHeader, putBackID(rec.id, next.attempt))
-	if _, err := publish(ctx, l.js, m); err != nil {
+	if _, err := publish(ctx, l.js, putBackMsg(l.queue, next)); err != nil {
 		return fmt.Errorf("put task %s back: %w", rec.id, err)
 	}
 	if l.dies(stepPutBack) {
@@ -215,17 +137,10 @@ func (l *ledger) putBack(ctx context.Context, rec record, next task) error {
 // ids are the same).
 var errRecordGone = errors.New("the record was removed already")
 
-// putBackID is the Msg-Id of the put-back of task id at attempt: the same
-// for every writer, and in the queue's reserved space, so that it never
-// matches an id a task was enqueued with.
-func putBackID(id string, attempt int) string {
-	return ReservedMsgIDPrefix + "put-back:" + id + ":" + strconv.Itoa(attempt)
-}
-
 // publish sends m asynchronously and waits for the stream's answer, or
 // until ctx ends (the outcome is then unknown).
-func publish(ctx context.Context, js jetstream.JetStream, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
-	f, err := js.PublishMsgAsync(m, opts...)
+func publish(ctx context.Context, js jetstream.JetStream, m *nats.Msg) (*jetstream.PubAck, error) {
+	f, err := js.PublishMsgAsync(m)
 	if err != nil {
 		return nil, err
 	}

@@ -68,8 +68,10 @@ func (l *ledger) waitCompleted(t *testing.T, n int, timeout time.Duration) {
 	})
 }
 
-// enqueue publishes n tasks to queue, with ids task-0..task-<n-1>.
-func enqueue(t *testing.T, nc *nats.Conn, cfg tasks.Config, queue string, n int) {
+// declareQueue declares the stream of queue as cfg has it, as a
+// publisher that runs before any worker does, and returns a JetStream on
+// nc.
+func declareQueue(t *testing.T, nc *nats.Conn, cfg tasks.Config, queue string) jetstream.JetStream {
 	t.Helper()
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -81,6 +83,15 @@ func enqueue(t *testing.T, nc *nats.Conn, cfg tasks.Config, queue string, n int)
 	if _, err := sc.Declare(ctx, js, name); err != nil {
 		t.Fatal(err)
 	}
+	return js
+}
+
+// enqueue publishes n tasks to queue, with ids task-0..task-<n-1>.
+func enqueue(t *testing.T, nc *nats.Conn, cfg tasks.Config, queue string, n int) {
+	t.Helper()
+	js := declareQueue(t, nc, cfg, queue)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	subject := cfg.Subject
 	if subject == "" {
 		subject = "corral.tasks." + queue
@@ -100,19 +111,7 @@ func enqueue(t *testing.T, nc *nats.Conn, cfg tasks.Config, queue string, n int)
 // publish enqueues one task with data, its id the data itself.
 func publish(t *testing.T, nc *nats.Conn, data string) {
 	t.Helper()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	name, sc := tasks.Config{}.QueueStream("q")
-	if _, err := sc.Declare(ctx, js, name); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := js.Publish(ctx, "corral.tasks.q", []byte(data), jetstream.WithMsgID(data)); err != nil {
-		t.Fatal(err)
-	}
+	publishTask(t, nc, data, []byte(data))
 }
 
 // worker is a tasks.Worker served in a tree of its own, on a connection
@@ -226,4 +225,16 @@ func readHeld(js jetstream.JetStream) (done map[string][]string, held []string, 
 		return nil, nil, fmt.Errorf("read %d records of the %d the stream held", read, state.Msgs)
 	}
 	return done, held, nil
+}
+
+// publishTask enqueues a task with data under id as a client that does
+// not use corral's Enqueue would: a plain JetStream publish to queue q.
+func publishTask(t *testing.T, nc *nats.Conn, id string, data []byte) {
+	t.Helper()
+	js := declareQueue(t, nc, tasks.Config{}, "q")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := js.Publish(ctx, "corral.tasks.q", data, jetstream.WithMsgID(id)); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -16,7 +16,7 @@ import (
 
 // newTestLedger declares queue "q" on a real server and returns its
 // ledger, as a run would have it, and the queue's stream.
-func newTestLedger(t *testing.T) (*ledger, jetstream.Stream) {
+func newTestLedger(t testing.TB) (*ledger, jetstream.Stream) {
 	t.Helper()
 	srv := natstest.RunServer(t)
 	nc, err := nats.Connect(srv.URL())

@@ -10,6 +10,7 @@ import (
 
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/event"
+	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/kv"
 )
 
@@ -36,6 +37,8 @@ type recoverer struct {
 	events *event.Emitter
 
 	recovered *atomic.Uint64 // the worker's count
+	// retire ends a task that cannot go back in the queue (see run.retire).
+	retire func(ctx context.Context, rec record, next task, cause error) error
 
 	mu      sync.Mutex // one recovery at a time
 	elected atomic.Bool
@@ -156,6 +159,11 @@ func (r *recoverer) recoverWorker(ctx context.Context, worker string, dead bool,
 		switch err := r.ledger().putBack(ctx, rec, next); {
 		case err == nil:
 			n++
+		case jsapi.TooLarge(err):
+			// The queue's stream takes less than the held stream did (its
+			// max_msg_size lowered since): the task ends here, and the
+			// worker's other tasks are recovered all the same.
+			return r.retire(ctx, rec, next, err)
 		case !errors.Is(err, errRecordGone): // else put back meanwhile
 			return err
 		}

@@ -3,14 +3,10 @@ package tasks
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/corral-go/corral/internal/jsapi"
-	"github.com/corral-go/corral/internal/logfield"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -125,9 +121,11 @@ func (r *run) decide(ctx context.Context, d *delivery, t task, err error) (recor
 		// back once the lease is released.
 		_ = d.nak(0)
 		return record{}, errPassed
+	case jsapi.TooLarge(err):
+		r.tooLarge(ctx, d, t, err)
+		return record{}, errPassed
 	case !errors.As(err, &held):
-		// Refused, so not stored (a record too large, say): offered again
-		// later, reported each time.
+		// Refused, so not stored: offered again later, reported each time.
 		r.w.queueError("claim", err)
 		_ = d.nak(r.w.cfg.Backoff[len(r.w.cfg.Backoff)-1])
 		return record{}, errPassed
@@ -218,44 +216,12 @@ func (r *run) outcome(rec record, err error) (func(context.Context) error, *atom
 		return func(ctx context.Context) error { return r.ledger().finish(ctx, rec, stateDone, nil) }, &r.w.stats.completed
 	case back:
 		next.notBefore, next.avoid = time.Now().Add(delay), r.id
-		return func(ctx context.Context) error { return r.ledger().putBack(ctx, rec, next) }, &r.w.stats.handedBack
+		return func(ctx context.Context) error { return r.putBack(ctx, rec, next, err) }, &r.w.stats.handedBack
 	case r.pool.CutOff(err):
-		return func(ctx context.Context) error { return r.ledger().putBack(ctx, rec, next) }, &r.w.stats.handedBack
+		return func(ctx context.Context) error { return r.putBack(ctx, rec, next, err) }, &r.w.stats.handedBack
 	}
 	r.w.stats.failed.Add(1)
 	return func(ctx context.Context) error { return r.fail(ctx, rec, next, err) }, new(atomic.Uint64)
-}
-
-// fail records a failed run: the task goes back to the queue after the
-// backoff for its failures, or past MaxFailures to the dead-letter subject
-// and out of the queue.
-func (r *run) fail(ctx context.Context, rec record, next task, cause error) error {
-	next.failures++
-	cfg := r.w.cfg
-	if cfg.MaxFailures < 0 || next.failures < cfg.MaxFailures {
-		next.notBefore = time.Now().Add(cfg.Backoff[min(next.failures, len(cfg.Backoff))-1])
-		next.avoid = r.id
-		return r.ledger().putBack(ctx, rec, next)
-	}
-	if cfg.DeadLetter != "" {
-		m := next.message(cfg.DeadLetter)
-		m.Header.Set(lastErrorHeader, logfield.Text(cause))
-		m.Header.Set(jetstream.MsgIDHeader, ReservedMsgIDPrefix+"dead-letter:"+rec.id+":"+fmt.Sprint(rec.attempt))
-		if _, err := publish(ctx, r.ledger().js, m); err != nil {
-			// Not stored: the task stays in the queue, and is tried again
-			// after the longest backoff.
-			r.w.queueError("dead-letter", fmt.Errorf("task %s to %s: %w", rec.id, cfg.DeadLetter, err))
-			next.failures--
-			next.notBefore = time.Now().Add(cfg.Backoff[len(cfg.Backoff)-1])
-			return r.ledger().putBack(ctx, rec, next)
-		}
-	}
-	if err := r.ledger().finish(ctx, rec, stateFailed, cause); err != nil {
-		return err
-	}
-	r.w.events.Emit(DeadLettered{EventTime: r.w.events.Stamp(), Queue: r.w.queue, Task: rec.id,
-		DeadLetter: cfg.DeadLetter, Failures: next.failures, Err: cause})
-	return nil
 }
 
 // Return offers a copy the worker did not start back to the queue at once.

@@ -57,7 +57,7 @@ func (w *Worker) newRun(ctx context.Context) (*run, error) {
 		Source: w.src, Feed: r.pool.Feed}, r)
 	r.recoverer = &recoverer{queue: w.queue, worker: r.id, leases: leases, lock: elect, src: w.src, every: w.cfg.SweepEvery,
 		minAge: w.cfg.LeaseTTL,
-		events: w.events, ledger: r.ledger, recovered: &w.stats.recovered}
+		events: w.events, ledger: r.ledger, recovered: &w.stats.recovered, retire: r.retire}
 	r.connected = make(chan struct{})
 	return r, nil
 }

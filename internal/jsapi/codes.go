@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -69,6 +70,9 @@ const (
 	// messages per subject exceeded" (a full stream with discard new),
 	// "message too large" or "store is closed".
 	CodeStoreFailed jetstream.ErrorCode = 10077
+	// CodeHeaderExceedsMaximum means a message's headers are over the
+	// 65535 bytes a stream stores (JSStreamHeaderExceedsMaximumErr).
+	CodeHeaderExceedsMaximum jetstream.ErrorCode = 10097
 	// CodeMaxAckPendingExcess means a consumer's max_ack_pending is above
 	// a limit of the stream's, the account's or the server's
 	// (JSConsumerMaxPendingAckExcessErrF).
@@ -91,6 +95,33 @@ func WrongLastSequence(err error) bool {
 	code, ok := Code(err)
 	return ok && (code == jetstream.JSErrCodeStreamWrongLastSequence ||
 		code == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}
+
+// TooLarge reports whether err is a message refused for its size, which
+// sending it again cannot mend: by nats.go before it was sent (over the
+// server's max payload), or by the stream (over its max_msg_size, headers
+// over 65535 bytes, or its store's "message too large").
+func TooLarge(err error) bool {
+	if errors.Is(err, nats.ErrMaxPayload) {
+		return true
+	}
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	switch apiErr.ErrorCode {
+	case jetstream.JSErrCodeStreamMessageExceedsMaximum, CodeHeaderExceedsMaximum:
+		return true
+	case CodeStoreFailed:
+		return storeTooLarge(apiErr)
+	}
+	return false
+}
+
+// storeTooLarge reports whether a failed store (CodeStoreFailed) was
+// refused for the message's size.
+func storeTooLarge(apiErr *jetstream.APIError) bool {
+	return strings.Contains(strings.ToLower(apiErr.Description), "too large")
 }
 
 // ExpectationFailed reports whether err is the server refusing a publish
@@ -159,10 +190,10 @@ func PublishRefusal(err error) (r Refusal, ok bool) {
 		CodeMemoryResourcesExceeded, CodeStorageResourcesExceeded:
 		return Full, true
 	case CodeStoreFailed:
-		switch desc := strings.ToLower(apiErr.Description); {
-		case strings.Contains(desc, "maximum"): // messages, bytes, messages per subject
+		switch {
+		case strings.Contains(strings.ToLower(apiErr.Description), "maximum"): // messages, bytes, messages per subject
 			return Full, true
-		case strings.Contains(desc, "too large"):
+		case storeTooLarge(apiErr):
 			return Final, true
 		}
 		return Passing, true // "store is closed": the stream is restarting

@@ -63,3 +63,26 @@ func TestExpectationFailed(t *testing.T) {
 		}
 	}
 }
+
+// A message refused for its size is one nats.go would not send or a
+// stream would not store for its size, and nothing else.
+func TestTooLarge(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("claim: %w", nats.ErrMaxPayload), true},
+		{&jetstream.APIError{ErrorCode: jetstream.JSErrCodeStreamMessageExceedsMaximum}, true},
+		{fmt.Errorf("publish: %w", &jetstream.APIError{ErrorCode: jsapi.CodeHeaderExceedsMaximum}), true},
+		{&jetstream.APIError{ErrorCode: jsapi.CodeStoreFailed, Description: "Message too large"}, true},
+		{&jetstream.APIError{ErrorCode: jsapi.CodeStoreFailed, Description: "maximum bytes exceeded"}, false},
+		{&jetstream.APIError{ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence}, false},
+		{nats.ErrTimeout, false},
+		{nil, false},
+	} {
+		if got := jsapi.TooLarge(tc.err); got != tc.want {
+			t.Errorf("TooLarge(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,104 @@
+package tasks
+
+import (
+	"fmt"
+	"net/textproto"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// MaxIDLen is the longest task id a queue takes, in bytes. An id is a
+// token of its record's subject, where each byte other than a letter,
+// digit, - or _ takes three: at this length the subject stays within a
+// subject's limit for the longest queue name.
+const MaxIDLen = 512
+
+// checkID returns nil when id can be a task's id as given: 1 to MaxIDLen
+// bytes of UTF-8 text without control characters or white space at
+// either end (nats.go trims ASCII white space from a header value, so
+// the server would store another id; other white space is refused
+// alike, for one rule), and not in the queue's own space: an error
+// wrapping ErrReservedMsgID when id, as the server stores it, begins with
+// ReservedMsgIDPrefix, else one wrapping ErrInvalidTaskID.
+func checkID(id string) error {
+	if sent := textproto.TrimString(id); strings.HasPrefix(sent, ReservedMsgIDPrefix) {
+		return fmt.Errorf("%w: %q", ErrReservedMsgID, head(id))
+	}
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: it is empty", ErrInvalidTaskID)
+	case len(id) > MaxIDLen:
+		return fmt.Errorf("%w: %q… is %d bytes, the limit is %d", ErrInvalidTaskID, head(id), len(id), MaxIDLen)
+	case !utf8.ValidString(id):
+		return fmt.Errorf("%w: %q is not UTF-8 text", ErrInvalidTaskID, id)
+	}
+	if i := strings.IndexFunc(id, unicode.IsControl); i >= 0 {
+		return fmt.Errorf("%w: %q has a control character at byte %d", ErrInvalidTaskID, id, i)
+	}
+	first, _ := utf8.DecodeRuneInString(id)
+	last, _ := utf8.DecodeLastRuneInString(id)
+	if unicode.IsSpace(first) || unicode.IsSpace(last) {
+		return fmt.Errorf("%w: %q begins or ends with white space", ErrInvalidTaskID, id)
+	}
+	return nil
+}
+
+// head is the beginning of s, for an error that quotes it.
+func head(s string) string {
+	const n = 32
+	if len(s) <= n {
+		return s
+	}
+	for i := n; i > 0; i-- {
+		if utf8.RuneStart(s[i]) {
+			return s[:i]
+		}
+	}
+	return s[:n]
+}
+
+// taskID is the identity of the task in a copy with headers h stored at
+// stream sequence seq, the same on every copy of it: the Corral-Task-Id
+// the queue's own copies carry, else the Nats-Msg-Id it was enqueued
+// with, else (no Msg-Id, or one Enqueue would refuse) one made from seq
+// in the queue's reserved space, which no id Enqueue takes can equal.
+func taskID(h nats.Header, seq uint64) string {
+	if id := h.Get(TaskIDHeader); id != "" {
+		return id
+	}
+	if id := h.Get(jetstream.MsgIDHeader); checkID(id) == nil {
+		return id
+	}
+	return ReservedMsgIDPrefix + "seq-" + strconv.FormatUint(seq, 10)
+}
+
+// token is id as one token of a subject, one to one: letters, digits, -
+// and _ stand for themselves, and every other byte is % and two
+// upper-case hex digits. No token is two ids' (% is never literal), and
+// an id made only of the literal bytes, as every id before this
+// encoding was stored, keeps its subject.
+func token(id string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := range len(id) {
+		if c := id[i]; literal(c) {
+			b.WriteByte(c)
+		} else {
+			b.Grow(3)
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&0xF])
+		}
+	}
+	return b.String()
+}
+
+// literal reports whether token keeps c as it is.
+func literal(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+}

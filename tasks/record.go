@@ -1,0 +1,163 @@
+package tasks
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/internal/jsapi"
+	"github.com/corral-go/corral/internal/logfield"
+)
+
+// task is one copy of a task: as the queue delivered it, or as its held
+// record keeps it.
+type task struct {
+	id        string
+	attempt   int
+	failures  int
+	notBefore time.Time
+	avoid     string // a worker the task should not go back to
+	data      []byte
+	header    nats.Header // the task's own headers, without the protocol's
+}
+
+// record is a held record: the durable copy of a task while a worker
+// holds it, or, once finished, a tombstone that outlives it for
+// KeepCompleted.
+type record struct {
+	task
+	worker string
+	state  string
+	seq    uint64    // the record's stream sequence: the run's fencing token
+	stored time.Time // when the server stored it
+}
+
+// parseTask reads a copy of a task delivered at stream sequence seq.
+func parseTask(h nats.Header, data []byte, seq uint64) task {
+	t := task{id: taskID(h, seq), data: data, header: nats.Header{}}
+	t.attempt, _ = strconv.Atoi(h.Get(AttemptHeader))
+	t.failures, _ = strconv.Atoi(h.Get(FailuresHeader))
+	if nb, err := strconv.ParseInt(h.Get(NotBeforeHeader), 10, 64); err == nil {
+		t.notBefore = time.Unix(0, nb)
+	}
+	t.avoid = h.Get(AvoidHeader)
+	for k, v := range h {
+		if !protocolHeader(k) && !jsapi.ActsOnStream(k) {
+			t.header[k] = v
+		}
+	}
+	return t
+}
+
+func protocolHeader(k string) bool { return strings.HasPrefix(k, "Corral-Task-") }
+
+// parseRecord reads a held record.
+func parseRecord(m *jetstream.RawStreamMsg) record {
+	return record{task: parseTask(m.Header, m.Data, m.Sequence), worker: m.Header.Get(workerHeader),
+		state: m.Header.Get(stateHeader), seq: m.Sequence, stored: m.Time}
+}
+
+// message is t as a message on subject, with its protocol headers.
+func (t task) message(subject string) *nats.Msg {
+	m := nats.NewMsg(subject)
+	m.Data = t.data
+	for k, v := range t.header {
+		m.Header[k] = v
+	}
+	m.Header.Set(TaskIDHeader, t.id)
+	m.Header.Set(AttemptHeader, strconv.Itoa(t.attempt))
+	if t.failures > 0 {
+		m.Header.Set(FailuresHeader, strconv.Itoa(t.failures))
+	}
+	if !t.notBefore.IsZero() {
+		m.Header.Set(NotBeforeHeader, strconv.FormatInt(t.notBefore.UnixNano(), 10))
+	}
+	if t.avoid != "" {
+		m.Header.Set(AvoidHeader, t.avoid)
+	}
+	return m
+}
+
+// The messages below are the protocol's writes about a task: the ledger
+// sends them, and CheckTask measures those that carry the task's data
+// and headers. Their conditions are set as headers here, as nats.go's
+// publish options would set them, so that what is measured is what is
+// sent.
+
+// claimMsg is t's held record for worker, written on the condition that
+// the task has no record at all, held by anyone or recently finished.
+func (n names) claimMsg(t task, worker string) *nats.Msg {
+	m := t.message(n.held(t.id, worker))
+	m.Header.Set(stateHeader, stateHeld)
+	m.Header.Set(workerHeader, worker)
+	m.Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, n.heldByTask(t.id))
+	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, "0")
+	return m
+}
+
+// putBackMsg is next, the next attempt of a task, enqueued again on
+// subject.
+func putBackMsg(subject string, next task) *nats.Msg {
+	m := next.message(subject)
+	m.Header.Set(jetstream.MsgIDHeader, putBackID(next.id, next.attempt))
+	return m
+}
+
+// putBackID is the Msg-Id of the put-back of task id at attempt: the same
+// for every writer, and in the queue's reserved space, so that it never
+// matches an id a task was enqueued with.
+func putBackID(id string, attempt int) string {
+	return ReservedMsgIDPrefix + "put-back:" + id + ":" + strconv.Itoa(attempt)
+}
+
+// deadLetterMsg is t's dead letter on subject, after its run at attempt
+// failed with cause; its Msg-Id makes a dead letter written twice (a
+// write tried again) one message.
+func deadLetterMsg(subject string, t task, attempt int, cause error) *nats.Msg {
+	m := t.message(subject)
+	m.Header.Set(lastErrorHeader, errorText(cause))
+	m.Header.Set(jetstream.MsgIDHeader, ReservedMsgIDPrefix+"dead-letter:"+t.id+":"+strconv.Itoa(attempt))
+	return m
+}
+
+// tombstoneMsg replaces rec with a tombstone in state, kept for keep, on
+// the condition that rec is still the task's record.
+func (n names) tombstoneMsg(rec record, state string, cause error, keep time.Duration) *nats.Msg {
+	m := nats.NewMsg(n.held(rec.id, rec.worker))
+	m.Header.Set(TaskIDHeader, rec.id)
+	m.Header.Set(AttemptHeader, strconv.Itoa(rec.attempt))
+	m.Header.Set(stateHeader, state)
+	m.Header.Set(workerHeader, rec.worker)
+	if cause != nil {
+		m.Header.Set(lastErrorHeader, errorText(cause))
+	}
+	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(rec.seq, 10))
+	m.Header.Set(jetstream.MsgTTLHeader, keep.String())
+	return m
+}
+
+// MaxErrorLen is the most of a failed run's error text, in bytes, that
+// its tombstone and its dead letter keep (their Corral-Task-Error
+// header): a longer text is cut at a character's start and ends saying
+// how many bytes were cut. An error's text is the handler's to choose,
+// and the server refuses headers past 64 KiB.
+const MaxErrorLen = 1024
+
+// errorText is err's text as a record keeps it: at most MaxErrorLen bytes.
+func errorText(err error) string {
+	s := logfield.Text(err)
+	if len(s) <= MaxErrorLen {
+		return s
+	}
+	// The note's count has no more digits than len(s).
+	keep := MaxErrorLen - len(fmt.Sprintf("… (%d bytes cut)", len(s)))
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return fmt.Sprintf("%s… (%d bytes cut)", s[:keep], len(s)-keep)
+}
