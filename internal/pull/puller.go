@@ -21,6 +21,9 @@ const (
 	// expiry bounds each pull request; a request that brings nothing is
 	// renewed, so an idle owner costs one request per expiry.
 	expiry = 10 * time.Second
+	// minExpiry is the shortest request worth sending: one that ends
+	// sooner (Config.Until is near) is hardly answered before it does.
+	minExpiry = 100 * time.Millisecond
 	// heartbeat is the server's heartbeat on a waiting pull request: two
 	// missed ones end it and a new one is sent, which is how a lost
 	// request (server restart, leader change) is replaced.
@@ -89,6 +92,14 @@ type Config struct {
 	// Peak, if set, records the most messages held at once, across the
 	// pullers that count in it.
 	Peak *atomic.Int64
+	// Until, if set, says until when the owner may take messages (a task
+	// worker's lease, which renewals extend): no request outlives it, and
+	// none is sent once less than minExpiry is left. A process paused with
+	// requests out (SIGSTOP, a frozen VM) keeps its connection, and the
+	// server fills its requests until they expire: bounded so, they end
+	// before what the owner holds is handed to others, and nothing handed
+	// on is delivered to it.
+	Until func() time.Time
 }
 
 // Puller pulls for one owner, one connection at a time: Open, then Run.
@@ -227,7 +238,12 @@ func (s *Session) request(now time.Time) error {
 	if free < max(1, limit/2) || now.Before(s.notBefore) || !s.nc.IsConnected() {
 		return nil
 	}
-	req, _ := json.Marshal(pullRequest{Batch: free, Expires: expiry, Heartbeat: heartbeat})
+	expires := s.expiry(now)
+	if expires < minExpiry {
+		return nil
+	}
+	// The server wants two heartbeats within a request's expiry.
+	req, _ := json.Marshal(pullRequest{Batch: free, Expires: expires, Heartbeat: min(heartbeat, expires/2)})
 	s.in.credits.Add(int64(free))
 	s.p.want.sent(free, s.in.delivered.Load())
 	s.in.heard.Store(now.UnixNano()) // heartbeats are due from now
@@ -240,6 +256,15 @@ func (s *Session) request(now time.Time) error {
 		s.backOff(now)
 	}
 	return nil
+}
+
+// expiry is how long a request sent now may wait: expiry, or less when
+// Config.Until comes sooner.
+func (s *Session) expiry(now time.Time) time.Duration {
+	if s.p.cfg.Until == nil {
+		return expiry
+	}
+	return min(expiry, s.p.cfg.Until().Sub(now))
 }
 
 // inFlight is how many messages the requests out may ask for: what fits

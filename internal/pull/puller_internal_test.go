@@ -29,13 +29,20 @@ func (o *owner) Full(time.Duration) time.Duration                     { return t
 // whose inboxes feed nothing.
 func newTestPuller(t *testing.T, nc *nats.Conn) *Puller {
 	t.Helper()
-	feed := func(sub *nats.Subscription) <-chan struct{} {
+	return newTestPullerFor(t, nc, Config{}, &owner{})
+}
+
+// newTestPullerFor is newTestPuller with cfg's other fields, for o.
+func newTestPullerFor(t *testing.T, nc *nats.Conn, cfg Config, o Owner) *Puller {
+	t.Helper()
+	cfg.Stream, cfg.Consumer, cfg.Capacity, cfg.Source = "S", "h", 5, connection.NewFixed(nc)
+	cfg.Feed = func(sub *nats.Subscription) <-chan struct{} {
 		ended := make(chan struct{})
 		var once sync.Once
 		sub.SetClosedHandler(func(string) { once.Do(func() { close(ended) }) })
 		return ended
 	}
-	return New(Config{Stream: "S", Consumer: "h", Capacity: 5, Source: connection.NewFixed(nc), Feed: feed}, &owner{})
+	return New(cfg, o)
 }
 
 func TestDrainDoesNotWaitForAClosedConnection(t *testing.T) {
