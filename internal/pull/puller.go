@@ -163,6 +163,7 @@ type Session struct {
 	connChanged <-chan struct{} // closed when the connection's state changes
 	reconnects  uint64
 
+	looped      time.Time     // when Run last looked for silence; it wakes every heartbeat/2
 	retry       time.Duration // the wait after the last failure
 	notBefore   time.Time     // no request before
 	fullSince   time.Time     // the owner has held all it can since
@@ -216,8 +217,17 @@ func (s *Session) redeclareIfDue(ctx context.Context, now time.Time) (time.Time,
 
 // replaceIfSilent replaces the inbox when requests are out but nothing,
 // not even a heartbeat, came for two heartbeats: the server lost them
-// (restart, pause, leader change).
+// (restart, pause, leader change). A silence while this process did not
+// run (it was paused, or starved of CPU) says nothing about the server:
+// what the server sent meanwhile may not have been read yet, so the
+// silence is counted from the process's return instead.
 func (s *Session) replaceIfSilent(now time.Time) {
+	stalled := !s.looped.IsZero() && now.Sub(s.looped) > heartbeat
+	s.looped = now
+	if stalled {
+		s.in.heard.Store(now.UnixNano())
+		return
+	}
 	if s.in.credits.Load() > 0 && now.Sub(time.Unix(0, s.in.heard.Load())) > 2*heartbeat {
 		s.replace(jetstream.ErrNoHeartbeat)
 	}

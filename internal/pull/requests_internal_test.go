@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -84,5 +85,68 @@ func TestRequestsEndByUntil(t *testing.T) {
 	}
 	if c := s.in.credits.Load(); c != 0 {
 		t.Fatalf("a request for %d was sent with less than %v left", c, minExpiry)
+	}
+}
+
+// failures is an owner that records what the puller reports.
+type failures struct {
+	owner
+	mu   sync.Mutex
+	errs []error
+}
+
+func (f *failures) Failed(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.errs = append(f.errs, err)
+}
+
+func (f *failures) reported() []error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]error(nil), f.errs...)
+}
+
+// A silence while the process did not run (paused, or starved of CPU)
+// says nothing about the server: what it sent may wait unread. The
+// requests are presumed lost only once the silence goes on for two
+// heartbeats after the process runs again.
+func TestSilenceWhileThePullerDidNotRunLosesNoRequest(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	nc := connectInternal(t, srv.URL())
+	f := &failures{}
+	p := newTestPullerFor(t, nc, Config{}, f)
+	s, err := p.Open(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Drain(time.Time{})
+	first := s.in
+	t0 := time.Now()
+	first.credits.Store(1) // a request is out
+	first.heard.Store(t0.UnixNano())
+	s.replaceIfSilent(t0)
+	resumed := t0.Add(10 * time.Second)
+	s.replaceIfSilent(resumed)
+	if s.in != first || len(f.reported()) > 0 {
+		t.Fatalf("a silence while the puller did not run replaced the inbox, reporting %v", f.reported())
+	}
+	// The loop runs every half heartbeat, as Run's does, and still
+	// hears nothing.
+	var replacedAt time.Time
+	for at := resumed; replacedAt.IsZero() && at.Sub(resumed) <= 3*heartbeat; at = at.Add(heartbeat / 2) {
+		if s.replaceIfSilent(at); s.in != first {
+			replacedAt = at
+		}
+	}
+	if replacedAt.IsZero() {
+		t.Fatalf("a silence of %v after the puller ran again did not replace the inbox", 3*heartbeat)
+	}
+	if silent := replacedAt.Sub(resumed); silent <= 2*heartbeat {
+		t.Fatalf("replaced after %v of silence, want more than two heartbeats", silent)
+	}
+	if errs := f.reported(); len(errs) != 1 || !errors.Is(errs[0], jetstream.ErrNoHeartbeat) {
+		t.Fatalf("reported %v, want one missed heartbeat", errs)
 	}
 }
