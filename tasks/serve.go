@@ -53,8 +53,10 @@ func (w *Worker) newRun(ctx context.Context) (*run, error) {
 	// Timeout bounds the handler's run alone (see Handle): a claim and an
 	// outcome's writes go on until the worker stops.
 	r.pool = pool.New[*delivery](pool.Config{Workers: capacity, QueueSize: capacity}, r)
+	// No pull request outlives the lease: a worker paused with some out
+	// would otherwise be delivered the very tasks recovered from it.
 	r.puller = pull.New(pull.Config{Stream: w.cfg.Stream, Consumer: queueConsumerName, Capacity: capacity,
-		Source: w.src, Feed: r.pool.Feed}, r)
+		Source: w.src, Feed: r.pool.Feed, Until: lease.Deadline}, r)
 	r.recoverer = &recoverer{queue: w.queue, worker: r.id, leases: leases, lock: elect, src: w.src, every: w.cfg.SweepEvery,
 		minAge: w.cfg.LeaseTTL,
 		events: w.events, ledger: r.ledger, recovered: &w.stats.recovered}
