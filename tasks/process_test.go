@@ -191,7 +191,11 @@ func TestKilledWorkersTasksAreRecovered(t *testing.T) {
 
 // A worker process paused (SIGSTOP) past its lease, then resumed, stops
 // its own tasks: the tasks are completed once, by the other worker, and
-// none of the paused worker's completions is recorded.
+// none of the paused worker's completions is recorded. It reports the
+// loss truly: LeaseLost names the tasks it held, although they finish as
+// it resumes; it writes nothing about them once past its lease (no
+// completion for the server to refuse); and it reports no failure to
+// pull, as the server lost nothing: the process did not run.
 func TestPausedWorkerFencesItself(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
@@ -208,19 +212,39 @@ func TestPausedWorkerFencesItself(t *testing.T) {
 		func() string { return "the worker process did not start every task" })
 	paused := r.workers()
 	child.Pause()
+	pausedAt := time.Now()
 	survivor := startWorker(t, srv.URL(), "q", childConfig, reportingHandler(nc), nil)
 	natstest.Eventually(t, 60*time.Second, func() bool { return survivor.w.Status().Counters.Completed == n }, func() string {
 		return fmt.Sprintf("the survivor completed %d of %d", survivor.w.Status().Counters.Completed, n)
 	})
+	// The pause is part of the scenario, not a wait for anything: longer
+	// than two of the server's pull heartbeats (2s), which a worker that
+	// does not hear from the server takes as its requests lost.
+	time.Sleep(time.Until(pausedAt.Add(3 * childConfig.LeaseTTL)))
 	child.Resume()
 	for {
 		m, err := events.NextMsg(30 * time.Second)
 		if err != nil {
 			t.Fatalf("the resumed worker never reported losing its lease: %v\n%s", err, child.Output())
 		}
-		if string(m.Data) == "tasks.lease_lost" {
-			break
+		kind, fields := string(m.Data), m.Header.Get("Fields")
+		if kind == "tasks.queue_error" || kind == "tasks.completion_rejected" {
+			t.Errorf("the resumed worker reported %s %s before it reported its lease lost", kind, fields)
 		}
+		if kind != "tasks.lease_lost" {
+			continue
+		}
+		var lost struct {
+			Worker string
+			Held   int
+		}
+		if err := json.Unmarshal([]byte(fields), &lost); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := paused[lost.Worker]; !ok || lost.Held != n {
+			t.Errorf("LeaseLost %s, want worker %v holding its %d tasks", fields, paused, n)
+		}
+		break
 	}
 	if err := survivor.stop(); err != nil && err != context.Canceled {
 		t.Fatal(err)
