@@ -76,18 +76,9 @@ func TestRetiredInboxLeavesTheNewOnesCreditsAlone(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
 	nc := connectInternal(t, srv.URL())
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s"}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := js.CreateConsumer(ctx, "S", jetstream.ConsumerConfig{Durable: "h", AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
-		t.Fatal(err)
-	}
+	js, _ := declareTestConsumer(t, ctx, nc)
 	if _, err := js.Publish(ctx, "s", []byte("late")); err != nil {
 		t.Fatal(err)
 	}
@@ -160,6 +151,24 @@ func TestRetiredInboxesAreDroppedOnceEnded(t *testing.T) {
 	if got := live(inboxes); len(got) != 1 || got[0] != subscribed {
 		t.Fatalf("live inboxes: got %d, want the one still subscribed", len(got))
 	}
+}
+
+// declareTestConsumer declares stream S on subject s and its durable
+// consumer h, which newTestPuller pulls from.
+func declareTestConsumer(t *testing.T, ctx context.Context, nc *nats.Conn) (jetstream.JetStream, jetstream.Consumer) {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s"}}); err != nil {
+		t.Fatal(err)
+	}
+	cons, err := js.CreateConsumer(ctx, "S", jetstream.ConsumerConfig{Durable: "h", AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js, cons
 }
 
 func connectInternal(t *testing.T, url string) *nats.Conn {

@@ -22,19 +22,9 @@ func TestRequestsEndByUntil(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
 	nc := connectInternal(t, srv.URL())
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s"}}); err != nil {
-		t.Fatal(err)
-	}
-	cons, err := js.CreateConsumer(ctx, "S", jetstream.ConsumerConfig{Durable: "h", AckPolicy: jetstream.AckExplicitPolicy})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, cons := declareTestConsumer(t, ctx, nc)
 	spyConn := connectInternal(t, srv.URL())
 	spy, err := spyConn.SubscribeSync("$JS.API.CONSUMER.MSG.NEXT.S.h")
 	if err != nil {
