@@ -103,6 +103,36 @@ func (s *Lease) Renewed() time.Time {
 	return s.renewed
 }
 
+// Deadline returns when the lease is lost unless a renewal is stored
+// before: TTL less a tenth after the last stored renewal was sent. The
+// server expires the key no sooner than TTL after it stored that
+// renewal, so whatever the holder ends by Deadline ends before another
+// can take the lock.
+func (s *Lease) Deadline() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.renewed.Add(s.lock.cfg.holdFor())
+}
+
+// Valid reports whether the holder can still count on the lease: it was
+// not released or lost, and its Deadline has not passed. Once false it
+// stays false. A lease found past its Deadline is lost, and Lost is
+// closed before Valid returns: a process resumed after a pause may ask
+// before the timer that closes Lost at the Deadline has run.
+func (s *Lease) Valid() bool {
+	select {
+	case <-s.stop:
+		return false // released: Release says whether it was lost
+	default:
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if time.Now().After(s.renewed.Add(s.lock.cfg.holdFor())) {
+		s.loseLocked()
+	}
+	return !s.isLost
+}
+
 // Lost returns a channel closed the moment the holder can no longer be
 // sure it holds the lock: a renewal found another holder, none succeeded
 // for TTL (less a tenth, for clock drift) since it was sent, or Release
@@ -155,6 +185,10 @@ func (s *Lease) release(ctx context.Context) error {
 func (s *Lease) markLost() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.loseLocked()
+}
+
+func (s *Lease) loseLocked() {
 	if !s.isLost {
 		s.isLost = true
 		close(s.lost)

@@ -38,6 +38,11 @@ type LockConfig struct {
 // DefaultLockTTL is a lock's TTL when its configuration sets none.
 const DefaultLockTTL = 10 * time.Second
 
+// holdFor is how long a lease is counted on after its last stored renewal
+// was sent: TTL less a tenth for clock drift, so that the holder gives it
+// up before the server can expire the key.
+func (c LockConfig) holdFor() time.Duration { return c.TTL - c.TTL/10 }
+
 func (c LockConfig) withDefaults() LockConfig {
 	if c.TTL == 0 {
 		c.TTL = DefaultLockTTL
@@ -76,7 +81,7 @@ func (c LockConfig) Validate() error {
 	}
 	// A lease is lost 0.9·TTL after its last renewal was sent; two renewals
 	// must fit in that, so that one failed renewal does not lose it.
-	if limit := (c.TTL - c.TTL/10) / 2; c.RenewEvery <= 0 || c.RenewEvery > limit {
+	if limit := c.holdFor() / 2; c.RenewEvery <= 0 || c.RenewEvery > limit {
 		p.Addf("renew_every", "must be positive and at most (ttl - ttl/10)/2 = %v, got %v", limit, c.RenewEvery)
 	}
 	err := p.Err()

@@ -54,3 +54,39 @@ func TestLeaseAdoptsARenewalWhoseAnswerWasLost(t *testing.T) {
 		t.Fatalf("last renewed %v ago, want within a renewal period", since)
 	}
 }
+
+// A renewal answered after the lease's deadline comes too late, even when
+// it is read before the timer that closes Lost at the deadline has run
+// (both were due when a paused process resumed): the lease is lost, as
+// Valid said once the deadline had passed.
+func TestLeaseRenewedPastItsDeadlineIsLost(t *testing.T) {
+	t.Parallel()
+	cfg := LockConfig{TTL: time.Second}
+	sent := time.Now().Add(-2 * cfg.TTL)
+	lease := &Lease{lock: &Lock{cfg: cfg}, renewed: sent, lost: make(chan struct{}), stop: make(chan struct{})}
+	if lease.extend(2, sent.Add(cfg.RenewEvery), sent.Add(cfg.holdFor())) {
+		t.Fatal("a renewal answered past the deadline extended the lease")
+	}
+	select {
+	case <-lease.Lost():
+	default:
+		t.Fatal("a renewal answered past the deadline left Lost open")
+	}
+	if lease.Valid() {
+		t.Fatal("a lease renewed too late is valid")
+	}
+
+	// Valid, asked first, decides the same.
+	lease = &Lease{lock: &Lock{cfg: cfg}, renewed: sent, lost: make(chan struct{}), stop: make(chan struct{})}
+	if lease.Valid() {
+		t.Fatal("a lease past its deadline is valid")
+	}
+	select {
+	case <-lease.Lost():
+	default:
+		t.Fatal("Valid found the lease past its deadline and left Lost open")
+	}
+	if lease.extend(2, sent.Add(cfg.RenewEvery), sent.Add(cfg.holdFor())) || lease.rev != 0 {
+		t.Fatal("a renewal read after Valid said the lease was lost extended it")
+	}
+}

@@ -56,3 +56,38 @@ func TestLeaseSurvivesARenewalLostWithoutAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A lease's Deadline moves with each renewal, and a holder cut off from
+// the server reaches the Deadline it last reported before another can
+// acquire the lock: what it bounds by Deadline is over by then, and the
+// lease is no longer Valid.
+func TestLeaseDeadlineComesBeforeAnotherAcquires(t *testing.T) {
+	t.Parallel()
+	cfg := kv.LockConfig{Bucket: "locks", Key: "leader", TTL: 2 * time.Second, RenewEvery: 300 * time.Millisecond}
+	ctx := ctxT(t)
+	srv, proxy, a, b := twoHolders(t, cfg)
+	leaseA := acquire(t, ctx, a)
+	first := leaseA.Deadline()
+	if want := leaseA.Renewed().Add(cfg.TTL - cfg.TTL/10); !first.Equal(want) {
+		t.Fatalf("Deadline %v, want TTL less a tenth after the acquisition was sent (%v)", first, want)
+	}
+	waitRenewed(t, srv.URL(), cfg, leaseA.Token)
+	natstest.Eventually(t, 10*time.Second, func() bool { return leaseA.Deadline().After(first) },
+		func() string { return "a stored renewal did not move the Deadline" })
+	proxy.Pause()
+	deadline := leaseA.Deadline()
+	if !leaseA.Valid() {
+		t.Fatalf("a's lease is not valid %v before its Deadline", time.Until(deadline))
+	}
+	leaseB := acquire(t, ctx, b)
+	if acquired := time.Now(); acquired.Before(deadline) {
+		t.Errorf("b acquired the lock %v before a's Deadline", deadline.Sub(acquired))
+	}
+	if leaseA.Valid() {
+		t.Error("a's lease is valid past its Deadline, while b holds the lock")
+	}
+	proxy.Restore()
+	if err := leaseB.Release(ctx); err != nil {
+		t.Error(err)
+	}
+}

@@ -13,7 +13,7 @@ import (
 func (s *Lease) renew(sent time.Time) {
 	defer close(s.done)
 	cfg := s.lock.cfg
-	deadline := sent.Add(cfg.TTL - cfg.TTL/10)
+	deadline := sent.Add(cfg.holdFor())
 	lose := time.AfterFunc(time.Until(deadline), s.markLost)
 	defer lose.Stop()
 	tick := time.NewTicker(cfg.RenewEvery)
@@ -35,16 +35,32 @@ func (s *Lease) renew(sent time.Time) {
 			if !lose.Stop() {
 				return // the deadline came first: Lost is closed, and stays so
 			}
-			s.mu.Lock()
-			s.rev, s.renewed = next, sent
-			s.mu.Unlock()
-			deadline = sent.Add(cfg.TTL - cfg.TTL/10)
+			if !s.extend(next, sent, deadline) {
+				return
+			}
+			deadline = sent.Add(cfg.holdFor())
 			lose.Reset(time.Until(deadline))
 		case errors.Is(err, ErrRevisionMismatch), errors.Is(err, ErrKeyNotFound):
 			s.markLost()
 			return
 		}
 	}
+}
+
+// extend records a renewal stored at revision next, sent at sent, unless
+// it came too late: the lease is lost once deadline has passed, even when
+// the answer is read before the timer that closes Lost has run (both were
+// due when a paused process resumed). Valid reads the deadline under the
+// same lock, so the two never disagree.
+func (s *Lease) extend(next uint64, sent, deadline time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.isLost || time.Now().After(deadline) {
+		s.loseLocked()
+		return false
+	}
+	s.rev, s.renewed = next, sent
+	return true
 }
 
 // renewOnce renews the lease at rev. It returns the new revision and

@@ -15,9 +15,12 @@ type LeaseAcquired struct {
 	Capacity int
 }
 
-// LeaseLost is emitted when a worker could not renew its lease in time:
-// it cancelled its Held tasks and writes nothing more about them; the
-// recoverer puts them back in the queue once the lease expires.
+// LeaseLost is emitted when a worker finds that it could not renew its
+// lease in time (cut off, or paused past it), at once, not when its tasks
+// have stopped. Held is what it held then, the tasks running and the
+// copies taken to run, as Status counts them: it cancels them all and
+// writes nothing more about them; the recoverer puts the tasks back in
+// the queue once the lease has expired.
 type LeaseLost struct {
 	supervisor.EventTime
 	Queue  string

@@ -2,6 +2,7 @@ package tasks_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,7 +25,8 @@ import (
 // server URL, TestMain runs one worker of queue "q" instead of the tests,
 // until it is killed or told to stop (SIGTERM). It says what it does on
 // core subjects: "child.started" (worker and task of each run) and
-// "child.event" (the kind of each event).
+// "child.event" (the kind of each event, and its fields as JSON in the
+// header "Fields").
 const childEnv = "TASKS_TEST_CHILD_URL"
 
 // childConfig is the queue configuration of the worker processes and of
@@ -39,7 +41,17 @@ func runChildWorker() int {
 		return 1
 	}
 	cfg := childConfig
-	cfg.Events = supervisor.Events{Hook: func(e supervisor.Event) { _ = nc.Publish("child.event", []byte(e.Kind())) }}
+	if d, _ := time.ParseDuration(os.Getenv("TASKS_TEST_CHILD_CLAIM_WAIT")); d > 0 {
+		cfg.ClaimWait = d
+	}
+	cfg.Events = supervisor.Events{Hook: func(e supervisor.Event) {
+		m := nats.NewMsg("child.event")
+		m.Data = []byte(e.Kind())
+		if fields, err := json.Marshal(supervisor.EventFields(e).Map()); err == nil {
+			m.Header.Set("Fields", string(fields))
+		}
+		_ = nc.PublishMsg(m)
+	}}
 	taskTime, _ := time.ParseDuration(os.Getenv("TASKS_TEST_CHILD_TASK_TIME"))
 	w, err := tasks.New("q", cfg, connection.NewFixed(nc), tasks.HandlerFunc(func(ctx context.Context, t *tasks.Task) error {
 		_ = nc.Publish("child.started", []byte(t.Worker()+" "+t.ID()))
@@ -63,11 +75,12 @@ func runChildWorker() int {
 }
 
 // startChildWorker starts a worker process whose tasks each take
-// taskTime.
-func startChildWorker(t *testing.T, url string, taskTime time.Duration) *natstest.Child {
+// taskTime, with childConfig but for a claimWait that is not 0.
+func startChildWorker(t *testing.T, url string, taskTime, claimWait time.Duration) *natstest.Child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+url, "TASKS_TEST_CHILD_TASK_TIME="+taskTime.String())
+	cmd.Env = append(os.Environ(), childEnv+"="+url, "TASKS_TEST_CHILD_TASK_TIME="+taskTime.String(),
+		"TASKS_TEST_CHILD_CLAIM_WAIT="+claimWait.String())
 	return natstest.StartChild(t, cmd)
 }
 
@@ -147,7 +160,7 @@ func TestKilledWorkersTasksAreRecovered(t *testing.T) {
 	nc := natstest.Connect(t, srv.URL())
 	r := watchRuns(t, nc)
 	const n = 20
-	child := startChildWorker(t, srv.URL(), time.Hour)
+	child := startChildWorker(t, srv.URL(), time.Hour, 0)
 	enqueue(t, nc, childConfig, "q", n)
 	natstest.Eventually(t, 30*time.Second, func() bool { return r.startedBy(func(string) bool { return true }) == n },
 		func() string {
@@ -178,7 +191,11 @@ func TestKilledWorkersTasksAreRecovered(t *testing.T) {
 
 // A worker process paused (SIGSTOP) past its lease, then resumed, stops
 // its own tasks: the tasks are completed once, by the other worker, and
-// none of the paused worker's completions is recorded.
+// none of the paused worker's completions is recorded. It reports the
+// loss truly: LeaseLost names the tasks it held, although they finish as
+// it resumes; it writes nothing about them once past its lease (no
+// completion for the server to refuse); and it reports no failure to
+// pull, as the server lost nothing: the process did not run.
 func TestPausedWorkerFencesItself(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
@@ -189,25 +206,45 @@ func TestPausedWorkerFencesItself(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 5
-	child := startChildWorker(t, srv.URL(), 3*time.Second)
+	child := startChildWorker(t, srv.URL(), 3*time.Second, 0)
 	enqueue(t, nc, childConfig, "q", n)
 	natstest.Eventually(t, 30*time.Second, func() bool { return r.startedBy(func(string) bool { return true }) == n },
 		func() string { return "the worker process did not start every task" })
 	paused := r.workers()
 	child.Pause()
+	pausedAt := time.Now()
 	survivor := startWorker(t, srv.URL(), "q", childConfig, reportingHandler(nc), nil)
 	natstest.Eventually(t, 60*time.Second, func() bool { return survivor.w.Status().Counters.Completed == n }, func() string {
 		return fmt.Sprintf("the survivor completed %d of %d", survivor.w.Status().Counters.Completed, n)
 	})
+	// The pause is part of the scenario, not a wait for anything: longer
+	// than two of the server's pull heartbeats (2s), which a worker that
+	// does not hear from the server takes as its requests lost.
+	time.Sleep(time.Until(pausedAt.Add(3 * childConfig.LeaseTTL)))
 	child.Resume()
 	for {
 		m, err := events.NextMsg(30 * time.Second)
 		if err != nil {
 			t.Fatalf("the resumed worker never reported losing its lease: %v\n%s", err, child.Output())
 		}
-		if string(m.Data) == "tasks.lease_lost" {
-			break
+		kind, fields := string(m.Data), m.Header.Get("Fields")
+		if kind == "tasks.queue_error" || kind == "tasks.completion_rejected" {
+			t.Errorf("the resumed worker reported %s %s before it reported its lease lost", kind, fields)
 		}
+		if kind != "tasks.lease_lost" {
+			continue
+		}
+		var lost struct {
+			Worker string
+			Held   int
+		}
+		if err := json.Unmarshal([]byte(fields), &lost); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := paused[lost.Worker]; !ok || lost.Held != n {
+			t.Errorf("LeaseLost %s, want worker %v holding its %d tasks", fields, paused, n)
+		}
+		break
 	}
 	if err := survivor.stop(); err != nil && err != context.Canceled {
 		t.Fatal(err)

@@ -35,6 +35,7 @@ type recoverer struct {
 	// and that worker's first claims must not look like a dead worker's.
 	minAge time.Duration
 	events *event.Emitter
+	failed func(op string, err error) // reports a QueueError
 
 	recovered *atomic.Uint64 // the worker's count
 	// retire ends a task that cannot go back in the queue (see run.retire).
@@ -55,7 +56,7 @@ func (r *recoverer) run(ctx context.Context) {
 		lease, err := r.lock.Acquire(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
-				r.events.Emit(QueueError{EventTime: r.events.Stamp(), Queue: r.queue, Op: "elect recoverer", Err: err})
+				r.failed("elect recoverer", err)
 				sleep(ctx, retryWait)
 			}
 			continue
@@ -95,7 +96,7 @@ func (r *recoverer) serve(ctx context.Context, lease *kv.Lease) {
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				if err := w.Serve(ctx); ctx.Err() == nil {
-					r.events.Emit(QueueError{EventTime: r.events.Stamp(), Queue: r.queue, Op: "watch leases", Err: err})
+					r.failed("watch leases", err)
 					sleep(ctx, retryWait)
 				}
 			}
@@ -110,7 +111,7 @@ func (r *recoverer) serve(ctx context.Context, lease *kv.Lease) {
 		case <-t.C:
 		}
 		if err := r.sweep(ctx); err != nil && ctx.Err() == nil {
-			r.events.Emit(QueueError{EventTime: r.events.Stamp(), Queue: r.queue, Op: "sweep", Err: err})
+			r.failed("sweep", err)
 			t.Reset(retryWait)
 			continue
 		}

@@ -30,6 +30,12 @@ var errPassed = errors.New("copy passed over")
 // worker's to run (delayed, avoiding it, held by another, finished) is
 // passed back or dropped, and Handle returns errPassed.
 func (r *run) Handle(ctx context.Context, d *delivery) error {
+	// First, so that a copy taken after the lease was lost is counted as
+	// held by LeaseLost before it is let go.
+	if !r.entitled() {
+		_ = d.nak(0)
+		return errPassed
+	}
 	t := parseTask(d.raw.Header, d.raw.Data, d.meta.Sequence.Stream)
 	if wait := time.Until(t.notBefore); wait > 0 {
 		r.w.stats.passedOver.Add(1)
@@ -39,10 +45,6 @@ func (r *run) Handle(ctx context.Context, d *delivery) error {
 	if t.avoid == r.id && d.meta.NumDelivered <= avoidDeliveries {
 		r.w.stats.passedOver.Add(1)
 		_ = d.nak(avoidDelay)
-		return errPassed
-	}
-	if !r.entitled() {
-		_ = d.nak(0)
 		return errPassed
 	}
 	// One copy of a task at a time: another copy here may be putting it

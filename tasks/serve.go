@@ -53,11 +53,13 @@ func (w *Worker) newRun(ctx context.Context) (*run, error) {
 	// Timeout bounds the handler's run alone (see Handle): a claim and an
 	// outcome's writes go on until the worker stops.
 	r.pool = pool.New[*delivery](pool.Config{Workers: capacity, QueueSize: capacity}, r)
+	// No pull request outlives the lease: a worker paused with some out
+	// would otherwise be delivered the very tasks recovered from it.
 	r.puller = pull.New(pull.Config{Stream: w.cfg.Stream, Consumer: queueConsumerName, Capacity: capacity,
-		Source: w.src, Feed: r.pool.Feed}, r)
+		Source: w.src, Feed: r.pool.Feed, Until: lease.Deadline}, r)
 	r.recoverer = &recoverer{queue: w.queue, worker: r.id, leases: leases, lock: elect, src: w.src, every: w.cfg.SweepEvery,
 		minAge: w.cfg.LeaseTTL,
-		events: w.events, ledger: r.ledger, recovered: &w.stats.recovered, retire: r.retire}
+		events: w.events, failed: w.queueError, ledger: r.ledger, recovered: &w.stats.recovered, retire: r.retire}
 	r.connected = make(chan struct{})
 	return r, nil
 }
@@ -65,20 +67,27 @@ func (w *Worker) newRun(ctx context.Context) (*run, error) {
 // ledger is the protocol's writes on the current connection.
 func (r *run) ledger() *ledger { return r.led.Load() }
 
-// entitled reports whether the worker may still write about its tasks:
-// its lease has not been lost.
+// entitled reports whether the worker may still write about its tasks,
+// and report failures: its lease has not been lost. It is asked while
+// the run serves.
 func (r *run) entitled() bool {
-	if r.w.unfenced {
+	if r.w.unfenced || r.lease.Valid() {
 		return true
 	}
-	if r.fenced.Load() {
-		return false
-	}
+	// The first to find the lease lost fences the run (after a pause, a
+	// task may end before the run's watch of Lost has run), before it
+	// lets go of its copy: LeaseLost counts every copy held at the loss.
+	r.fence()
+	return false
+}
+
+// lost reports whether the run's lease is lost.
+func (r *run) lost() bool {
 	select {
 	case <-r.lease.Lost():
-		return false
-	default:
 		return true
+	default:
+		return false
 	}
 }
 
@@ -121,8 +130,6 @@ func (r *run) serve(ctx context.Context) error {
 	stopPulling()
 	wg.Wait()
 	if r.fenced.Load() {
-		w.stats.leasesLost.Add(1)
-		w.events.Emit(LeaseLost{EventTime: w.events.Stamp(), Queue: w.queue, Worker: r.id, Held: r.puller.Held()})
 		return ErrLeaseLost
 	}
 	rctx, cancel := releaseCtx(ctx, w.src)
@@ -189,11 +196,18 @@ const asyncSlack = 256
 
 // fence stops every task at once, even in a stop's grace period: the
 // lease can no longer be counted on, and the tasks are about to be
-// another's.
+// another's. It reports the loss then, with what the worker holds: once
+// the tasks have stopped it holds nothing, and a handler that ignores its
+// ctx would hold the report back. Only the first call does anything.
 func (r *run) fence() {
-	r.fenced.Store(true)
-	r.stopBy.CompareAndSwap(0, time.Now().UnixNano())
-	r.pool.Cut()
+	r.fenceOnce.Do(func() {
+		held := r.puller.Held()
+		r.fenced.Store(true)
+		r.stopBy.CompareAndSwap(0, time.Now().UnixNano())
+		r.pool.Cut()
+		r.w.stats.leasesLost.Add(1)
+		r.w.events.Emit(LeaseLost{EventTime: r.w.events.Stamp(), Queue: r.w.queue, Worker: r.id, Held: held})
+	})
 }
 
 // beginStop starts a stop's grace period: no task starts any more, and

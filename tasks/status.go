@@ -78,7 +78,7 @@ func (w *Worker) Status() Status {
 	st.Worker, st.Held, st.Renewed = r.id, r.puller.Held(), r.lease.Renewed()
 	st.Recoverer = r.recoverer.elected.Load()
 	switch {
-	case !r.entitled():
+	case r.lost():
 		st.Lease = LeaseStateLost
 	case r.serving.Load():
 		st.Lease = LeaseStateHeld

@@ -95,6 +95,7 @@ type run struct {
 	led        atomic.Pointer[ledger] // on the current connection
 	connected  chan struct{}          // closed once led is set
 	fenced     atomic.Bool
+	fenceOnce  sync.Once
 	running    sync.Map     // task IDs a copy of which is being claimed or run
 	declaredAt atomic.Int64 // unix nanoseconds: the last declaration a claim asked for
 	serving    atomic.Bool
@@ -207,7 +208,13 @@ type counters struct {
 	started, completed, failed, handedBack, duplicates, passedOver, rejected, unconfirmed, recovered, leasesLost atomic.Uint64
 }
 
-// queueError reports a failure to talk to the queue.
+// queueError reports a failure of the run under way to talk to the
+// queue, as long as its lease holds. A lease lost since explains the
+// failure (a process resumed after a pause past its lease finds its
+// requests timed out), and LeaseLost reports that.
 func (w *Worker) queueError(op string, err error) {
+	if r := w.current.Load(); r != nil && !r.entitled() {
+		return
+	}
 	w.events.Emit(QueueError{EventTime: w.events.Stamp(), Queue: w.queue, Op: op, Err: err})
 }

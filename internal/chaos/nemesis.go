@@ -15,6 +15,7 @@ import (
 	"github.com/corral-go/corral/kv"
 	"github.com/corral-go/corral/publisher"
 	"github.com/corral-go/corral/supervisor"
+	"github.com/corral-go/corral/tasks"
 )
 
 // Fault is one thing the nemesis does: Do injects it, holds it and heals
@@ -144,6 +145,41 @@ func (w *Workload) WorkerKillFault(name string, down time.Duration) Fault {
 		w.mu.Lock()
 		w.workers[name] = a
 		w.mu.Unlock()
+		return nil
+	}}
+}
+
+// WorkerPauseFault pauses worker app name past its task lease (2s) for
+// down, with pull requests out. The workers run in this process, so the
+// pause is of its paths (a blackhole): the server sees what a SIGSTOPped
+// process shows it, a connection kept open, its pull requests with it,
+// and nothing read or renewed. The worker's tasks go to the other worker;
+// none may reach the paused one's requests and wait there. The fault
+// fails unless the worker had room to ask for more (requests out) when
+// paused, and lost its lease.
+func (w *Workload) WorkerPauseFault(name string, down time.Duration) Fault {
+	return Fault{Name: "worker-pause", Effect: Unchecked, Do: func() error {
+		w.mu.Lock()
+		a := w.workers[name]
+		w.mu.Unlock()
+		worker, ok := a.client.Worker(taskQueue)
+		if !ok {
+			return fmt.Errorf("worker %s serves no queue %s", name, taskQueue)
+		}
+		// A fault before may have cost it its lease: it takes a new one.
+		before, deadline := worker.Status(), time.Now().Add(30*time.Second)
+		for ; before.Lease != tasks.LeaseStateHeld || before.Held > before.Capacity/2; before = worker.Status() {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("worker %s is not taking tasks with room to spare: %+v", name, before)
+			}
+			time.Sleep(50 * time.Millisecond) // polling its status, which nothing here announces
+		}
+		w.topo.pause(name, true)
+		hold(down)
+		w.topo.pause(name, false)
+		if after := worker.Status(); after.Counters.LeasesLost == before.Counters.LeasesLost {
+			return fmt.Errorf("worker %s was paused %v and kept its lease", name, down)
+		}
 		return nil
 	}}
 }

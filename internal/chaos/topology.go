@@ -38,9 +38,14 @@ func (s *Server) servers(app string) []string { return []string{s.links[app].URL
 
 func (s *Server) replicas() int { return 1 }
 
-func (s *Server) cut(app string, cut bool) {
-	if cut {
-		s.links[app].Cut()
+func (s *Server) cut(app string, cut bool) { s.setPaths(app, cut, (*natstest.Proxy).Cut) }
+
+func (s *Server) pause(app string, pause bool) { s.setPaths(app, pause, (*natstest.Proxy).Pause) }
+
+// setPaths does f to app's path, or restores it.
+func (s *Server) setPaths(app string, on bool, f func(*natstest.Proxy)) {
+	if on {
+		f(s.links[app])
 	} else {
 		s.links[app].Restore()
 	}
@@ -82,6 +87,7 @@ func (s *Server) Faults(w *Workload, _ *nats.Conn, js jetstream.JetStream) []Fau
 			return nil
 		}},
 		w.WorkerKillFault("w2", time.Second),
+		w.WorkerPauseFault("w2", 4*time.Second),
 		w.PanicFault(2 * time.Second),
 		ConsumerDeleteFault(js),
 		w.BadMessageFault(),
@@ -122,10 +128,15 @@ func (c *Cluster) servers(app string) []string {
 
 func (c *Cluster) replicas() int { return 3 }
 
-func (c *Cluster) cut(app string, cut bool) {
+func (c *Cluster) cut(app string, cut bool) { c.setPaths(app, cut, (*natstest.Proxy).Cut) }
+
+func (c *Cluster) pause(app string, pause bool) { c.setPaths(app, pause, (*natstest.Proxy).Pause) }
+
+// setPaths does f to each of app's paths, or restores them.
+func (c *Cluster) setPaths(app string, on bool, f func(*natstest.Proxy)) {
 	for _, l := range c.links[app] {
-		if cut {
-			l.Cut()
+		if on {
+			f(l)
 		} else {
 			l.Restore()
 		}
@@ -168,6 +179,7 @@ func (c *Cluster) Faults(w *Workload, nc *nats.Conn, js jetstream.JetStream) []F
 			return fmt.Errorf("no node is the leader %q", leader)
 		}},
 		w.WorkerKillFault("w2", time.Second),
+		w.WorkerPauseFault("w2", 4*time.Second),
 		w.PanicFault(2 * time.Second),
 	}
 }

@@ -32,6 +32,8 @@ type Topology interface {
 	replicas() int
 	// cut cuts app's own paths to the servers, or restores them.
 	cut(app string, cut bool)
+	// pause blackholes app's own paths, or restores them.
+	pause(app string, pause bool)
 }
 
 // Workload is the application under test, through Corral's public API

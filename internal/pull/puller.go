@@ -21,6 +21,9 @@ const (
 	// expiry bounds each pull request; a request that brings nothing is
 	// renewed, so an idle owner costs one request per expiry.
 	expiry = 10 * time.Second
+	// minExpiry is the shortest request worth sending: one that ends
+	// sooner (Config.Until is near) is hardly answered before it does.
+	minExpiry = 100 * time.Millisecond
 	// heartbeat is the server's heartbeat on a waiting pull request: two
 	// missed ones end it and a new one is sent, which is how a lost
 	// request (server restart, leader change) is replaced.
@@ -89,6 +92,14 @@ type Config struct {
 	// Peak, if set, records the most messages held at once, across the
 	// pullers that count in it.
 	Peak *atomic.Int64
+	// Until, if set, says until when the owner may take messages (a task
+	// worker's lease, which renewals extend): no request outlives it, and
+	// none is sent once less than minExpiry is left. A process paused with
+	// requests out (SIGSTOP, a frozen VM) keeps its connection, and the
+	// server fills its requests until they expire: bounded so, they end
+	// before what the owner holds is handed to others, and nothing handed
+	// on is delivered to it.
+	Until func() time.Time
 }
 
 // Puller pulls for one owner, one connection at a time: Open, then Run.
@@ -152,6 +163,7 @@ type Session struct {
 	connChanged <-chan struct{} // closed when the connection's state changes
 	reconnects  uint64
 
+	looped      time.Time     // when Run last looked for silence; it wakes every heartbeat/2
 	retry       time.Duration // the wait after the last failure
 	notBefore   time.Time     // no request before
 	fullSince   time.Time     // the owner has held all it can since
@@ -205,8 +217,17 @@ func (s *Session) redeclareIfDue(ctx context.Context, now time.Time) (time.Time,
 
 // replaceIfSilent replaces the inbox when requests are out but nothing,
 // not even a heartbeat, came for two heartbeats: the server lost them
-// (restart, pause, leader change).
+// (restart, pause, leader change). A silence while this process did not
+// run (it was paused, or starved of CPU) says nothing about the server:
+// what the server sent meanwhile may not have been read yet, so the
+// silence is counted from the process's return instead.
 func (s *Session) replaceIfSilent(now time.Time) {
+	stalled := !s.looped.IsZero() && now.Sub(s.looped) > heartbeat
+	s.looped = now
+	if stalled {
+		s.in.heard.Store(now.UnixNano())
+		return
+	}
 	if s.in.credits.Load() > 0 && now.Sub(time.Unix(0, s.in.heard.Load())) > 2*heartbeat {
 		s.replace(jetstream.ErrNoHeartbeat)
 	}
@@ -227,7 +248,12 @@ func (s *Session) request(now time.Time) error {
 	if free < max(1, limit/2) || now.Before(s.notBefore) || !s.nc.IsConnected() {
 		return nil
 	}
-	req, _ := json.Marshal(pullRequest{Batch: free, Expires: expiry, Heartbeat: heartbeat})
+	expires := s.expiry(now)
+	if expires < minExpiry {
+		return nil
+	}
+	// The server wants two heartbeats within a request's expiry.
+	req, _ := json.Marshal(pullRequest{Batch: free, Expires: expires, Heartbeat: min(heartbeat, expires/2)})
 	s.in.credits.Add(int64(free))
 	s.p.want.sent(free, s.in.delivered.Load())
 	s.in.heard.Store(now.UnixNano()) // heartbeats are due from now
@@ -240,6 +266,15 @@ func (s *Session) request(now time.Time) error {
 		s.backOff(now)
 	}
 	return nil
+}
+
+// expiry is how long a request sent now may wait: expiry, or less when
+// Config.Until comes sooner.
+func (s *Session) expiry(now time.Time) time.Duration {
+	if s.p.cfg.Until == nil {
+		return expiry
+	}
+	return min(expiry, s.p.cfg.Until().Sub(now))
 }
 
 // inFlight is how many messages the requests out may ask for: what fits

@@ -29,13 +29,20 @@ func (o *owner) Full(time.Duration) time.Duration                     { return t
 // whose inboxes feed nothing.
 func newTestPuller(t *testing.T, nc *nats.Conn) *Puller {
 	t.Helper()
-	feed := func(sub *nats.Subscription) <-chan struct{} {
+	return newTestPullerFor(t, nc, Config{}, &owner{})
+}
+
+// newTestPullerFor is newTestPuller with cfg's other fields, for o.
+func newTestPullerFor(t *testing.T, nc *nats.Conn, cfg Config, o Owner) *Puller {
+	t.Helper()
+	cfg.Stream, cfg.Consumer, cfg.Capacity, cfg.Source = "S", "h", 5, connection.NewFixed(nc)
+	cfg.Feed = func(sub *nats.Subscription) <-chan struct{} {
 		ended := make(chan struct{})
 		var once sync.Once
 		sub.SetClosedHandler(func(string) { once.Do(func() { close(ended) }) })
 		return ended
 	}
-	return New(Config{Stream: "S", Consumer: "h", Capacity: 5, Source: connection.NewFixed(nc), Feed: feed}, &owner{})
+	return New(cfg, o)
 }
 
 func TestDrainDoesNotWaitForAClosedConnection(t *testing.T) {
@@ -69,18 +76,9 @@ func TestRetiredInboxLeavesTheNewOnesCreditsAlone(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
 	nc := connectInternal(t, srv.URL())
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s"}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := js.CreateConsumer(ctx, "S", jetstream.ConsumerConfig{Durable: "h", AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
-		t.Fatal(err)
-	}
+	js, _ := declareTestConsumer(t, ctx, nc)
 	if _, err := js.Publish(ctx, "s", []byte("late")); err != nil {
 		t.Fatal(err)
 	}
@@ -153,6 +151,24 @@ func TestRetiredInboxesAreDroppedOnceEnded(t *testing.T) {
 	if got := live(inboxes); len(got) != 1 || got[0] != subscribed {
 		t.Fatalf("live inboxes: got %d, want the one still subscribed", len(got))
 	}
+}
+
+// declareTestConsumer declares stream S on subject s and its durable
+// consumer h, which newTestPuller pulls from.
+func declareTestConsumer(t *testing.T, ctx context.Context, nc *nats.Conn) (jetstream.JetStream, jetstream.Consumer) {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s"}}); err != nil {
+		t.Fatal(err)
+	}
+	cons, err := js.CreateConsumer(ctx, "S", jetstream.ConsumerConfig{Durable: "h", AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js, cons
 }
 
 func connectInternal(t *testing.T, url string) *nats.Conn {
