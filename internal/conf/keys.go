@@ -28,7 +28,7 @@ func (k Keys) collect(prefix string, n *yaml.Node) {
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		key, value := n.Content[i], n.Content[i+1]
-		if key.Value == "<<" && key.Tag == "!!merge" {
+		if isMerge(key) {
 			// A merge key's mapping (or each of a sequence of them) sets
 			// its keys where it is merged.
 			if v := resolve(value); v != nil && v.Kind == yaml.SequenceNode {
