@@ -2,6 +2,7 @@ package corral_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -51,6 +52,68 @@ func TestWrongPasswordWithACommaNeverPrinted(t *testing.T) {
 	}
 	if logs.Len() == 0 || len(rec.Events()) == 0 {
 		t.Errorf("got %d log lines and %d events, want some of each", logs.Len(), len(rec.Events()))
+	}
+	for _, out := range outputs {
+		for _, s := range secrets {
+			if strings.Contains(out, s) {
+				t.Errorf("%q is printed:\n%s", s, out)
+			}
+		}
+	}
+}
+
+// A password with a comma, given in CORRAL_CONNECTION_SERVERS: written
+// as it is, the variable cuts it in two and New refuses the pieces
+// without showing either, saying to write the comma as %2C; written so,
+// the Client connects with the right password and prints none of it.
+func TestCommaInAPasswordOfTheEnvironment(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t, natstest.WithUser("alice", "S3cr3t,Tail"))
+	secrets := []string{"S3cr3t", "Tail"}
+	plain := fmt.Sprintf("CORRAL_CONNECTION_SERVERS=nats://alice:S3cr3t,Tail@127.0.0.1:%d", srv.Port())
+	encoded := fmt.Sprintf("CORRAL_CONNECTION_SERVERS=nats://alice:S3cr3t%%2CTail@127.0.0.1:%d", srv.Port())
+
+	var cfg corral.Config
+	if err := cfg.ApplyEnv([]string{plain}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := corral.New(cfg)
+	if !errors.Is(err, corral.ErrInvalidConfig) || !strings.Contains(err.Error(), "%2C") {
+		t.Fatalf("got %v, want ErrInvalidConfig saying to write the comma as %%2C", err)
+	}
+	outputs := []string{err.Error()}
+
+	cfg = corral.Config{Name: "encoded"}
+	if err := cfg.ApplyEnv([]string{encoded}); err != nil {
+		t.Fatal(err)
+	}
+	core, logs := observer.New(zap.DebugLevel)
+	rec := natstest.NewRecorder()
+	c, err := corral.New(cfg, corral.WithLogger(zap.New(core)), corral.WithEventHook(rec.Hook))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	nc, err := c.Conn(ctx)
+	if err != nil {
+		t.Fatalf("Conn: %v (the password reached the server wrong?)\n%s", err, c.Status())
+	}
+	if _, err := nc.RTT(); err != nil {
+		t.Fatalf("RTT: %v", err)
+	}
+	outputs = append(outputs, c.Status().String(), fmt.Sprintf("%+v", c.Status()), fmt.Sprintf("%+v", cfg))
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for _, e := range logs.All() {
+		outputs = append(outputs, fmt.Sprintf("%s %+v", e.Message, e.ContextMap()))
+	}
+	for _, ev := range rec.Events() {
+		outputs = append(outputs, fmt.Sprintf("%+v", ev))
 	}
 	for _, out := range outputs {
 		for _, s := range secrets {
