@@ -260,19 +260,3 @@ func (c *Client) currentPhase() (*runPhase, error) {
 	}
 	return p, nil
 }
-
-// Conn returns the live connection, waiting until it is connected or ctx
-// ends. It is the escape hatch to everything nats.go does; the Client
-// replaces the connection if it closes for good, so do not keep it across
-// such a replacement: ask again, or use ConnectionSupervisor().Conn,
-// which says when.
-func (c *Client) Conn(ctx context.Context) (*nats.Conn, error) {
-	nc, _, err := c.conn.Conn(ctx)
-	return nc, err
-}
-
-// ConnectionSupervisor is the child that owns the connection, for
-// dependents that follow it across replacements: its Conn returns a
-// channel closed when the connection is gone, and its Observe the
-// connection's status with a channel closed when it changes.
-func (c *Client) ConnectionSupervisor() *connection.Supervisor { return c.conn }
