@@ -26,12 +26,7 @@ func TestWrongPasswordWithACommaNeverPrinted(t *testing.T) {
 	srv := natstest.RunServer(t, natstest.WithUser("alice", "right"), natstest.WithoutJetStream())
 	cfg := corral.Config{Name: "creds"}
 	cfg.Connection.Servers = []string{fmt.Sprintf("nats://alice:%s@127.0.0.1:%d", password, srv.Port())}
-	core, logs := observer.New(zap.DebugLevel)
-	rec := natstest.NewRecorder()
-	c, err := corral.New(cfg, embeddedServer, corral.WithLogger(zap.New(core)), corral.WithEventHook(rec.Hook))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, logs, rec := observedClient(t, cfg, embeddedServer)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
@@ -44,6 +39,25 @@ func TestWrongPasswordWithACommaNeverPrinted(t *testing.T) {
 	if runErr != nil {
 		outputs = append(outputs, runErr.Error(), fmt.Sprintf("%+v", runErr))
 	}
+	assertNonePrinted(t, secrets, outputs, logs, rec)
+}
+
+// observedClient is a Client of cfg whose log lines and events are kept.
+func observedClient(t *testing.T, cfg corral.Config, opts ...corral.Option) (*corral.Client, *observer.ObservedLogs, *natstest.Recorder) {
+	t.Helper()
+	core, logs := observer.New(zap.DebugLevel)
+	rec := natstest.NewRecorder()
+	c, err := corral.New(cfg, append(opts, corral.WithLogger(zap.New(core)), corral.WithEventHook(rec.Hook))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, logs, rec
+}
+
+// assertNonePrinted fails t for each secret in outputs, in a log line or
+// in an event, of which there must be some.
+func assertNonePrinted(t *testing.T, secrets, outputs []string, logs *observer.ObservedLogs, rec *natstest.Recorder) {
+	t.Helper()
 	for _, e := range logs.All() {
 		outputs = append(outputs, fmt.Sprintf("%s %+v", e.Message, e.ContextMap()))
 	}
@@ -87,12 +101,7 @@ func TestCommaInAPasswordOfTheEnvironment(t *testing.T) {
 	if err := cfg.ApplyEnv([]string{encoded}); err != nil {
 		t.Fatal(err)
 	}
-	core, logs := observer.New(zap.DebugLevel)
-	rec := natstest.NewRecorder()
-	c, err := corral.New(cfg, corral.WithLogger(zap.New(core)), corral.WithEventHook(rec.Hook))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, logs, rec := observedClient(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
@@ -109,19 +118,7 @@ func TestCommaInAPasswordOfTheEnvironment(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	for _, e := range logs.All() {
-		outputs = append(outputs, fmt.Sprintf("%s %+v", e.Message, e.ContextMap()))
-	}
-	for _, ev := range rec.Events() {
-		outputs = append(outputs, fmt.Sprintf("%+v", ev))
-	}
-	for _, out := range outputs {
-		for _, s := range secrets {
-			if strings.Contains(out, s) {
-				t.Errorf("%q is printed:\n%s", s, out)
-			}
-		}
-	}
+	assertNonePrinted(t, secrets, outputs, logs, rec)
 }
 
 // Printing a Config with any verb shows none of its credentials.
