@@ -14,6 +14,7 @@ import (
 	"github.com/corral-go/corral/kv"
 	"github.com/corral-go/corral/objectstore"
 	"github.com/corral-go/corral/publisher"
+	"github.com/corral-go/corral/stream"
 	"github.com/corral-go/corral/supervisor"
 	"github.com/corral-go/corral/tasks"
 )
@@ -27,6 +28,7 @@ import (
 // concurrent use.
 type Client struct {
 	cfg       Config
+	streams   map[string]stream.Config // cfg.declaredStreams(), read by every Handle
 	events    supervisor.Events
 	tree      *supervisor.Tree
 	server    EmbeddedServer // nil when servers are configured
@@ -66,7 +68,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	}
 	ready := newReadiness()
 	events := supervisor.Events{Logger: o.logger, Hook: ready.hook(o.hook), Clock: o.now}
-	c := &Client{cfg: cfg, events: events, tree: supervisor.NewTree(cfg.Name, events), bound: map[string]bool{},
+	c := &Client{cfg: cfg, streams: cfg.declaredStreams(), events: events, tree: supervisor.NewTree(cfg.Name, events), bound: map[string]bool{},
 		workers: map[string]*tasks.Worker{}, ready: ready, synced: map[string]<-chan struct{}{},
 		handles: handles{buckets: map[string]*kv.Bucket[[]byte]{}, stores: map[string]*objectstore.Store{}, locks: map[string]*kv.Lock{}}}
 	c.phase.Store(&runPhase{done: make(chan struct{})})
@@ -157,7 +159,7 @@ func (c *Client) addPublisher() error {
 	pc := c.cfg.Publisher
 	pc.Events = c.events
 	pc.Restart = pc.Restart.Inherit(c.cfg.Restart)
-	pc.Streams = c.cfg.taskStreams(c.cfg.declaredStreams())
+	pc.Streams = c.cfg.taskStreams(c.streams)
 	pub, err := publisher.New(pc, c.conn)
 	if err != nil {
 		return err
@@ -258,19 +260,3 @@ func (c *Client) currentPhase() (*runPhase, error) {
 	}
 	return p, nil
 }
-
-// Conn returns the live connection, waiting until it is connected or ctx
-// ends. It is the escape hatch to everything nats.go does; the Client
-// replaces the connection if it closes for good, so do not keep it across
-// such a replacement: ask again, or use ConnectionSupervisor().Conn,
-// which says when.
-func (c *Client) Conn(ctx context.Context) (*nats.Conn, error) {
-	nc, _, err := c.conn.Conn(ctx)
-	return nc, err
-}
-
-// ConnectionSupervisor is the child that owns the connection, for
-// dependents that follow it across replacements: its Conn returns a
-// channel closed when the connection is gone, and its Observe the
-// connection's status with a channel closed when it changes.
-func (c *Client) ConnectionSupervisor() *connection.Supervisor { return c.conn }

@@ -183,7 +183,13 @@ func TestEmbeddedServerKeepsItsPortAcrossRuns(t *testing.T) {
 	var urls []string
 	for range 2 {
 		stop := running(t, c)
-		waitConn(t, c)
+		// Ready waits for the second Run to begin; Conn, between the two,
+		// fails with ErrNotRunning.
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		if err := c.Ready(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
 		urls = append(urls, c.Status().Connection.URL)
 		if err := stop(); err != nil {
 			t.Fatal(err)

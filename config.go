@@ -145,9 +145,11 @@ func ParseConfig(data []byte) (Config, error) {
 // as os.Environ returns them; a later one wins) named EnvPrefix and the
 // path of yaml keys to the field, upper-cased, with "_" for "." and "-":
 // CORRAL_CONNECTION_PING_INTERVAL, CORRAL_HANDLERS_ORDERS_WORKERS. Values
-// read as in YAML; lists are comma-separated. A variable reaches only the
-// map entries c has (those the file declares): it never adds one. Every
-// variable starting with EnvPrefix and "_" must name exactly one field;
+// read as in YAML; lists are comma-separated, and an empty element (a,,b)
+// is an error: a comma inside a server URL's credentials is written %2C.
+// A variable reaches only the map entries c has (those the file
+// declares): it never adds one. Every variable starting with EnvPrefix
+// and "_" must name exactly one field;
 // one that names none, or two (entries order_events and order-events),
 // is an error, as is a bad value. A variable never unsets a field: an
 // empty value (CORRAL_CONNECTION_SERVERS=), a list of no elements, and

@@ -96,3 +96,17 @@ func TestEnvironmentRestartShorthandSetsTheMode(t *testing.T) {
 		t.Errorf("CORRAL_RESTART=sometimes: got %v, want an error naming restart.mode", err)
 	}
 }
+
+// An empty element in a list variable is an error naming it, where it was
+// dropped: CORRAL_CONNECTION_SERVERS=a,,b read as two servers.
+func TestEnvironmentRefusesAnEmptyListElement(t *testing.T) {
+	t.Parallel()
+	cfg, err := envConfig(t, productionDoc, "CORRAL_CONNECTION_SERVERS=nats://a.example:4222,,nats://b.example:4222")
+	if !errors.Is(err, corral.ErrInvalidConfig) ||
+		!strings.Contains(err.Error(), "environment CORRAL_CONNECTION_SERVERS: element 2 of 3 is empty") {
+		t.Fatalf("got %v, want an error naming the variable and its empty element", err)
+	}
+	if got := cfg.Connection.Servers; len(got) != 1 || got[0] != "nats://nats-1.example:4222" {
+		t.Fatalf("the file's servers changed: %v", got)
+	}
+}

@@ -24,9 +24,10 @@ var fuzzVars = []struct {
 		func(v string) (string, bool) {
 			var parts []string
 			for p := range strings.SplitSeq(v, ",") {
-				if p = strings.TrimSpace(p); p != "" {
-					parts = append(parts, p)
+				if p = strings.TrimSpace(p); p == "" {
+					return "(refused: an empty element)", true
 				}
+				parts = append(parts, p)
 			}
 			return strings.Join(parts, ","), true
 		}},
@@ -72,6 +73,7 @@ tasks:
 	f.Add([]byte(doc), uint8(0), "other", "")
 	f.Add([]byte(doc), uint8(1), "", "")
 	f.Add([]byte(doc), uint8(1), " , ", "")
+	f.Add([]byte(doc), uint8(1), "nats://a:4222,,nats://b:4222", "")
 	f.Add([]byte(doc), uint8(2), "~", "")
 	f.Add([]byte(doc), uint8(2), "2562047h47m16.854775807s", "")
 	f.Add([]byte(doc), uint8(3), "temporary", "")

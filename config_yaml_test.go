@@ -76,3 +76,13 @@ func TestYAMLSyntaxErrorNamesLine(t *testing.T) {
 		t.Fatalf("got %v, want ErrInvalidConfig naming a line", err)
 	}
 }
+
+// A second document is refused: read alone, the first would run the
+// embedded server, the second's servers unseen.
+func TestYAMLSecondDocumentIsRefused(t *testing.T) {
+	t.Parallel()
+	_, err := corral.ParseConfig([]byte("name: a\n---\nconnection: {servers: [nats://10.0.0.1:4222]}\n"))
+	if !errors.Is(err, corral.ErrInvalidConfig) || !strings.Contains(err.Error(), "line 2: a second YAML document") {
+		t.Fatalf("got %v, want ErrInvalidConfig naming the second document on line 2", err)
+	}
+}

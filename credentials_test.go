@@ -2,6 +2,7 @@ package corral_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -25,12 +26,7 @@ func TestWrongPasswordWithACommaNeverPrinted(t *testing.T) {
 	srv := natstest.RunServer(t, natstest.WithUser("alice", "right"), natstest.WithoutJetStream())
 	cfg := corral.Config{Name: "creds"}
 	cfg.Connection.Servers = []string{fmt.Sprintf("nats://alice:%s@127.0.0.1:%d", password, srv.Port())}
-	core, logs := observer.New(zap.DebugLevel)
-	rec := natstest.NewRecorder()
-	c, err := corral.New(cfg, embeddedServer, corral.WithLogger(zap.New(core)), corral.WithEventHook(rec.Hook))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, logs, rec := observedClient(t, cfg, embeddedServer)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
@@ -43,6 +39,25 @@ func TestWrongPasswordWithACommaNeverPrinted(t *testing.T) {
 	if runErr != nil {
 		outputs = append(outputs, runErr.Error(), fmt.Sprintf("%+v", runErr))
 	}
+	assertNonePrinted(t, secrets, outputs, logs, rec)
+}
+
+// observedClient is a Client of cfg whose log lines and events are kept.
+func observedClient(t *testing.T, cfg corral.Config, opts ...corral.Option) (*corral.Client, *observer.ObservedLogs, *natstest.Recorder) {
+	t.Helper()
+	core, logs := observer.New(zap.DebugLevel)
+	rec := natstest.NewRecorder()
+	c, err := corral.New(cfg, append(opts, corral.WithLogger(zap.New(core)), corral.WithEventHook(rec.Hook))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, logs, rec
+}
+
+// assertNonePrinted fails t for each secret in outputs, in a log line or
+// in an event, of which there must be some.
+func assertNonePrinted(t *testing.T, secrets, outputs []string, logs *observer.ObservedLogs, rec *natstest.Recorder) {
+	t.Helper()
 	for _, e := range logs.All() {
 		outputs = append(outputs, fmt.Sprintf("%s %+v", e.Message, e.ContextMap()))
 	}
@@ -59,6 +74,51 @@ func TestWrongPasswordWithACommaNeverPrinted(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A password with a comma, given in CORRAL_CONNECTION_SERVERS: written
+// as it is, the variable cuts it in two and New refuses the pieces
+// without showing either, saying to write the comma as %2C; written so,
+// the Client connects with the right password and prints none of it.
+func TestCommaInAPasswordOfTheEnvironment(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t, natstest.WithUser("alice", "S3cr3t,Tail"))
+	secrets := []string{"S3cr3t", "Tail"}
+	plain := fmt.Sprintf("CORRAL_CONNECTION_SERVERS=nats://alice:S3cr3t,Tail@127.0.0.1:%d", srv.Port())
+	encoded := fmt.Sprintf("CORRAL_CONNECTION_SERVERS=nats://alice:S3cr3t%%2CTail@127.0.0.1:%d", srv.Port())
+
+	var cfg corral.Config
+	if err := cfg.ApplyEnv([]string{plain}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := corral.New(cfg)
+	if !errors.Is(err, corral.ErrInvalidConfig) || !strings.Contains(err.Error(), "%2C") {
+		t.Fatalf("got %v, want ErrInvalidConfig saying to write the comma as %%2C", err)
+	}
+	outputs := []string{err.Error()}
+
+	cfg = corral.Config{Name: "encoded"}
+	if err := cfg.ApplyEnv([]string{encoded}); err != nil {
+		t.Fatal(err)
+	}
+	c, logs, rec := observedClient(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	nc, err := c.Conn(ctx)
+	if err != nil {
+		t.Fatalf("Conn: %v (the password reached the server wrong?)\n%s", err, c.Status())
+	}
+	if _, err := nc.RTT(); err != nil {
+		t.Fatalf("RTT: %v", err)
+	}
+	outputs = append(outputs, c.Status().String(), fmt.Sprintf("%+v", c.Status()), fmt.Sprintf("%+v", cfg))
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	assertNonePrinted(t, secrets, outputs, logs, rec)
 }
 
 // Printing a Config with any verb shows none of its credentials.

@@ -33,10 +33,17 @@ var (
 	// running.
 	ErrRunning = supervisor.ErrRunning
 
-	// ErrNotRunning is returned by PublishCore and PublishCoreMsg, at
-	// once, once Run has returned, until Run is called again; one waiting
-	// for the connection when Run returns fails with it then. Before the
-	// first Run they wait for the connection until their ctx ends.
+	// ErrNotRunning is the one rule for the calls that need the
+	// connection: Conn; Request, RequestMsg and RequestJSON; PublishCore
+	// and PublishCoreMsg; and the calls of the buckets, stores and locks
+	// that KV, ObjectStore and Lock return. Once Run has returned, and
+	// until Run is called again, each fails at once with an error
+	// wrapping ErrNotRunning, and one waiting for the connection when Run
+	// returns fails with it then. Before the first Run they wait for the
+	// connection within their ctx, so that they may be made while Run
+	// starts. Publish, PublishSync and Enqueue, which buffer, fail at once
+	// with publisher.ErrStopped once Run has returned; Ready waits for Run
+	// to run again.
 	ErrNotRunning = errors.New("corral: not running")
 
 	// ErrShutdownIncomplete is returned by Run when a child did not stop

@@ -45,7 +45,7 @@ func (c *Client) declare(name string, hc consumer.Config, add func(consumer.Conf
 		return fmt.Errorf("%w: %q", ErrUnknownHandler, name)
 	}
 	if inFile {
-		conf.Override(&hc, file, c.cfg.keys.Under("handlers."+name))
+		conf.Override(&hc, file, c.cfg.keys, "handlers."+name)
 	}
 	hc.Restart = hc.Restart.Inherit(c.cfg.Restart)
 	if err := c.withStream(name, &hc); err != nil {

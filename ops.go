@@ -19,7 +19,9 @@ type OpsConfig struct {
 	// a free port, which Client.OpsAddr reports. New refuses it without
 	// WithOps. The endpoints have no authentication of their own: listen
 	// on loopback, or mount the handler behind the application's auth
-	// instead. Default none: the Client listens on nothing.
+	// instead; an address with no host (":9090"), 0.0.0.0 or [::] listens
+	// on every interface, which the OpsListening event warns of at start.
+	// Default none: the Client listens on nothing.
 	Listen string `yaml:"listen"`
 	// Page serves the status page at "/" of the listener. Default true.
 	Page *bool `yaml:"page"`

@@ -1,9 +1,12 @@
 package corral_test
 
 import (
+	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/internal/natstest"
@@ -52,5 +55,37 @@ func TestOpsListenWithoutOpsIsRefused(t *testing.T) {
 	if !errors.Is(err, corral.ErrInvalidConfig) || !strings.Contains(err.Error(), "ops.listen") ||
 		!strings.Contains(err.Error(), "corral.WithOps(ops.New)") {
 		t.Fatalf("got %v, want an error naming ops.listen and corral.WithOps(ops.New)", err)
+	}
+}
+
+// Listening on every interface is said at start, as a warning naming
+// the address: the endpoints have no authentication of their own. On
+// loopback it is news, not a warning.
+func TestOpsListeningOnEveryInterfaceWarns(t *testing.T) {
+	t.Parallel()
+	serve := corral.WithOps(func(*corral.Client) (http.Handler, error) { return http.NotFoundHandler(), nil })
+	for listen, warn := range map[string]bool{":0": true, "0.0.0.0:0": true, "127.0.0.1:0": false} {
+		cfg := embeddedConfig(t)
+		cfg.Ops.Listen = listen
+		rec := natstest.NewRecorder()
+		c, err := corral.New(cfg, embeddedServer, serve, corral.WithEventHook(rec.Hook))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		done := make(chan error, 1)
+		go func() { done <- c.Run(ctx) }()
+		ev, _ := natstest.WaitFor[corral.OpsListening](t, rec, 0, 10*time.Second, nil)
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		fields := supervisor.EventFields(ev).Map()
+		switch {
+		case warn && (ev.Level() != supervisor.WarnLevel || fields["all_interfaces"] != true || fields["addr"] != ev.Addr):
+			t.Errorf("listen %q: got %s at %v, fields %v; want a warning naming the address, every interface", listen, ev.Kind(), ev.Level(), fields)
+		case !warn && (ev.Level() != supervisor.InfoLevel || fields["all_interfaces"] != nil):
+			t.Errorf("listen %q: got %s at %v, fields %v; want info", listen, ev.Kind(), ev.Level(), fields)
+		}
 	}
 }

@@ -47,7 +47,8 @@ func (s *opsServer) Serve(ctx context.Context) error {
 	addr := ln.Addr().String()
 	s.bound.Store(&addr)
 	defer s.bound.Store(nil)
-	s.events.Emit(OpsListening{EventTime: s.events.Stamp(), Addr: addr})
+	tcp, _ := ln.Addr().(*net.TCPAddr)
+	s.events.Emit(OpsListening{EventTime: s.events.Stamp(), Addr: addr, AllInterfaces: tcp != nil && tcp.IP.IsUnspecified()})
 	// Requests in progress are not cancelled by the stop: they get the
 	// second below to finish.
 	base := context.WithoutCancel(ctx)
@@ -88,10 +89,23 @@ func (s *opsServer) serving() http.Handler {
 }
 
 // OpsListening is emitted when the ops endpoints are served, at Addr.
+// AllInterfaces is true when Addr is every interface's (ops.listen with
+// no host, 0.0.0.0 or [::]): the event is then a warning, since the
+// endpoints have no authentication of their own and anyone who reaches
+// the host reaches them.
 type OpsListening struct {
 	supervisor.EventTime
-	Addr string
+	Addr          string
+	AllInterfaces bool `log:",omitempty"`
 }
 
 // Kind returns "corral.ops_listening".
 func (OpsListening) Kind() string { return "corral.ops_listening" }
+
+// Level is warn when the endpoints listen on every interface, else info.
+func (e OpsListening) Level() supervisor.Level {
+	if e.AllInterfaces {
+		return supervisor.WarnLevel
+	}
+	return supervisor.InfoLevel
+}

@@ -72,7 +72,8 @@ func (c *Client) PublishSync(ctx context.Context, subject string, data []byte, o
 //     for the connection until ctx ends, then fails with ctx's error;
 //   - once Run has returned (and until Run is called again): it fails at
 //     once with an error wrapping ErrNotRunning, as does a PublishCore
-//     waiting when Run returns. Before the first Run it waits, as above.
+//     waiting when Run returns. Before the first Run it waits, as above
+//     (the rule of every call that needs the connection: ErrNotRunning).
 //
 // Data larger than the server's max payload fails, as Publish does, with
 // an error wrapping publisher.ErrTooLarge that says both sizes; it also

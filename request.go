@@ -57,7 +57,9 @@ func (r RequestsConfig) Validate() error {
 // them) is a *consumer.ServiceError, found with errors.As; no reply in
 // time is ctx's error. While the connection is not connected, Request
 // waits for it within ctx, or fails at once with ErrDisconnected when
-// requests.wait_for_connection is false. Request refuses what Publish
+// requests.wait_for_connection is false; once Run has returned it fails
+// at once with ErrNotRunning, whatever that setting (see ErrNotRunning).
+// Request refuses what Publish
 // refuses, at once and with the same errors (see publisher.CheckMsg):
 // publisher.ErrSubjectTooLong for a subject over subject's limit, which
 // sent would make the server close the connection every handler and
@@ -154,8 +156,12 @@ func RequestJSON[Resp, Req any](ctx context.Context, c *Client, subject string, 
 
 // requestConn returns the connection to send a request on: it waits for
 // a connected one within ctx, or, when requests.wait_for_connection is
-// false, fails at once with ErrDisconnected if it is not connected.
+// false, fails at once with ErrDisconnected if it is not connected. Once
+// Run has returned it fails with ErrNotRunning (see liveConn).
 func (c *Client) requestConn(ctx context.Context, subject string) (*nats.Conn, <-chan struct{}, error) {
+	if _, err := c.currentPhase(); err != nil {
+		return nil, nil, fmt.Errorf("request to %q: %w", subject, err)
+	}
 	if w := c.cfg.Requests.WaitForConnection; w != nil && !*w {
 		state := connection.StateReconnecting
 		for range 2 { // once more if it connected between the two reads
@@ -173,8 +179,11 @@ func (c *Client) requestConn(ctx context.Context, subject string) (*nats.Conn, <
 		return nil, nil, fmt.Errorf("%w: request to %q: the connection is %s (requests.wait_for_connection: false)",
 			ErrDisconnected, subject, state)
 	}
-	nc, gone, err := c.conn.Conn(ctx)
-	if err != nil {
+	nc, gone, err := c.liveConn(ctx)
+	switch {
+	case errors.Is(err, ErrNotRunning):
+		return nil, nil, fmt.Errorf("request to %q: %w", subject, err)
+	case err != nil:
 		return nil, nil, fmt.Errorf("request to %q: waiting for the connection: %w", subject, err)
 	}
 	return nc, gone, nil

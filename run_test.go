@@ -14,6 +14,8 @@ import (
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/kv"
+	"github.com/corral-go/corral/objectstore"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -166,59 +168,125 @@ func TestPublishMsgNilFails(t *testing.T) {
 	}
 }
 
-func TestStoppedClientFailsCoreCallsAtOnce(t *testing.T) {
-	t.Parallel()
-	srv := natstest.RunServer(t)
-	cfg := corral.Config{Name: "stopped"}
-	cfg.Connection.Servers = []string{srv.URL()}
-	c, err := corral.New(cfg, embeddedServer)
+// call is a call on a Client that needs its connection.
+type call struct {
+	name string
+	do   func(ctx context.Context) error
+}
+
+// callsNeedingTheConnection are the calls of c that wait for its
+// connection, on the bucket, store and lock newConnClient declares.
+func callsNeedingTheConnection(t *testing.T, c *corral.Client) []call {
+	t.Helper()
+	bucket, err := c.KV("settings")
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop := running(t, c)
-	waitConn(t, c)
-	if err := stop(); err != nil {
+	store, err := c.ObjectStore("files")
+	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := c.PublishCore(ctx, "after.stop", nil); !errors.Is(err, corral.ErrNotRunning) {
-		t.Fatalf("PublishCore after Run returned: got %v, want ErrNotRunning", err)
+	lock, err := c.Lock("leader")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := c.PublishCoreMsg(ctx, &nats.Msg{Subject: "after.stop"}); !errors.Is(err, corral.ErrNotRunning) {
-		t.Fatalf("PublishCoreMsg after Run returned: got %v, want ErrNotRunning", err)
-	}
-	if ctx.Err() != nil {
-		t.Fatal("the calls waited for ctx")
+	return []call{
+		{"Conn", func(ctx context.Context) error { _, err := c.Conn(ctx); return err }},
+		{"Request", func(ctx context.Context) error { _, err := c.Request(ctx, "svc.a", nil); return err }},
+		{"RequestMsg", func(ctx context.Context) error { _, err := c.RequestMsg(ctx, &nats.Msg{Subject: "svc.a"}); return err }},
+		{"RequestJSON", func(ctx context.Context) error { _, err := corral.RequestJSON[int](ctx, c, "svc.a", 1); return err }},
+		{"PublishCore", func(ctx context.Context) error { return c.PublishCore(ctx, "after.stop", nil) }},
+		{"PublishCoreMsg", func(ctx context.Context) error { return c.PublishCoreMsg(ctx, &nats.Msg{Subject: "after.stop"}) }},
+		{"KV Get", func(ctx context.Context) error { _, err := bucket.Get(ctx, "k"); return err }},
+		{"ObjectStore GetBytes", func(ctx context.Context) error { _, err := store.GetBytes(ctx, "f"); return err }},
+		{"Lock TryAcquire", func(ctx context.Context) error { _, _, err := lock.TryAcquire(ctx); return err }},
 	}
 }
 
-// A PublishCore waiting for the connection when Run returns fails then.
-func TestPublishCoreWaitingWhenRunReturnsFails(t *testing.T) {
-	t.Parallel()
-	srv := natstest.RunServer(t)
-	cfg := corral.Config{Name: "waiting"}
+// newConnClient is a Client of srv with a bucket, a store and a lock.
+func newConnClient(t *testing.T, srv *natstest.Server, name string, waitForConnection bool) *corral.Client {
+	t.Helper()
+	cfg := corral.Config{Name: name}
 	cfg.Connection.Servers = []string{srv.URL()}
-	srv.Shutdown() // never connected: PublishCore waits
-	c, err := corral.New(cfg, embeddedServer)
+	cfg.KV = map[string]kv.Config{"settings": {}}
+	cfg.ObjectStores = map[string]objectstore.Config{"files": {}}
+	cfg.Locks = map[string]kv.LockConfig{"leader": {Bucket: "locks"}}
+	cfg.Requests.WaitForConnection = &waitForConnection
+	c, err := corral.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// Once Run has returned, every call that needs the connection fails at
+// once with ErrNotRunning, whether or not requests wait for the
+// connection.
+func TestStoppedClientFailsEveryCallAtOnce(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	for _, wait := range []bool{true, false} {
+		c := newConnClient(t, srv, "stopped", wait)
+		calls := callsNeedingTheConnection(t, c)
+		stop := running(t, c)
+		waitConn(t, c)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		for _, call := range calls {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			if err := call.do(ctx); !errors.Is(err, corral.ErrNotRunning) || ctx.Err() != nil {
+				t.Errorf("%s after Run returned (wait_for_connection %v): got %v, want ErrNotRunning at once", call.name, wait, err)
+			}
+			cancel()
+		}
+	}
+}
+
+// A call waiting for the connection when Run returns fails then, with
+// ErrNotRunning.
+func TestCallsWaitingWhenRunReturnsFail(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	c := newConnClient(t, srv, "waiting", true)
+	calls := callsNeedingTheConnection(t, c)
+	srv.Shutdown() // never connected: every call waits
 	stop := running(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- c.PublishCore(ctx, "waiting.in", nil) }()
 	natstest.Eventually(t, 10*time.Second, func() bool { return c.Status().Connection.State != connection.StateStopped },
 		func() string { return "Run never began" })
+	errs := make([]chan error, len(calls))
+	for i, call := range calls {
+		errs[i] = make(chan error, 1)
+		go func() { errs[i] <- call.do(ctx) }()
+	}
 	_ = stop()
-	select {
-	case err := <-done:
-		if !errors.Is(err, corral.ErrNotRunning) {
-			t.Fatalf("PublishCore waiting when Run returned: got %v, want ErrNotRunning", err)
+	for i, call := range calls {
+		if err := <-errs[i]; !errors.Is(err, corral.ErrNotRunning) || ctx.Err() != nil {
+			t.Errorf("%s waiting when Run returned: got %v, want ErrNotRunning then", call.name, err)
 		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("PublishCore still waits after Run returned")
+	}
+}
+
+// Before the first Run, a call waits for the connection within its ctx,
+// and gets it once Run has connected.
+func TestCallsBeforeTheFirstRunWait(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	c := newConnClient(t, srv, "before", true)
+	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := c.Conn(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Conn before Run: got %v, want ctx's error", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { _, err := c.Conn(ctx); done <- err }()
+	running(t, c)
+	if err := <-done; err != nil {
+		t.Fatalf("Conn called before Run: got %v, want the connection once Run connected", err)
 	}
 }
 

@@ -24,34 +24,38 @@ type handles struct {
 // KV returns the bucket name of Config.KV, with raw byte values. The
 // handle is made at the first call and shared by every later one; it
 // follows the Client's connection across replacements and declares the
-// bucket on first use. For typed values, take a view with kv.Typed:
+// bucket on first use; once Run has returned its calls fail at once with
+// ErrNotRunning, as every call that needs the connection does. For typed
+// values, take a view with kv.Typed:
 //
 //	raw, err := client.KV("settings")
 //	settings := kv.Typed(raw, codec.JSON[Settings]{})
 func (c *Client) KV(name string) (*kv.Bucket[[]byte], error) {
 	return shared(c, c.handles.buckets, c.cfg.KV, name, ErrUnknownBucket, func(cfg kv.Config) (*kv.Bucket[[]byte], error) {
 		cfg.Events = c.events
-		return kv.Open(name, cfg, c.conn, codec.Bytes{})
+		return kv.Open(name, cfg, clientSource{c}, codec.Bytes{})
 	})
 }
 
 // ObjectStore returns the store name of Config.ObjectStores, made at the
 // first call and shared by every later one; it is declared on first use.
+// Its calls wait for the connection as KV's do (see ErrNotRunning).
 func (c *Client) ObjectStore(name string) (*objectstore.Store, error) {
 	return shared(c, c.handles.stores, c.cfg.ObjectStores, name, ErrUnknownStore, func(cfg objectstore.Config) (*objectstore.Store, error) {
 		cfg.Events = c.events
-		return objectstore.Open(name, cfg, c.conn)
+		return objectstore.Open(name, cfg, clientSource{c})
 	})
 }
 
 // Lock returns the lock name of Config.Locks, made at the first call and
 // shared by every later one. Its bucket is declared by the lock (history
-// 1, TTL the lock's); New refuses one that is also in Config.KV.
+// 1, TTL the lock's); New refuses one that is also in Config.KV. Its
+// calls wait for the connection as KV's do (see ErrNotRunning).
 func (c *Client) Lock(name string) (*kv.Lock, error) {
 	return shared(c, c.handles.locks, c.cfg.Locks, name, ErrUnknownLock, func(kv.LockConfig) (*kv.Lock, error) {
 		cfg := c.cfg.lock(name)
 		cfg.Events = c.events
-		return kv.NewLock(cfg, c.conn)
+		return kv.NewLock(cfg, clientSource{c})
 	})
 }
 

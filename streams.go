@@ -114,7 +114,7 @@ func checkHandlerStream(hc consumer.Config, all map[string]stream.Config) (strin
 // stream, when the configuration has one, and checks the handler against
 // it, with errors as Validate's.
 func (c *Client) withStream(name string, hc *consumer.Config) error {
-	all := c.cfg.declaredStreams()
+	all := c.streams
 	p := conf.NewProblems("handlers." + name)
 	j := &hc.JetStream
 	if sc, ok := all[j.Stream]; ok && j.Stream != "" {

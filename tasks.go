@@ -24,7 +24,7 @@ import (
 // tasks group, with its own restart policy. Declare workers before Run.
 func (c *Client) HandleTasks(queue string, cfg tasks.Config, h tasks.Handler) error {
 	if file, ok := c.cfg.Tasks[queue]; ok {
-		conf.Override(&cfg, file, c.cfg.keys.Under("tasks."+queue))
+		conf.Override(&cfg, file, c.cfg.keys, "tasks."+queue)
 	}
 	cfg.Restart = cfg.Restart.Inherit(c.cfg.Restart)
 	cfg.Events = c.events

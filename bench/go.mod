@@ -1,6 +1,6 @@
 module github.com/corral-go/corral/bench
 
-go 1.26.0
+go 1.26.10
 
 require (
 	github.com/ThreeDotsLabs/watermill v1.5.1

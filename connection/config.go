@@ -19,9 +19,13 @@ import (
 // to Embedded, and without that to nats://127.0.0.1:4222; every other zero
 // field takes the default its comment states.
 type Config struct {
-	// Servers are the URLs to connect to (nats://, tls://, ws://, wss://).
-	// Empty: the embedded server. Credentials in URLs (any character,
-	// commas included) are never printed: see Redact and Config.Format.
+	// Servers are the URLs to connect to (nats://, tls://, ws://, wss://),
+	// a port, when one is named, from 1 to 65535. Empty: the embedded
+	// server. Credentials in URLs may hold any character, commas included,
+	// and are read percent-decoded: a list variable, which separates the
+	// servers at commas, takes a comma in a password as %2C. They are never
+	// printed (see Redact and Config.Format), and a URL that does not parse
+	// is not printed at all.
 	// The servers a cluster announces are kept (Status.Discovered) and
 	// dialled after these when the connection is replaced.
 	Servers []string `yaml:"servers"`
@@ -270,12 +274,17 @@ func validateURL(p conf.Problems, i int, s string) {
 	field := "[" + strconv.Itoa(i) + "]"
 	u, err := url.Parse(s)
 	if err != nil {
-		// url.Parse quotes its input, which may hold a password.
-		p.Addf(field, "not a URL: %s", Redact(s))
+		// Neither s nor err, which quotes it, is shown: a URL cut inside
+		// its password (at a comma of a list variable, say) has no "@"
+		// where Redact could tell the password from the host.
+		p.Addf(field, "not a URL (%s; the rest is not shown, as it may hold credentials): %s", scheme(s), commaHint)
 		return
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "nats", "tls", "ws", "wss":
+	case "":
+		p.Addf(field, "%s: no scheme: want nats://, tls://, ws:// or wss:// (%s)", Redact(s), commaHint)
+		return
 	default:
 		p.Addf(field, "%s: scheme must be nats, tls, ws or wss", Redact(s))
 		return
@@ -283,10 +292,30 @@ func validateURL(p conf.Problems, i int, s string) {
 	if u.Hostname() == "" {
 		p.Addf(field, "%s: no host", Redact(s))
 	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			p.Addf(field, "%s: port %s is not between 1 and 65535", Redact(s), port)
+		}
+	}
 	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
 		// Also what a password with '/', '?' or '#' looks like unescaped.
 		p.Addf(field, "%s: a server URL has no path, query or fragment (escape them in credentials)", Redact(s))
 	}
+}
+
+// commaHint says how a comma is written inside a server URL given in a
+// list variable, which is cut at every comma.
+const commaHint = "in a list variable (CORRAL_CONNECTION_SERVERS) commas separate the servers: write a comma inside credentials as %2C"
+
+// scheme returns what a URL that does not parse may show of itself: its
+// scheme, as "nats://…", when it is one a server URL has.
+func scheme(s string) string {
+	name, _, _ := strings.Cut(s, "://")
+	switch strings.ToLower(name) {
+	case "nats", "tls", "ws", "wss":
+		return name + "://…"
+	}
+	return "no known scheme"
 }
 
 func validateTLS(p conf.Problems, t TLSConfig) {

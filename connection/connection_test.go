@@ -225,6 +225,10 @@ func TestCredentialsInURLAreRedacted(t *testing.T) {
 	if want := "nats://app:redacted@" + strings.TrimPrefix(srv.URL(), "nats://"); ev.URL != want {
 		t.Fatalf("connected URL: got %s, want %s", ev.URL, want)
 	}
+	// The status, which the ops endpoints serve, shows no user either.
+	if st := h.sup.Status(); st.URL != srv.URL() {
+		t.Fatalf("status URL: got %s, want %s", st.URL, srv.URL())
+	}
 	srv.Restart()
 	natstest.WaitFor[connection.Reconnected](t, h.rec, 0, 10*time.Second, nil)
 	h.shutdown()

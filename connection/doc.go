@@ -9,7 +9,8 @@
 // ordinary outages by itself; the supervisor turns every state change
 // (connected, disconnected, reconnected, closed, discovered servers, lame
 // duck, slow consumer, async error) into an event, with credentials
-// redacted from URLs ([Redact]). When the connection closes for good
+// redacted from URLs ([Redact]); its [Status] shows URLs with none of
+// their userinfo. When the connection closes for good
 // (reconnects exhausted, authorization refused, or any drop with
 // Config.Reconnect off), Serve returns an error so that its tree restarts
 // it, which makes a new connection; the servers the cluster announced are

@@ -132,7 +132,7 @@ func (f *Fixed) Observe() (Status, <-chan struct{}) {
 		st.State = StateClosed
 	}
 	if st.State != StateClosed {
-		st.URL = Redact(f.nc.ConnectedUrl())
+		st.URL = withoutUserinfo(f.nc.ConnectedUrl())
 		st.ServerID, st.ServerName = f.nc.ConnectedServerId(), f.nc.ConnectedServerName()
 	}
 	if err := f.nc.LastError(); err != nil {

@@ -23,6 +23,27 @@ func Redact(s string) string {
 	return s[:start] + "redacted" + s[at:]
 }
 
+// withoutUserinfo returns a server URL with none of its userinfo, not
+// even the user name: nats://127.0.0.1:4222. Status holds URLs so, since
+// it is served by the ops endpoints, which have no authentication of
+// their own; events and logs keep the user name (Redact).
+func withoutUserinfo(s string) string {
+	start, at := userinfoBounds(s)
+	if at < 0 {
+		return s
+	}
+	return s[:start] + s[at+1:]
+}
+
+// allWithoutUserinfo is withoutUserinfo of every URL in urls.
+func allWithoutUserinfo(urls []string) []string {
+	out := make([]string, len(urls))
+	for i, u := range urls {
+		out[i] = withoutUserinfo(u)
+	}
+	return out
+}
+
 // userinfoBounds returns where s's credentials lie, s[start:at]: between
 // "://" (or the start) and the last "@". at is -1 when s has no "@".
 func userinfoBounds(s string) (start, at int) {

@@ -29,7 +29,9 @@ type Status struct {
 	State State
 	// Since is when the connection entered State.
 	Since time.Time
-	// URL is the server connected to, or last connected to (redacted).
+	// URL is the server connected to, or last connected to, with none of
+	// its userinfo (not even the user name): a status is served by the
+	// ops endpoints, which have no authentication of their own.
 	URL        string
 	ServerID   string
 	ServerName string
@@ -37,8 +39,8 @@ type Status struct {
 	// closed connection is replaced.
 	Generation uint64
 	// Discovered are the servers beyond the configured ones that the
-	// cluster announced (redacted), as the connection's pool held them
-	// when it was last up. They are kept across replacements: a new
+	// cluster announced (without userinfo), as the connection's pool held
+	// them when it was last up. They are kept across replacements: a new
 	// connection dials the configured servers and these, so that it finds
 	// the cluster when every configured server is gone. One announced
 	// once stays while connections are replaced, until nats.go gives up

@@ -103,7 +103,8 @@ func (s *Supervisor) Serve(ctx context.Context) error {
 	if err != nil {
 		err = s.redactErr(err)
 		s.release(l, StateClosed, err)
-		return fmt.Errorf("connection: connect to %s: %w", strings.Join(RedactAll(urls), ","), err)
+		// Without userinfo: the error is the child's last in Status.
+		return fmt.Errorf("connection: connect to %s: %w", strings.Join(allWithoutUserinfo(urls), ","), err)
 	}
 	s.mu.Lock()
 	l.nc = nc
@@ -240,7 +241,7 @@ func (s *Supervisor) Status() Status {
 
 func (s *Supervisor) snapshotLocked() Status {
 	st := s.status
-	st.Discovered = RedactAll(s.discovered)
+	st.Discovered = allWithoutUserinfo(s.discovered)
 	if s.cur != nil && s.cur.nc != nil {
 		st.Stats = s.cur.nc.Stats()
 	}
@@ -271,7 +272,7 @@ func (s *Supervisor) update(l *live, nc *nats.Conn, st State, cause error) bool 
 		l.nc = nc
 	}
 	if st == StateConnected {
-		s.status.URL = Redact(nc.ConnectedUrl())
+		s.status.URL = withoutUserinfo(nc.ConnectedUrl())
 		s.status.ServerID = nc.ConnectedServerId()
 		s.status.ServerName = nc.ConnectedServerName()
 		s.discovered = discovered(nc, l.seeds)

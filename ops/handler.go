@@ -45,9 +45,9 @@ type Config struct {
 // Mount it on the application's own server (under a prefix with
 // http.StripPrefix, behind its own auth: the page's links are relative),
 // or let the Client serve it at ops.listen (corral.WithOps). Nothing it
-// serves holds a credential: server URLs are redacted as in Status and
-// the logs. It is safe for concurrent use, and serves whether the Client
-// runs or not.
+// serves holds a credential: server URLs show none of their userinfo,
+// not even the user name, as in Status. It is safe for concurrent use,
+// and serves whether the Client runs or not.
 type Handler struct {
 	c       *corral.Client
 	mux     *http.ServeMux

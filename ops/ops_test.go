@@ -214,14 +214,15 @@ func TestStatusJSONAndPageOff(t *testing.T) {
 	}
 }
 
-// No endpoint shows the credentials the connection uses.
+// No endpoint shows the credentials the connection uses, nor the user
+// name: the endpoints have no authentication of their own.
 func TestOpsEndpointsHideCredentials(t *testing.T) {
 	t.Parallel()
-	const password = "s3cr3t-pa55"
-	srv := natstest.RunServer(t, natstest.WithUser("ops", password))
+	const user, password = "opsuser-7f3a", "s3cr3t-pa55"
+	srv := natstest.RunServer(t, natstest.WithUser(user, password))
 	var cfg corral.Config
 	cfg.Name = "ops-creds"
-	cfg.Connection.Servers = []string{strings.Replace(srv.URL(), "nats://", "nats://ops:"+password+"@", 1)}
+	cfg.Connection.Servers = []string{strings.Replace(srv.URL(), "nats://", "nats://"+user+":"+password+"@", 1)}
 	k := corraltest.New(t, cfg, corral.WithOps(ops.New))
 	c := k.Client
 	start(t, k)
@@ -230,9 +231,14 @@ func TestOpsEndpointsHideCredentials(t *testing.T) {
 		if code != http.StatusOK {
 			t.Errorf("%s: got %d", path, code)
 		}
-		if strings.Contains(body, password) {
-			t.Errorf("%s shows the password:\n%s", path, body)
+		for _, secret := range []string{password, user} {
+			if strings.Contains(body, secret) {
+				t.Errorf("%s shows %q:\n%s", path, secret, body)
+			}
 		}
+	}
+	if code, body := get(t, c.OpsHandler(), "/status"); code != http.StatusOK || !strings.Contains(body, srv.URL()) {
+		t.Errorf("/status: got %d, want the server's URL %s:\n%s", code, srv.URL(), body)
 	}
 }
 

@@ -1,6 +1,6 @@
 module github.com/corral-go/corral/examples/tracing
 
-go 1.26.0
+go 1.26.10
 
 require (
 	github.com/corral-go/corral v0.0.0

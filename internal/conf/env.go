@@ -17,8 +17,9 @@ import (
 // "." and "-", joined with "_": the field tagged "servers" in the section
 // tagged "connection" is CORRAL_CONNECTION_SERVERS, and the workers of the
 // entry orders of the map tagged "handlers" is
-// CORRAL_HANDLERS_ORDERS_WORKERS. Lists are comma-separated; other values
-// read as in YAML. Only the map entries v has are reached.
+// CORRAL_HANDLERS_ORDERS_WORKERS. Lists are comma-separated, each
+// element trimmed, and no element may be empty; other values read as in
+// YAML. Only the map entries v has are reached.
 //
 // Every variable under the prefix must name exactly one field: one that
 // names none (a typo, an entry v lacks) or two (the entries order_events
@@ -184,14 +185,9 @@ func setScalar(v reflect.Value, s string) error {
 		v.SetString(s)
 		return nil
 	case t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.Struct:
-		var parts []string
-		for part := range strings.SplitSeq(s, ",") {
-			if part = strings.TrimSpace(part); part != "" {
-				parts = append(parts, part)
-			}
-		}
-		if len(parts) == 0 {
-			return fmt.Errorf("a list of no elements: %s", errUnset)
+		parts, err := listElements(s)
+		if err != nil {
+			return err
 		}
 		l := reflect.MakeSlice(t, len(parts), len(parts))
 		for i, part := range parts {
@@ -217,6 +213,26 @@ func setScalar(v reflect.Value, s string) error {
 	}
 	v.Set(ptr.Elem())
 	return nil
+}
+
+// listElements splits a list variable at its commas, each element
+// trimmed. An empty element (a comma at an end, or two in a row) is an
+// error rather than dropped: it is more likely a value cut where it held
+// a comma than one meant to be left out. The value is not quoted: it may
+// hold a password.
+func listElements(s string) ([]string, error) {
+	parts := strings.Split(s, ",")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	if strings.Join(parts, "") == "" {
+		return nil, fmt.Errorf("a list of no elements: %s", errUnset)
+	}
+	if i := slices.Index(parts, ""); i >= 0 {
+		return nil, fmt.Errorf("element %d of %d is empty (a comma at an end, or two in a row): "+
+			"commas separate the elements, and none may be empty", i+1, len(parts))
+	}
+	return parts, nil
 }
 
 func envName(tag string) string {

@@ -59,3 +59,22 @@ func TestApplyEnvShorthand(t *testing.T) {
 		t.Errorf("both: got %v, want an error naming both", err)
 	}
 }
+
+// An empty element of a list is an error naming the variable and the
+// element, never dropped: a value cut at a comma it held reads so.
+func TestApplyEnvRefusesAnEmptyListElement(t *testing.T) {
+	for env, element := range map[string]string{
+		"X_LIST=a,,b": "element 2 of 3", "X_LIST=a,": "element 2 of 2", "X_LIST= ,a": "element 1 of 2",
+		"X_WAITS=1s, ,2s": "element 2 of 3",
+	} {
+		cfg := unsetConfig{List: []string{"file"}}
+		_, err := ApplyEnv(&cfg, "X", []string{env})
+		name, _, _ := strings.Cut(env, "=")
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), name+": "+element+" is empty") {
+			t.Errorf("%s: got %v, want an error naming %s and its %s", env, err, name, element)
+		}
+		if len(cfg.List) != 1 || cfg.Waits != nil {
+			t.Errorf("%s: set despite the error: %+v", env, cfg)
+		}
+	}
+}

@@ -28,7 +28,7 @@ func (k Keys) collect(prefix string, n *yaml.Node) {
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		key, value := n.Content[i], n.Content[i+1]
-		if key.Value == "<<" && key.Tag == "!!merge" {
+		if isMerge(key) {
 			// A merge key's mapping (or each of a sequence of them) sets
 			// its keys where it is merged.
 			if v := resolve(value); v != nil && v.Kind == yaml.SequenceNode {
@@ -61,20 +61,6 @@ func resolve(n *yaml.Node) *yaml.Node {
 	return nil
 }
 
-// Under returns the keys below prefix, relative to it; nil when k is nil.
-func (k Keys) Under(prefix string) Keys {
-	if k == nil {
-		return nil
-	}
-	out := Keys{}
-	for path := range k {
-		if rest, ok := strings.CutPrefix(path, prefix+"."); ok {
-			out[rest] = true
-		}
-	}
-	return out
-}
-
 // Add records every key of other below prefix.
 func (k Keys) Add(prefix string, other Keys) {
 	for path := range other {
@@ -83,12 +69,14 @@ func (k Keys) Add(prefix string, other Keys) {
 }
 
 // Override sets in *dst every field of src that is not zero or that keys
-// name, entering structs field by field (inline ones at the same level); a
+// name below prefix (the path of src in the file, "handlers.orders"),
+// entering structs field by field (inline ones at the same level); a
 // pointer, a slice or a map is replaced whole. So a file overrides with
 // every key it writes, false and zero included, and a configuration built
-// in code, whose keys are unknown (nil), with its non-zero fields.
-func Override[T any](dst *T, src T, keys Keys) {
-	override(reflect.ValueOf(dst).Elem(), reflect.ValueOf(src), keys, "")
+// in code, whose keys are unknown (nil), with its non-zero fields. Its
+// cost is that of T's fields, however many keys there are.
+func Override[T any](dst *T, src T, keys Keys, prefix string) {
+	override(reflect.ValueOf(dst).Elem(), reflect.ValueOf(src), keys, prefix)
 }
 
 func override(dst, src reflect.Value, keys Keys, prefix string) {

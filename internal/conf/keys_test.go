@@ -65,7 +65,7 @@ func TestOverrideFollowsTheKeysSet(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := code
-			Override(&got, file, KeysOf(node))
+			Override(&got, file, KeysOf(node), "")
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("got %+v\nwant %+v", got, tt.want)
 			}
@@ -103,24 +103,30 @@ handlers:
 func TestOverrideWithoutKeysTakesNonZeroFields(t *testing.T) {
 	code := section{Workers: 8, Name: "code", Restart: policy{Backoff: time.Second}, Inner: inner{Bind: true}}
 	got := code
-	Override(&got, section{Name: "file", Restart: policy{Mode: "transient"}}, nil)
+	Override(&got, section{Name: "file", Restart: policy{Mode: "transient"}}, nil, "")
 	want := section{Workers: 8, Name: "file", Restart: policy{Mode: "transient", Backoff: time.Second}, Inner: inner{Bind: true}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}
 }
 
-func TestKeysUnderAndAdd(t *testing.T) {
-	k := Keys{"handlers.a.workers": true, "handlers.a.restart.mode": true, "handlers.b.bind": true, "name": true}
-	if got := k.Under("handlers.a"); !reflect.DeepEqual(got, Keys{"workers": true, "restart.mode": true}) {
-		t.Fatalf("Under: got %v", got)
+// Override reads the keys below its prefix alone: those of another entry
+// override nothing.
+func TestOverrideUnderAPrefix(t *testing.T) {
+	k := Keys{"handlers.a.workers": true, "handlers.a.restart.mode": true, "handlers.b.name": true, "name": true}
+	got := section{Workers: 8, Name: "code", Restart: policy{Mode: "code", Backoff: time.Second}}
+	Override(&got, section{Name: "file"}, k, "handlers.a")
+	want := section{Workers: 0, Name: "file", Restart: policy{Backoff: time.Second}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, want %+v", got, want)
 	}
+}
+
+func TestKeysAdd(t *testing.T) {
+	k := Keys{"name": true}
 	k.Add("handlers.c", Keys{"workers": true})
-	if !k["handlers.c.workers"] {
+	if !k["handlers.c.workers"] || !k["name"] {
 		t.Fatalf("Add: got %v", k)
-	}
-	if Keys(nil).Under("x") != nil {
-		t.Fatal("Under of nil keys is not nil")
 	}
 }
 

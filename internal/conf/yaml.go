@@ -5,8 +5,10 @@ import (
 	"encoding"
 	"errors"
 	"io"
+	"maps"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,28 +16,65 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// DecodeYAML decodes data into the struct pointed to by v and returns the
-// document it read. Every mistake is reported at once, in a
+// DecodeYAML decodes data, one YAML document, into the struct pointed to
+// by v and returns the document. Every mistake is reported at once, in a
 // *ValidationError whose problems name their path and line: keys that
-// match no field, keys written twice and values of the wrong type. On a
-// mistake v is left as it is; an empty document leaves it too.
+// match no field, keys written twice, values of the wrong type, a second
+// document (after ---) that is not empty, and aliases that add more than
+// MaxAliasNodes nodes. On a mistake v is left as it is; an empty document
+// leaves it too. The cost grows with the size of data, a map's entries
+// included, and with the nodes aliases add.
 func DecodeYAML(data []byte, v any) (*yaml.Node, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, syntaxError(err)
-	}
-	p := NewProblems("")
-	check(&doc, reflect.TypeOf(v).Elem(), p)
-	if err := p.Err(); err != nil {
+	doc, err := parseDocument(data)
+	if err != nil {
 		return nil, err
 	}
-	// What check accepts decodes; strict decoding stays as a safeguard.
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+	s := structs{}
+	if err := checkNode(doc, reflect.TypeOf(v).Elem(), s); err != nil {
+		return nil, err
+	}
+	// What check accepts decodes; the decoder's own errors are a safeguard.
+	if err := (decoder{s}).decode(doc, reflect.ValueOf(v).Elem()); err != nil {
 		return nil, syntaxError(err)
 	}
-	return &doc, nil
+	return doc, nil
+}
+
+// parseDocument parses data, refusing a second document that is not
+// empty: yaml.v3 would read the first alone, and a second one's settings
+// (the servers of production, say) would be passed over without a word.
+func parseDocument(data []byte) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return nil, syntaxError(err)
+	}
+	for {
+		var next yaml.Node
+		err := dec.Decode(&next)
+		switch {
+		case errors.Is(err, io.EOF):
+			return &doc, nil
+		case err != nil:
+			return nil, syntaxError(err)
+		case resolve(&next) != nil && !isNull(resolve(&next)):
+			p := NewProblems("")
+			p.AddLinef("", next.Line, "a second YAML document (after ---): a configuration is one document, so write its settings into the first")
+			return nil, p.Err()
+		}
+	}
+}
+
+// checkNode reports the mistakes in n, read as a value of type t; first
+// that its aliases add no more than MaxAliasNodes nodes, so that check,
+// which follows them, walks no more.
+func checkNode(n *yaml.Node, t reflect.Type, s structs) error {
+	if err := aliasProblem(n); err != nil {
+		return err
+	}
+	p := NewProblems("")
+	check(n, t, p, s)
+	return p.Err()
 }
 
 // DecodeNodeStrict decodes a node into the struct pointed to by v,
@@ -44,12 +83,11 @@ func DecodeYAML(data []byte, v any) (*yaml.Node, error) {
 // those call this instead of node.Decode, and DecodeYAML places the
 // problems under the method's field.
 func DecodeNodeStrict(n *yaml.Node, v any) error {
-	p := NewProblems("")
-	check(n, reflect.TypeOf(v).Elem(), p)
-	if err := p.Err(); err != nil {
+	s := structs{}
+	if err := checkNode(n, reflect.TypeOf(v).Elem(), s); err != nil {
 		return err
 	}
-	return n.Decode(v)
+	return (decoder{s}).decode(n, reflect.ValueOf(v).Elem())
 }
 
 var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
@@ -80,9 +118,9 @@ var (
 )
 
 // check records in p every mistake in n, read as a value of type t.
-func check(n *yaml.Node, t reflect.Type, p Problems) {
+func check(n *yaml.Node, t reflect.Type, p Problems, s structs) {
 	n = resolve(n)
-	if n == nil || n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+	if n == nil || isNull(n) {
 		return // leaves the field as it is
 	}
 	for t.Kind() == reflect.Pointer {
@@ -106,28 +144,28 @@ func check(n *yaml.Node, t reflect.Type, p Problems) {
 			p.AddLinef("", n.Line, "want a mapping, got %s", describe(n))
 			return
 		}
-		fields := fieldsOf(t)
+		fields := s.fields(t)
 		eachKey(n, p, func(k, v *yaml.Node) {
-			ft, ok := fields[k.Value]
+			f, ok := fields[k.Value]
 			if !ok {
-				p.AddLinef(k.Value, k.Line, "unknown field%s", suggest(k.Value, keysOf(fields)))
+				p.AddLinef(k.Value, k.Line, "unknown field%s", suggest(k.Value, slices.Collect(maps.Keys(fields))))
 				return
 			}
-			check(v, ft, p.Under(k.Value))
+			check(v, f.Type, p.Under(k.Value), s)
 		})
 	case reflect.Map:
 		if n.Kind != yaml.MappingNode {
 			p.AddLinef("", n.Line, "want a mapping, got %s", describe(n))
 			return
 		}
-		eachKey(n, p, func(k, v *yaml.Node) { check(v, t.Elem(), p.Under(k.Value)) })
+		eachKey(n, p, func(k, v *yaml.Node) { check(v, t.Elem(), p.Under(k.Value), s) })
 	case reflect.Slice, reflect.Array:
 		if n.Kind != yaml.SequenceNode {
 			p.AddLinef("", n.Line, "want a list, got %s", describe(n))
 			return
 		}
 		for i, e := range n.Content {
-			check(e, t.Elem(), p.Under("["+strconv.Itoa(i)+"]"))
+			check(e, t.Elem(), p.Under("["+strconv.Itoa(i)+"]"), s)
 		}
 	default:
 		if n.Kind != yaml.ScalarNode || n.Decode(reflect.New(t).Interface()) != nil {
@@ -154,75 +192,96 @@ func checkUnmarshaler(n *yaml.Node, t reflect.Type, p Problems) {
 }
 
 // eachKey calls f with every key of the mapping n and its value, those
-// of merged mappings (<<) included, and records keys written twice.
+// of merged mappings (<<) included, and records keys written twice and
+// merge keys that merge no mapping.
 func eachKey(n *yaml.Node, p Problems, f func(k, v *yaml.Node)) {
 	seen := map[string]int{}
 	var walk func(n *yaml.Node, merged bool)
 	walk = func(n *yaml.Node, merged bool) {
+		mergeLine := 0
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
-			if k.Tag == "!!merge" {
-				switch v = resolve(v); {
-				case v.Kind == yaml.MappingNode:
-					walk(v, true)
-				case v.Kind == yaml.SequenceNode:
-					for _, m := range v.Content {
-						if m = resolve(m); m.Kind == yaml.MappingNode {
-							walk(m, true)
-						}
-					}
+			switch {
+			case isMerge(k) && mergeLine > 0:
+				p.AddLinef(k.Value, k.Line, "written twice (first on line %d): merge a list of mappings instead", mergeLine)
+			case isMerge(k):
+				mergeLine = k.Line
+				if !mergesMappings(v) {
+					p.AddLinef(k.Value, k.Line, "want a mapping, or a list of mappings, to merge, got %s", describe(resolve(v)))
 				}
-				continue
-			}
-			if line, dup := seen[k.Value]; dup && !merged {
-				p.AddLinef(k.Value, k.Line, "written twice (first on line %d)", line)
-				continue
-			}
-			if !merged {
+				for _, m := range mergedMappings(v) {
+					walk(m, true)
+				}
+			case merged:
+				f(k, v)
+			default:
+				if line, dup := seen[k.Value]; dup {
+					p.AddLinef(k.Value, k.Line, "written twice (first on line %d)", line)
+					continue
+				}
 				seen[k.Value] = k.Line
+				f(k, v)
 			}
-			f(k, v)
 		}
 	}
 	walk(n, false)
 }
 
-// fieldsOf maps the yaml keys of struct t to their types, the fields of
-// inline structs included.
-func fieldsOf(t reflect.Type) map[string]reflect.Type {
-	fields := map[string]reflect.Type{}
+// mergesMappings reports whether v, the value of a merge key, is a
+// mapping or a list of mappings, as yaml.v3 requires.
+func mergesMappings(v *yaml.Node) bool {
+	v = resolve(v)
+	if v != nil && v.Kind == yaml.SequenceNode {
+		return len(mergedMappings(v)) == len(v.Content)
+	}
+	return v != nil && v.Kind == yaml.MappingNode
+}
+
+// structs holds the fields of each struct type a document is read as:
+// a map of thousands of entries reads one type thousands of times.
+type structs map[reflect.Type]map[string]reflect.StructField
+
+// fields returns the fields of struct t by yaml key (see fieldsOf).
+func (s structs) fields(t reflect.Type) map[string]reflect.StructField {
+	f, ok := s[t]
+	if !ok {
+		f = fieldsOf(t)
+		s[t] = f
+	}
+	return f
+}
+
+// fieldsOf maps the yaml keys of struct t to their fields, the fields
+// of inline structs included, each with its index from t.
+func fieldsOf(t reflect.Type) map[string]reflect.StructField {
+	fields := map[string]reflect.StructField{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		tag, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		switch {
 		case !f.IsExported() || tag == "-":
 		case opts == "inline" && f.Type.Kind() == reflect.Struct:
-			for k, ft := range fieldsOf(f.Type) {
-				fields[k] = ft
+			for k, sub := range fieldsOf(f.Type) {
+				sub.Index = append([]int{i}, sub.Index...)
+				fields[k] = sub
 			}
 		case tag == "":
-			fields[strings.ToLower(f.Name)] = f.Type
+			fields[strings.ToLower(f.Name)] = f
 		default:
-			fields[tag] = f.Type
+			fields[tag] = f
 		}
 	}
 	return fields
 }
 
-func keysOf(m map[string]reflect.Type) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
-
 // describe names what a node holds, for "want X, got Y".
 func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
+	switch {
+	case n == nil:
+		return "nothing"
+	case n.Kind == yaml.MappingNode:
 		return "a mapping"
-	case yaml.SequenceNode:
+	case n.Kind == yaml.SequenceNode:
 		return "a list"
 	default:
 		return strconv.Quote(n.Value)

@@ -106,3 +106,51 @@ func TestDecodeYAMLTextForm(t *testing.T) {
 		t.Fatalf("got %v, want at (line 1) named", err)
 	}
 }
+
+// A second document that holds anything is refused with its line: read
+// alone, the first would leave the second's settings unseen. Empty ones,
+// as a trailing --- writes, are not.
+func TestDecodeYAMLOneDocument(t *testing.T) {
+	for _, tt := range []struct {
+		doc  string
+		line int // of the problem; 0: accepted
+	}{
+		{"workers: 1\n---\nentries: {a: {workers: 2}}\n", 2},
+		{"workers: 1\n---\n---\n- a\n", 3},
+		{"workers: 1\n---\nworkers: [\n", 3},
+		{"---\nworkers: 1\n", 0},
+		{"workers: 1\n---\n", 0},
+		{"workers: 1\n--- ~\n...\n", 0},
+		{"workers: 1\n---\n# nothing\n", 0},
+	} {
+		var got decoded
+		_, err := DecodeYAML([]byte(tt.doc), &got)
+		var ve *ValidationError
+		switch {
+		case tt.line == 0 && (err != nil || got.Workers != 1):
+			t.Errorf("%q: got %+v, %v; want it read", tt.doc, got, err)
+		case tt.line > 0 && (!errors.As(err, &ve) || ve.Problems[0].Line != tt.line):
+			t.Errorf("%q: got %v, want a problem on line %d", tt.doc, err, tt.line)
+		case tt.line > 0 && got.Workers != 0:
+			t.Errorf("%q: the first document was applied: %+v", tt.doc, got)
+		}
+	}
+}
+
+// A merge key names a mapping or a list of mappings, once per mapping;
+// anything else is a mistake with its line, as yaml.v3 would refuse it
+// without one.
+func TestDecodeYAMLMergeKeyMistakes(t *testing.T) {
+	for _, doc := range []string{
+		"entries: {a: {<<: 3}}\n",
+		"entries: {a: {<<: [{workers: 1}, x]}}\n",
+		"entries: {a: {<<: ~}}\n",
+		"entries: {a: {<<: {workers: 1}, <<: {name: n}}}\n",
+	} {
+		var got decoded
+		_, err := DecodeYAML([]byte(doc), &got)
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "entries.a.<< (line 1)") {
+			t.Errorf("%q: got %v, want a problem with entries.a.<< on line 1", doc, err)
+		}
+	}
+}

@@ -1,6 +1,6 @@
 module github.com/corral-go/corral/internal/e2e
 
-go 1.26.0
+go 1.26.10
 
 require (
 	github.com/chromedp/chromedp v0.23.1
