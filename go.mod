@@ -1,6 +1,8 @@
 module github.com/corral-go/corral
 
-go 1.26.10
+go 1.26.0
+
+toolchain go1.26.10
 
 require (
 	github.com/ansel1/zap2slog v0.1.1

@@ -1,6 +1,8 @@
 module github.com/corral-go/corral/examples/tracing
 
-go 1.26.10
+go 1.26.0
+
+toolchain go1.26.10
 
 require (
 	github.com/corral-go/corral v0.0.0

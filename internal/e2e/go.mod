@@ -1,6 +1,8 @@
 module github.com/corral-go/corral/internal/e2e
 
-go 1.26.10
+go 1.26.0
+
+toolchain go1.26.10
 
 require (
 	github.com/chromedp/chromedp v0.23.1
