@@ -95,7 +95,13 @@ func (w *Workload) newWorker(name string) (*app, error) {
 		return nil, err
 	}
 	if err := c.HandleTasks(taskQueue, tasks.Config{MaxConcurrency: 32}, tasks.HandlerFunc(func(ctx context.Context, t *tasks.Task) error {
-		id := string(t.Data())
+		w.runningTasks.Add(1)
+		defer w.runningTasks.Add(-1)
+		id, fail := w.taskInput(t)
+		if fail != nil {
+			w.ledger.Run(id, false, time.Now())
+			return fail
+		}
 		if t.Attempt() == 1 {
 			w.maybePanic(id)
 		}

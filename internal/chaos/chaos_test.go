@@ -81,6 +81,7 @@ func campaign(t *testing.T, topo chaos.Topology, d time.Duration, countGoroutine
 	if err := w.Settle(90 * time.Second); err != nil {
 		t.Error(err)
 	}
+	wedged := w.Wedged(10 * time.Second)
 	if err := w.Stop(); err != nil {
 		t.Errorf("stopping the applications: %v", err)
 	}
@@ -90,6 +91,7 @@ func campaign(t *testing.T, topo chaos.Topology, d time.Duration, countGoroutine
 	if err != nil {
 		t.Fatal(err)
 	}
+	res.Wedged = wedged
 	nc.Close() // the checker's connection is not the workload's
 	if countGoroutines {
 		natstest.Eventually(t, 10*time.Second, func() bool { return runtime.NumGoroutine() <= base },

@@ -20,6 +20,7 @@ type Result struct {
 	Unexpected   int // stored or processed, never published
 	Duplicates   int // orders stored more than once
 	Redeliveries int // handler runs beyond one per message
+	Wedged       int // task slots held with no task running, once settled
 	Panics       int64
 	Replies      int
 	Recoveries   []Recovery
@@ -28,7 +29,7 @@ type Result struct {
 
 // Failed reports whether the run broke a promise.
 func (r Result) Failed() bool {
-	return r.Lost > 0 || r.Unexpected > 0 || r.Duplicates > 0 || len(r.Problems) > 0
+	return r.Lost > 0 || r.Unexpected > 0 || r.Duplicates > 0 || r.Wedged > 0 || len(r.Problems) > 0
 }
 
 // Add adds o's figures to r's.
@@ -41,6 +42,7 @@ func (r *Result) Add(o Result) {
 	r.Unexpected += o.Unexpected
 	r.Duplicates += o.Duplicates
 	r.Redeliveries += o.Redeliveries
+	r.Wedged += o.Wedged
 	r.Panics += o.Panics
 	r.Replies += o.Replies
 	r.Recoveries = append(r.Recoveries, o.Recoveries...)
@@ -49,8 +51,8 @@ func (r *Result) Add(o Result) {
 
 // Summary is the one-line result the campaign ends with.
 func (r Result) Summary() string {
-	return fmt.Sprintf("chaos: faults=%d published=%d acked=%d processed_unique=%d lost=%d unexpected=%d duplicates=%d redeliveries=%d recovery_p99_ms=%d",
-		r.Faults, r.Published, r.Acked, r.Processed, r.Lost, r.Unexpected, r.Duplicates, r.Redeliveries, r.recoveryMillis(0.99))
+	return fmt.Sprintf("chaos: faults=%d published=%d acked=%d processed_unique=%d lost=%d unexpected=%d duplicates=%d wedged=%d redeliveries=%d recovery_p99_ms=%d",
+		r.Faults, r.Published, r.Acked, r.Processed, r.Lost, r.Unexpected, r.Duplicates, r.Wedged, r.Redeliveries, r.recoveryMillis(0.99))
 }
 
 // Detail is the rest: panics, replies and the recovery percentiles.

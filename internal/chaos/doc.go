@@ -10,8 +10,9 @@
 // server and on a three-node cluster; CORRAL_CHAOS_DURATION=10m runs each
 // for longer, the faults in random order. It ends with one line:
 //
-//	chaos: faults=<n> published=<n> acked=<n> processed_unique=<n> lost=<n> unexpected=<n> duplicates=<n> redeliveries=<n> recovery_p99_ms=<n>
+//	chaos: faults=<n> published=<n> acked=<n> processed_unique=<n> lost=<n> unexpected=<n> duplicates=<n> wedged=<n> redeliveries=<n> recovery_p99_ms=<n>
 //
-// and fails unless lost, unexpected and duplicates are 0 and nothing else
-// the checker looks at went wrong.
+// and fails unless lost, unexpected, duplicates and wedged (task slots
+// held with no task running once everything settled) are 0 and nothing
+// else the checker looks at went wrong.
 package chaos

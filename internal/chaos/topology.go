@@ -91,6 +91,7 @@ func (s *Server) Faults(w *Workload, _ *nats.Conn, js jetstream.JetStream) []Fau
 		w.PanicFault(2 * time.Second),
 		ConsumerDeleteFault(js),
 		w.BadMessageFault(),
+		w.TaskInputsFault(),
 	}
 }
 
@@ -181,6 +182,7 @@ func (c *Cluster) Faults(w *Workload, nc *nats.Conn, js jetstream.JetStream) []F
 		w.WorkerKillFault("w2", time.Second),
 		w.WorkerPauseFault("w2", 4*time.Second),
 		w.PanicFault(2 * time.Second),
+		w.TaskInputsFault(),
 	}
 }
 

@@ -47,6 +47,10 @@ type Workload struct {
 	panics   atomic.Bool  // handlers panic on some first deliveries
 	injected atomic.Int64 // panics injected
 
+	inputs       atomic.Int64 // TaskInputsFault's runs
+	taskIDs      sync.Map     // a task's ledger id -> the Msg-Id it was enqueued with
+	runningTasks atomic.Int64 // task handlers running now, in every worker
+
 	mu      sync.Mutex
 	pub     *app
 	workers map[string]*app
