@@ -23,7 +23,12 @@ func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created boo
 			return false, err
 		}
 	}
-	existing, infoErr := js.Consumer(ctx, c.Stream, c.Consumer)
+	// Asked until answered (jsapi.Ask): a cluster answers one of several
+	// instances declaring a new consumer at once, and the others not at
+	// all.
+	existing, infoErr := jsapi.Ask(ctx, func(ctx context.Context) (jetstream.Consumer, error) {
+		return js.Consumer(ctx, c.Stream, c.Consumer)
+	})
 	if errors.Is(infoErr, jetstream.ErrStreamNotFound) {
 		return false, r.j.streamMissing(infoErr)
 	}
@@ -45,12 +50,13 @@ func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created boo
 		// is delivered again to try once more.
 		cfg.MaxDeliver = -1
 	}
-	_, err = js.CreateOrUpdateConsumer(ctx, c.Stream, cfg)
+	declare := func(ctx context.Context) (jetstream.Consumer, error) { return js.CreateOrUpdateConsumer(ctx, c.Stream, cfg) }
+	_, err = jsapi.Ask(ctx, declare)
 	if code, _ := jsapi.Code(err); code == jsapi.CodeMaxAckPendingExcess && c.MaxAckPending == 0 {
 		// The stream's, account's or server's limit is below the default:
 		// the server's own default respects it.
 		cfg.MaxAckPending = 0
-		_, err = js.CreateOrUpdateConsumer(ctx, c.Stream, cfg)
+		_, err = jsapi.Ask(ctx, declare)
 	}
 	if err != nil {
 		if errors.Is(err, jetstream.ErrStreamNotFound) {

@@ -253,7 +253,7 @@ func (w *Watch) stream(ctx context.Context, js jetstream.JetStream) (jetstream.S
 				return nil, err
 			}
 		}
-		s, err := js.Stream(ctx, w.cfg.Stream)
+		s, err := jsapi.Ask(ctx, func(ctx context.Context) (jetstream.Stream, error) { return js.Stream(ctx, w.cfg.Stream) })
 		if again && errors.Is(err, jetstream.ErrStreamNotFound) {
 			w.cfg.Missing()
 			continue
