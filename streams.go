@@ -110,9 +110,24 @@ func checkHandlerStream(hc consumer.Config, all map[string]stream.Config) (strin
 	return "", nil
 }
 
-// withStream gives the JetStream handler name the declaration of its
-// stream, when the configuration has one, and checks the handler against
-// it, with errors as Validate's.
+// storing returns the stream of all that stores subj, if any: at most
+// one does (validateOverlaps).
+func storing(all map[string]stream.Config, subj string) (string, stream.Config, bool) {
+	if subj == "" {
+		return "", stream.Config{}, false
+	}
+	for name, sc := range all {
+		if slices.ContainsFunc(sc.Subjects, func(s string) bool { return subject.Subset(subj, s) }) {
+			return name, sc, true
+		}
+	}
+	return "", stream.Config{}, false
+}
+
+// withStream gives the JetStream handler name the declarations of its
+// stream and of the stream that stores its dead letters, when the
+// configuration has them, and checks the handler against them, with
+// errors as Validate's.
 func (c *Client) withStream(name string, hc *consumer.Config) error {
 	all := c.cfg.declaredStreams()
 	p := conf.NewProblems("handlers." + name)
@@ -124,6 +139,9 @@ func (c *Client) withStream(name string, hc *consumer.Config) error {
 		if !j.Bind {
 			j.CreateStream = &sc
 		}
+	}
+	if dl, sc, ok := storing(all, j.DeadLetter); ok && dl != j.Stream {
+		j.DeadLetterStream, j.CreateDeadLetterStream = dl, &sc
 	}
 	if field, err := checkHandlerStream(*hc, all); err != nil {
 		p.Addf(field, "%v", err)

@@ -11,9 +11,9 @@ import (
 	"github.com/corral-go/corral/supervisor"
 )
 
-// ensure declares the stream (if asked) and the consumer, or checks the
-// bound consumer and takes its ack wait and max deliveries. created
-// reports a consumer that did not exist.
+// ensure declares the streams (those asked for) and the consumer, or
+// checks the bound consumer and takes its ack wait and max deliveries.
+// created reports a consumer that did not exist.
 func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, jsapi.Timeout)
 	defer cancel()
@@ -21,6 +21,11 @@ func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created boo
 	if c.CreateStream != nil {
 		if _, err := c.CreateStream.Declare(ctx, js, c.Stream); err != nil {
 			return false, err
+		}
+	}
+	if c.CreateDeadLetterStream != nil {
+		if _, err := c.CreateDeadLetterStream.Declare(ctx, js, c.DeadLetterStream); err != nil {
+			return false, fmt.Errorf("dead_letter %q: %w", c.DeadLetter, err)
 		}
 	}
 	// Asked until answered (jsapi.Ask): a cluster answers one of several
@@ -69,6 +74,18 @@ func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created boo
 		return false, fmt.Errorf("declare consumer %s of stream %s: %w", c.Consumer, c.Stream, err)
 	}
 	return errors.Is(infoErr, jetstream.ErrConsumerNotFound), nil
+}
+
+// checkDeadLetter makes sure a stream stores the dead-letter subject,
+// unless ensure declared the one that does.
+func (j *jsHandler) checkDeadLetter(ctx context.Context, js jetstream.JetStream) error {
+	if j.cfg.CreateDeadLetterStream != nil {
+		return nil
+	}
+	if err := jsapi.CheckDeadLetter(ctx, js, j.cfg.DeadLetter); err != nil {
+		return fmt.Errorf("handler %q: %w", j.name, err)
+	}
+	return nil
 }
 
 // streamMissing is the error of a handler whose stream the server does

@@ -128,8 +128,8 @@ func (j *jsHandler) Serve(ctx context.Context) error {
 			return fail(err)
 		}
 		if !started {
-			if err := jsapi.CheckDeadLetter(ctx, js, j.cfg.DeadLetter); err != nil {
-				return fail(fmt.Errorf("handler %q: %w", j.name, err))
+			if err := j.checkDeadLetter(ctx, js); err != nil {
+				return fail(err)
 			}
 			started = true
 			r.pool.Start()
