@@ -14,9 +14,9 @@ import (
 
 // declaredStreams is every stream the configuration declares, by name:
 // under streams, under publisher.streams, and as a handler's
-// create_stream. Each is declared by the publisher when it connects and
-// by every JetStream handler of it before its consumer, so none waits on
-// another to start first.
+// create_stream. Each is declared by the publisher when it connects, by
+// every JetStream handler of it before its consumer and by every handler
+// whose dead letters it stores, so none waits on another to start first.
 func (c Config) declaredStreams() map[string]stream.Config {
 	out := maps.Clone(c.Streams)
 	if out == nil {
