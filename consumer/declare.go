@@ -55,7 +55,9 @@ func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created boo
 		// is delivered again to try once more.
 		cfg.MaxDeliver = -1
 	}
-	declare := func(ctx context.Context) (jetstream.Consumer, error) { return js.CreateOrUpdateConsumer(ctx, c.Stream, cfg) }
+	declare := func(ctx context.Context) (jetstream.Consumer, error) {
+		return js.CreateOrUpdateConsumer(ctx, c.Stream, cfg)
+	}
 	_, err = jsapi.Ask(ctx, declare)
 	if code, _ := jsapi.Code(err); code == jsapi.CodeMaxAckPendingExcess && c.MaxAckPending == 0 {
 		// The stream's, account's or server's limit is below the default:

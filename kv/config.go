@@ -98,7 +98,9 @@ func (c Config) jetStream(name string) jetstream.KeyValueConfig {
 // its stream has a leader.
 func (c Config) open(ctx context.Context, js jetstream.JetStream, name string) (jetstream.KeyValue, error) {
 	bind := func(ctx context.Context) (jetstream.KeyValue, error) { return js.KeyValue(ctx, name) }
-	create := func(ctx context.Context) (jetstream.KeyValue, error) { return js.CreateKeyValue(ctx, c.jetStream(name)) }
+	create := func(ctx context.Context) (jetstream.KeyValue, error) {
+		return js.CreateKeyValue(ctx, c.jetStream(name))
+	}
 	if c.Bind {
 		b, err := jsapi.Ask(ctx, bind)
 		if errors.Is(err, jetstream.ErrBucketNotFound) {
