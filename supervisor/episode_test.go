@@ -134,6 +134,55 @@ func TestEpisodeEndsWhenAStarterStarts(t *testing.T) {
 	}
 }
 
+// Failures marked unavailable are one warning episode, whatever each
+// says: the first is a warning, the others repeat it at debug, and the
+// child's start ends the episode. A failure not so marked is an error.
+func TestUnavailableIsOneWarningEpisode(t *testing.T) {
+	rec := natstest.NewRecorder()
+	tree := supervisor.NewTree("t", supervisor.Events{Hook: rec.Hook})
+	noLeader := errors.New("no leader")
+	svc := &starter{}
+	svc.fn = fn{name: "w", serve: func(ctx context.Context, start int) error {
+		switch start {
+		case 1, 3:
+			return supervisor.Unavailable(errBoom)
+		case 2:
+			return supervisor.Unavailable(noLeader)
+		case 4: // started: the outage is over; then a failure of its own
+			svc.started()
+			return errBoom
+		}
+		svc.started()
+		return untilDone(ctx, start)
+	}}
+	if err := tree.Add("w", svc, fastRestarts()); err != nil {
+		t.Fatal(err)
+	}
+	stop := serve(t, tree)
+	natstest.Eventually(t, 10*time.Second, func() bool { return len(natstest.All[supervisor.ChildRecovered](rec)) == 2 },
+		func() string { return fmt.Sprintf("recoveries: %+v", natstest.All[supervisor.ChildRecovered](rec)) })
+	if err := stop(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Serve: %v", err)
+	}
+	var levels []supervisor.Level
+	for _, e := range natstest.All[supervisor.ChildFailed](rec) {
+		levels = append(levels, e.Level())
+	}
+	W, D, E := supervisor.WarnLevel, supervisor.DebugLevel, supervisor.ErrorLevel
+	if want := []supervisor.Level{W, D, D, E}; fmt.Sprint(levels) != fmt.Sprint(want) {
+		t.Fatalf("failure levels: got %v, want %v", levels, want)
+	}
+	if r := natstest.All[supervisor.ChildRecovered](rec)[0]; r.Failures != 3 {
+		t.Fatalf("the outage recovered after %d failures, want 3", r.Failures)
+	}
+	if err := supervisor.Unavailable(nil); err != nil {
+		t.Fatalf("Unavailable(nil) = %v", err)
+	}
+	if err := supervisor.Unavailable(errBoom); !errors.Is(err, errBoom) || err.Error() != errBoom.Error() {
+		t.Fatalf("Unavailable(errBoom) = %v, want errBoom's text and to match it", err)
+	}
+}
+
 // A quiet episode still says it goes on: each pause of a child failing the
 // same way is a warning, however many repeats came before.
 func TestPausesOfARepeatingFailureAreWarnings(t *testing.T) {
