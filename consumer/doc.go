@@ -68,8 +68,9 @@
 // message into a *[supervisor.PanicError], counted as a failure and
 // reported by [HandlerPanicked]. Failures to consume (a lost pull request,
 // a deleted consumer) are [ConsumeError] events, recovered from by
-// themselves; one the handler cannot recover from fails its Serve, and
-// the tree restarts it per its policy.
+// themselves, one warning per episode, which [ConsumeRecovered] ends; one
+// the handler cannot recover from fails its Serve, and the tree restarts
+// it per its policy.
 //
 // # Concurrency
 //

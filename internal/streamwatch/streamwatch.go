@@ -1,9 +1,10 @@
-// Package streamwatch runs a supervised watch of a stream: an ordered
-// consumer that delivers every message once and in order, and that, after
-// an error, a server restart or a replaced connection, resumes from the
-// sequence after the last one delivered: no gap among the messages the
-// stream still holds, and no duplicate. KV and object-store watches are
-// built on it.
+// Package streamwatch runs a supervised watch of a stream: a consumer of
+// the ordered kind (ephemeral, unacknowledged, checked for gaps) that
+// delivers every message once and in order, and that, after an error, a
+// lost consumer, a server restart, a reconnect or a replaced connection,
+// resumes from the sequence after the last one delivered: no gap among
+// the messages the stream still holds, and no duplicate. KV and
+// object-store watches are built on it.
 package streamwatch
 
 import (
