@@ -37,17 +37,7 @@ func (f *failures) reported() []error {
 // pulled from with no failure reported.
 func TestConsumerNotYetReachableIsNoFailure(t *testing.T) {
 	t.Parallel()
-	srv := natstest.RunServer(t)
-	nc := connectInternal(t, srv.URL())
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s"}}); err != nil {
-		t.Fatal(err)
-	}
+	nc, js, ctx := streamS(t)
 	if _, err := js.Publish(ctx, "s", []byte("first")); err != nil {
 		t.Fatal(err)
 	}

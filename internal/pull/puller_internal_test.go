@@ -65,8 +65,10 @@ func TestDrainDoesNotWaitForAClosedConnection(t *testing.T) {
 	}
 }
 
-func TestRetiredInboxLeavesTheNewOnesCreditsAlone(t *testing.T) {
-	t.Parallel()
+// streamS runs a server with the stream S of subject s, and returns a
+// connection to it and a ctx that bounds the test.
+func streamS(t *testing.T) (*nats.Conn, jetstream.JetStream, context.Context) {
+	t.Helper()
 	srv := natstest.RunServer(t)
 	nc := connectInternal(t, srv.URL())
 	js, err := jetstream.New(nc)
@@ -74,10 +76,16 @@ func TestRetiredInboxLeavesTheNewOnesCreditsAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s"}}); err != nil {
 		t.Fatal(err)
 	}
+	return nc, js, ctx
+}
+
+func TestRetiredInboxLeavesTheNewOnesCreditsAlone(t *testing.T) {
+	t.Parallel()
+	nc, js, ctx := streamS(t)
 	if _, err := js.CreateConsumer(ctx, "S", jetstream.ConsumerConfig{Durable: "h", AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
 		t.Fatal(err)
 	}
