@@ -26,13 +26,13 @@ type clusterApp struct {
 	client *corral.Client
 	logs   *observer.ObservedLogs
 	events *natstest.Recorder
-	got    chan string // the payloads its handler acked
 }
 
 // newClusterApp builds an instance of the application of the cluster
 // tests on cluster: R3 streams, a JetStream handler that dead-letters to
-// a stream of its own and a watched R3 bucket.
-func newClusterApp(t *testing.T, cluster *natstest.Cluster, i int) *clusterApp {
+// a stream of its own and sends what it handles to got, and a watched R3
+// bucket.
+func newClusterApp(t *testing.T, cluster *natstest.Cluster, i int, got chan<- string) *clusterApp {
 	t.Helper()
 	r3 := stream.Config{Replicas: 3}
 	cfg := corral.Config{Name: fmt.Sprintf("app-%d", i)}
@@ -42,7 +42,7 @@ func newClusterApp(t *testing.T, cluster *natstest.Cluster, i int) *clusterApp {
 	cfg.Streams = map[string]stream.Config{"ORDERS": orders, "DLQ": dlq}
 	cfg.KV = map[string]kv.Config{"settings": {Replicas: 3}}
 	core, logs := observer.New(zapcore.DebugLevel)
-	app := &clusterApp{logs: logs, events: natstest.NewRecorder(), got: make(chan string, 100)}
+	app := &clusterApp{logs: logs, events: natstest.NewRecorder()}
 	c, err := corral.New(cfg, corral.WithLogger(zap.New(core)), corral.WithEventHook(app.events.Hook))
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func newClusterApp(t *testing.T, cluster *natstest.Cluster, i int) *clusterApp {
 	app.client = c
 	hc := consumer.Config{Subject: "orders.new", JetStream: consumer.JetStream{Stream: "ORDERS", Consumer: "fulfil", DeadLetter: "dlq.fulfil"}}
 	if err := c.Handle("fulfil", hc, consumer.HandlerFunc(func(_ context.Context, m *consumer.Msg) error {
-		app.got <- string(m.Data())
+		got <- string(m.Data())
 		return nil
 	})); err != nil {
 		t.Fatal(err)
@@ -70,12 +70,13 @@ func newClusterApp(t *testing.T, cluster *natstest.Cluster, i int) *clusterApp {
 }
 
 // startClusterApps starts n instances of the application at once, and
-// waits until every one is ready.
-func startClusterApps(t *testing.T, cluster *natstest.Cluster, n int) []*clusterApp {
+// waits until every one is ready. What their handlers handle goes to
+// got.
+func startClusterApps(t *testing.T, cluster *natstest.Cluster, n int, got chan<- string) []*clusterApp {
 	t.Helper()
 	apps := make([]*clusterApp, n)
 	for i := range apps {
-		apps[i] = newClusterApp(t, cluster, i)
+		apps[i] = newClusterApp(t, cluster, i, got)
 	}
 	var start sync.WaitGroup
 	start.Add(1)
@@ -111,7 +112,7 @@ func startClusterApps(t *testing.T, cluster *natstest.Cluster, n int) []*cluster
 func TestFreshClusterStartsCleanly(t *testing.T) {
 	t.Parallel()
 	cluster := natstest.RunCluster(t, 3)
-	apps := startClusterApps(t, cluster, 3)
+	apps := startClusterApps(t, cluster, 3, make(chan string, 100))
 	for _, app := range apps {
 		for _, e := range app.logs.All() {
 			if e.Level >= zapcore.ErrorLevel {
@@ -139,7 +140,9 @@ func TestFreshClusterStartsCleanly(t *testing.T) {
 func TestNodeLossIsOneEpisode(t *testing.T) {
 	t.Parallel()
 	cluster := natstest.RunCluster(t, 3)
-	apps := startClusterApps(t, cluster, 3)
+	const orders = 20
+	got := make(chan string, 5*orders) // room for redeliveries: a handler never waits on it
+	apps := startClusterApps(t, cluster, 3, got)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	js := natstest.JetStream(t, cluster.URLs())
@@ -147,7 +150,6 @@ func TestNodeLossIsOneEpisode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const orders = 20
 	publish := func(from, to int) {
 		t.Helper()
 		for i := from; i < to; i++ {
@@ -163,19 +165,7 @@ func TestNodeLossIsOneEpisode(t *testing.T) {
 	}
 	stopNode(t, cluster, info.CachedInfo().Cluster.Leader)
 	publish(orders/2, orders)
-	handled := map[string]bool{}
-	for len(handled) < orders {
-		select {
-		case d := <-apps[0].got:
-			handled[d] = true
-		case d := <-apps[1].got:
-			handled[d] = true
-		case d := <-apps[2].got:
-			handled[d] = true
-		case <-ctx.Done():
-			t.Fatalf("handled %d of %d orders", len(handled), orders)
-		}
-	}
+	waitHandled(t, ctx, got, orders)
 	// Once the new leader has every instance's requests, each instance
 	// has found out what it lost (or lost nothing it had to find out).
 	var waiting int
@@ -205,6 +195,20 @@ func TestNodeLossIsOneEpisode(t *testing.T) {
 	}
 	if total == 0 {
 		t.Fatal("no instance reported the node's loss")
+	}
+}
+
+// waitHandled waits until got has brought n different orders.
+func waitHandled(t *testing.T, ctx context.Context, got <-chan string, n int) {
+	t.Helper()
+	handled := map[string]bool{}
+	for len(handled) < n {
+		select {
+		case d := <-got:
+			handled[d] = true
+		case <-ctx.Done():
+			t.Fatalf("handled %d of %d orders", len(handled), n)
+		}
 	}
 }
 

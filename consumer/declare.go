@@ -18,15 +18,8 @@ func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created boo
 	ctx, cancel := context.WithTimeout(ctx, jsapi.Timeout)
 	defer cancel()
 	c := r.j.cfg
-	if c.CreateStream != nil {
-		if _, err := c.CreateStream.Declare(ctx, js, c.Stream); err != nil {
-			return false, err
-		}
-	}
-	if c.CreateDeadLetterStream != nil {
-		if _, err := c.CreateDeadLetterStream.Declare(ctx, js, c.DeadLetterStream); err != nil {
-			return false, fmt.Errorf("dead_letter %q: %w", c.DeadLetter, err)
-		}
+	if err := c.declareStreams(ctx, js); err != nil {
+		return false, err
 	}
 	// Asked until answered (jsapi.Ask): a cluster answers one of several
 	// instances declaring a new consumer at once, and the others not at
@@ -76,6 +69,22 @@ func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created boo
 		return false, fmt.Errorf("declare consumer %s of stream %s: %w", c.Consumer, c.Stream, err)
 	}
 	return errors.Is(infoErr, jetstream.ErrConsumerNotFound), nil
+}
+
+// declareStreams declares the streams c asks for: its own
+// (CreateStream) and the one of its dead letters (CreateDeadLetterStream).
+func (c Config) declareStreams(ctx context.Context, js jetstream.JetStream) error {
+	if c.CreateStream != nil {
+		if _, err := c.CreateStream.Declare(ctx, js, c.Stream); err != nil {
+			return err
+		}
+	}
+	if c.CreateDeadLetterStream != nil {
+		if _, err := c.CreateDeadLetterStream.Declare(ctx, js, c.DeadLetterStream); err != nil {
+			return fmt.Errorf("dead_letter %q: %w", c.DeadLetter, err)
+		}
+	}
+	return nil
 }
 
 // checkDeadLetter makes sure a stream stores the dead-letter subject,
