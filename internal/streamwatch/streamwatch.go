@@ -90,7 +90,7 @@ func (w *Watch) Serve(ctx context.Context) error {
 			continue
 		}
 		err = fmt.Errorf("%s: %w", w.cfg.Name, err)
-		if jsapi.Unavailable(err) {
+		if jsapi.Unavailable(err) && !errors.As(err, new(callbackError)) {
 			// A node lost, a leader being elected: the restart resumes.
 			return supervisor.Unavailable(err)
 		}
@@ -111,6 +111,14 @@ const (
 	heartbeat         = 2 * time.Second
 	inactiveThreshold = 5 * time.Minute
 )
+
+// callbackError is a failure of the watch's callbacks (Deliver,
+// InitialDone): the application's, never a sign of JetStream's state,
+// whatever error it wraps.
+type callbackError struct{ err error }
+
+func (e callbackError) Error() string { return e.err.Error() }
+func (e callbackError) Unwrap() error { return e.err }
 
 var (
 	errStreamDeleted = errors.New("stream deleted")

@@ -255,7 +255,7 @@ func (w *Watch) deliver(ctx, wctx context.Context, it jetstream.MessagesContext,
 			}
 			if current {
 				if err := w.cfg.Deliver(ctx, msg); err != nil {
-					return fmt.Errorf("deliver sequence %d: %w", seq, err)
+					return fmt.Errorf("deliver sequence %d: %w", seq, callbackError{err})
 				}
 			}
 			w.last.Store(seq)
@@ -308,7 +308,7 @@ func (w *Watch) stream(ctx context.Context, js jetstream.JetStream) (jetstream.S
 func (w *Watch) signalInitial(ctx context.Context) error {
 	if w.cfg.InitialDone != nil {
 		if err := w.cfg.InitialDone(ctx); err != nil {
-			return err
+			return callbackError{err}
 		}
 	}
 	w.initialDone.Store(true)
