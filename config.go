@@ -53,8 +53,9 @@ type Config struct {
 	Restart supervisor.Policy `yaml:"restart"`
 	// Streams declares JetStream streams by name, in one place for the
 	// whole Client: each is created, or updated to match, by the
-	// publisher when it connects and by every JetStream handler of it
-	// before its consumer, so that none depends on another starting first.
+	// publisher when it connects, by every JetStream handler of it before
+	// its consumer and by every handler whose dead letters it stores, so
+	// that none depends on another starting first.
 	// publisher.streams and a handler's create_stream declare streams the
 	// same way; a stream written in more than one must read the same in
 	// each. What is declared here wins: a change made to the stream by

@@ -14,9 +14,9 @@ import (
 
 // declaredStreams is every stream the configuration declares, by name:
 // under streams, under publisher.streams, and as a handler's
-// create_stream. Each is declared by the publisher when it connects and
-// by every JetStream handler of it before its consumer, so none waits on
-// another to start first.
+// create_stream. Each is declared by the publisher when it connects, by
+// every JetStream handler of it before its consumer and by every handler
+// whose dead letters it stores, so none waits on another to start first.
 func (c Config) declaredStreams() map[string]stream.Config {
 	out := maps.Clone(c.Streams)
 	if out == nil {
@@ -97,11 +97,11 @@ func checkHandlerStream(hc consumer.Config, all map[string]stream.Config) (strin
 	}
 	filters := slices.DeleteFunc(append([]string{hc.Subject}, j.FilterSubjects...), func(s string) bool { return s == "" })
 	for _, f := range filters {
-		if !slices.ContainsFunc(sc.Subjects, func(s string) bool { return subject.Subset(f, s) }) {
+		if !stores(sc, f) {
 			return "subject", fmt.Errorf("%q is not stored by stream %s (subjects %v)", f, j.Stream, sc.Subjects)
 		}
 	}
-	if j.DeadLetter == "" || !slices.ContainsFunc(sc.Subjects, func(s string) bool { return subject.Subset(j.DeadLetter, s) }) {
+	if j.DeadLetter == "" || !stores(sc, j.DeadLetter) {
 		return "", nil
 	}
 	if len(filters) == 0 || slices.ContainsFunc(filters, func(f string) bool { return subject.Subset(j.DeadLetter, f) }) {
@@ -110,9 +110,29 @@ func checkHandlerStream(hc consumer.Config, all map[string]stream.Config) (strin
 	return "", nil
 }
 
-// withStream gives the JetStream handler name the declaration of its
-// stream, when the configuration has one, and checks the handler against
-// it, with errors as Validate's.
+// stores reports whether sc stores every subject subj selects.
+func stores(sc stream.Config, subj string) bool {
+	return slices.ContainsFunc(sc.Subjects, func(s string) bool { return subject.Subset(subj, s) })
+}
+
+// storing returns the stream of all that stores subj, if any: at most
+// one does (validateOverlaps).
+func storing(all map[string]stream.Config, subj string) (string, stream.Config, bool) {
+	if subj == "" {
+		return "", stream.Config{}, false
+	}
+	for name, sc := range all {
+		if stores(sc, subj) {
+			return name, sc, true
+		}
+	}
+	return "", stream.Config{}, false
+}
+
+// withStream gives the JetStream handler name the declarations of its
+// stream and of the stream that stores its dead letters, when the
+// configuration has them, and checks the handler against them, with
+// errors as Validate's.
 func (c *Client) withStream(name string, hc *consumer.Config) error {
 	all := c.streams
 	p := conf.NewProblems("handlers." + name)
@@ -124,6 +144,9 @@ func (c *Client) withStream(name string, hc *consumer.Config) error {
 		if !j.Bind {
 			j.CreateStream = &sc
 		}
+	}
+	if dl, sc, ok := storing(all, j.DeadLetter); ok && dl != j.Stream {
+		j.DeadLetterStream, j.CreateDeadLetterStream = dl, &sc
 	}
 	if field, err := checkHandlerStream(*hc, all); err != nil {
 		p.Addf(field, "%v", err)

@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/corral-go/corral/internal/conf"
@@ -70,6 +71,15 @@ type JetStream struct {
 	// CreateStream declares the stream (created, or updated to match)
 	// before the consumer; leave it empty to use an existing stream.
 	CreateStream *stream.Config `yaml:"create_stream"`
+	// DeadLetterStream names the stream that stores DeadLetter, and
+	// CreateDeadLetterStream declares it: the handler creates it, or
+	// updates it to match, before it starts, as it does its own with
+	// CreateStream, so that it waits on nothing else to declare it (on a
+	// cluster, another process may not have yet). corral.Client sets both
+	// from its streams. Default none: a stream that stores DeadLetter
+	// must exist when the handler starts.
+	DeadLetterStream       string         `yaml:"-"`
+	CreateDeadLetterStream *stream.Config `yaml:"-"`
 }
 
 // jetStreamFieldsSet reports whether any JetStream field is set, so that
@@ -78,7 +88,7 @@ func (c Config) jetStreamFieldsSet() bool {
 	j := c.JetStream
 	return j.Consumer != "" || j.Bind || len(j.FilterSubjects) > 0 || j.DeliverPolicy != "" || j.AckWait != 0 ||
 		j.MaxDeliver != 0 || len(j.Backoff) > 0 || j.MaxAckPending != 0 || j.InactiveThreshold != 0 ||
-		j.DeadLetter != "" || j.DoubleAck || j.SlowAfter != 0 || j.CreateStream != nil
+		j.DeadLetter != "" || j.DoubleAck || j.SlowAfter != 0 || j.CreateStream != nil || j.CreateDeadLetterStream != nil
 }
 
 func (j JetStream) validate(p conf.Problems, partial bool) {
@@ -121,5 +131,21 @@ func (j JetStream) validate(p conf.Problems, partial bool) {
 			p.Addf("create_stream", "a bound consumer's stream is not declared; drop bind or create_stream")
 		}
 		p.Merge("create_stream", j.CreateStream.Validate())
+	}
+	j.validateDeadLetterStream(p)
+}
+
+// validateDeadLetterStream checks the declaration of the dead-letter
+// stream: named, valid, and storing DeadLetter.
+func (j JetStream) validateDeadLetterStream(p conf.Problems) {
+	if j.CreateDeadLetterStream == nil {
+		return
+	}
+	if err := stream.ValidName(j.DeadLetterStream); err != nil {
+		p.Addf("dead_letter_stream", "%v", err)
+	}
+	p.Merge("create_dead_letter_stream", j.CreateDeadLetterStream.Validate())
+	if !slices.ContainsFunc(j.CreateDeadLetterStream.Subjects, func(s string) bool { return subject.Subset(j.DeadLetter, s) }) {
+		p.Addf("create_dead_letter_stream", "does not store dead_letter %q", j.DeadLetter)
 	}
 }

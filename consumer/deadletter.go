@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -86,32 +85,4 @@ func (r *jsRun) deadLetter(ctx context.Context, m *Msg, cause error) {
 		j.stats.deadLettered.Add(1)
 	}
 	j.events.Emit(ev)
-}
-
-// repeats counts failures in a row that repeat the error before them, so
-// that an outage is reported once and a new error in it is not hidden.
-type repeats struct {
-	mu   sync.Mutex
-	last string
-	n    int
-}
-
-// fail records a failure with error text msg and returns how many before
-// it, in a row, had the same.
-func (r *repeats) fail(msg string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if msg != r.last {
-		r.last, r.n = msg, 0
-		return 0
-	}
-	r.n++
-	return r.n
-}
-
-// end records a success: the next failure is new.
-func (r *repeats) end() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.last, r.n = "", 0
 }

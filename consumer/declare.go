@@ -11,19 +11,22 @@ import (
 	"github.com/corral-go/corral/supervisor"
 )
 
-// ensure declares the stream (if asked) and the consumer, or checks the
-// bound consumer and takes its ack wait and max deliveries. created
-// reports a consumer that did not exist.
+// ensure declares the streams (those asked for) and the consumer, or
+// checks the bound consumer and takes its ack wait and max deliveries.
+// created reports a consumer that did not exist.
 func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, jsapi.Timeout)
 	defer cancel()
 	c := r.j.cfg
-	if c.CreateStream != nil {
-		if _, err := c.CreateStream.Declare(ctx, js, c.Stream); err != nil {
-			return false, err
-		}
+	if err := c.declareStreams(ctx, js); err != nil {
+		return false, err
 	}
-	existing, infoErr := js.Consumer(ctx, c.Stream, c.Consumer)
+	// Asked until answered (jsapi.Ask): a cluster answers one of several
+	// instances declaring a new consumer at once, and the others not at
+	// all.
+	existing, infoErr := jsapi.Ask(ctx, func(ctx context.Context) (jetstream.Consumer, error) {
+		return js.Consumer(ctx, c.Stream, c.Consumer)
+	})
 	if errors.Is(infoErr, jetstream.ErrStreamNotFound) {
 		return false, r.j.streamMissing(infoErr)
 	}
@@ -45,12 +48,15 @@ func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created boo
 		// is delivered again to try once more.
 		cfg.MaxDeliver = -1
 	}
-	_, err = js.CreateOrUpdateConsumer(ctx, c.Stream, cfg)
+	declare := func(ctx context.Context) (jetstream.Consumer, error) {
+		return js.CreateOrUpdateConsumer(ctx, c.Stream, cfg)
+	}
+	_, err = jsapi.Ask(ctx, declare)
 	if code, _ := jsapi.Code(err); code == jsapi.CodeMaxAckPendingExcess && c.MaxAckPending == 0 {
 		// The stream's, account's or server's limit is below the default:
 		// the server's own default respects it.
 		cfg.MaxAckPending = 0
-		_, err = js.CreateOrUpdateConsumer(ctx, c.Stream, cfg)
+		_, err = jsapi.Ask(ctx, declare)
 	}
 	if err != nil {
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -63,6 +69,34 @@ func (r *jsRun) ensure(ctx context.Context, js jetstream.JetStream) (created boo
 		return false, fmt.Errorf("declare consumer %s of stream %s: %w", c.Consumer, c.Stream, err)
 	}
 	return errors.Is(infoErr, jetstream.ErrConsumerNotFound), nil
+}
+
+// declareStreams declares the streams c asks for: its own
+// (CreateStream) and the one of its dead letters (CreateDeadLetterStream).
+func (c Config) declareStreams(ctx context.Context, js jetstream.JetStream) error {
+	if c.CreateStream != nil {
+		if _, err := c.CreateStream.Declare(ctx, js, c.Stream); err != nil {
+			return err
+		}
+	}
+	if c.CreateDeadLetterStream != nil {
+		if _, err := c.CreateDeadLetterStream.Declare(ctx, js, c.DeadLetterStream); err != nil {
+			return fmt.Errorf("dead_letter %q: %w", c.DeadLetter, err)
+		}
+	}
+	return nil
+}
+
+// checkDeadLetter makes sure a stream stores the dead-letter subject,
+// unless ensure declared the one that does.
+func (j *jsHandler) checkDeadLetter(ctx context.Context, js jetstream.JetStream) error {
+	if j.cfg.CreateDeadLetterStream != nil {
+		return nil
+	}
+	if err := jsapi.CheckDeadLetter(ctx, js, j.cfg.DeadLetter); err != nil {
+		return fmt.Errorf("handler %q: %w", j.name, err)
+	}
+	return nil
 }
 
 // streamMissing is the error of a handler whose stream the server does

@@ -61,14 +61,16 @@
 // declaration: errors wrap [supervisor.ErrInvalidConfig], [ErrDuplicateHandler] or
 // [ErrNilHandler] and name the field. A JetStream handler checks at start
 // what only the server knows: a stream that does not exist, or a
-// DeadLetter subject that no stream stores, fails its start with an error
-// naming the handler and the fix. A handler's own error is counted
+// DeadLetter subject that no stream stores (unless it declares the one
+// that does, JetStream.CreateDeadLetterStream), fails its start with an
+// error naming the handler and the fix. A handler's own error is counted
 // (and, for JetStream, settles the message); a panic is recovered per
 // message into a *[supervisor.PanicError], counted as a failure and
 // reported by [HandlerPanicked]. Failures to consume (a lost pull request,
 // a deleted consumer) are [ConsumeError] events, recovered from by
-// themselves; one the handler cannot recover from fails its Serve, and
-// the tree restarts it per its policy.
+// themselves, one warning per episode, which [ConsumeRecovered] ends; one
+// the handler cannot recover from fails its Serve, and the tree restarts
+// it per its policy.
 //
 // # Concurrency
 //

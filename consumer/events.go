@@ -136,20 +136,52 @@ func (e Drained) Level() supervisor.Level {
 // ConsumeError is emitted when pulling from a JetStream consumer failed:
 // missed heartbeats, the consumer or stream gone, no responders. The
 // handler pulls again, declaring the consumer again when it is gone (or
-// failing, when it is bound to an existing one).
+// failing, when it is bound to an existing one). The failures until the
+// consumer answers again are one episode, which [ConsumeRecovered] ends.
+// Repeated counts the failures in a row before this one that it
+// repeats: the same error, or, as this one, a sign that JetStream cannot
+// answer for now (no answer in time, no responders, missed heartbeats, a
+// leader changed: a lost node shows as any of them), so that a node's
+// loss logs one warning and its recovery, not one per attempt.
 type ConsumeError struct {
 	supervisor.EventTime
 	Handler  string
 	Stream   string `log:",omitempty"`
 	Consumer string `log:",omitempty=Stream"`
 	Err      error
+	Repeated int `log:",omitempty"`
 }
 
 // Kind returns "consumer.consume_error".
 func (ConsumeError) Kind() string { return "consumer.consume_error" }
 
-// Level returns [supervisor.WarnLevel].
-func (ConsumeError) Level() supervisor.Level { return supervisor.WarnLevel }
+// Level returns [supervisor.WarnLevel], or [supervisor.DebugLevel] for a
+// repeated failure.
+func (e ConsumeError) Level() supervisor.Level {
+	if e.Repeated > 0 {
+		return supervisor.DebugLevel
+	}
+	return supervisor.WarnLevel
+}
+
+// ConsumeRecovered is emitted when the consumer answers again (a message,
+// a heartbeat, the end of a request) after the failures an episode of
+// [ConsumeError] reported. Failures counts them; Took is the time since
+// the first.
+type ConsumeRecovered struct {
+	supervisor.EventTime
+	Handler  string
+	Stream   string `log:",omitempty"`
+	Consumer string `log:",omitempty=Stream"`
+	Failures int
+	Took     time.Duration
+}
+
+// Kind returns "consumer.consume_recovered".
+func (ConsumeRecovered) Kind() string { return "consumer.consume_recovered" }
+
+// Level returns [supervisor.InfoLevel].
+func (ConsumeRecovered) Level() supervisor.Level { return supervisor.InfoLevel }
 
 // ConsumerRecreated is emitted when a handler's consumer had disappeared
 // and was declared again from its configuration.

@@ -68,7 +68,8 @@ func (in *instance) counters() consumer.Counters { return in.sup.Status()[0].Cou
 
 // faultRun publishes n messages to a fresh work-queue-free stream over
 // url, starts a handler, injects fault when a third is processed, and
-// checks that every message was processed, with redeliveries bounded.
+// checks that every message was processed, with redeliveries bounded. It
+// returns what the handler saw, its counters and its events.
 type faultRun struct {
 	t       *testing.T
 	urls    []string
@@ -77,7 +78,7 @@ type faultRun struct {
 	stream  jetstream.StreamConfig
 }
 
-func (f faultRun) run(fault func(got *seen)) (*seen, consumer.Counters) {
+func (f faultRun) run(fault func(got *seen)) (*seen, consumer.Counters, *natstest.Recorder) {
 	// The consumer is named after the handler: "faulty".
 	t := f.t
 	t.Helper()
@@ -121,7 +122,7 @@ func (f faultRun) run(fault func(got *seen)) (*seen, consumer.Counters) {
 	c := in.counters()
 	redelivered := got.total() - f.n
 	t.Logf("processed %d unique, %d redelivered; counters %+v", got.unique(), redelivered, c)
-	return got, c
+	return got, c, in.rec
 }
 
 func first(s []int, n int) []int { return s[:min(n, len(s))] }
@@ -132,7 +133,7 @@ func TestJetStreamSurvivesKill9(t *testing.T) {
 	f := faultRun{t: t, urls: []string{proc.URL()}, n: 3000, ackWait: 2 * time.Second,
 		stream: jetstream.StreamConfig{Name: "KILL", Subjects: []string{"kill"}}}
 	var handledAtKill int
-	got, c := f.run(func(got *seen) {
+	got, c, rec := f.run(func(got *seen) {
 		handledAtKill = got.total()
 		proc.Kill()
 		// Down for more than three heartbeats: pull requests are presumed
@@ -149,6 +150,7 @@ func TestJetStreamSurvivesKill9(t *testing.T) {
 	if c.PeakHeld > 20 {
 		t.Fatalf("held %d messages at once, more than the pool's 20", c.PeakHeld)
 	}
+	oneWarningPerEpisode(t, rec)
 }
 
 func TestJetStreamSurvivesAPauseOfTwiceTheAckWait(t *testing.T) {
@@ -157,7 +159,7 @@ func TestJetStreamSurvivesAPauseOfTwiceTheAckWait(t *testing.T) {
 	const ackWait = 3 * time.Second
 	f := faultRun{t: t, urls: []string{proc.URL()}, n: 3000, ackWait: ackWait,
 		stream: jetstream.StreamConfig{Name: "PAUSE", Subjects: []string{"pause"}}}
-	got, c := f.run(func(*seen) {
+	got, c, _ := f.run(func(*seen) {
 		proc.Pause()
 		time.Sleep(2 * ackWait) // the fault itself: the server is stopped this long
 		proc.Resume()
@@ -177,7 +179,7 @@ func TestJetStreamSurvivesLeaderStepDowns(t *testing.T) {
 	urls := strings.Split(cluster.URLs(), ",")
 	f := faultRun{t: t, urls: urls, n: 2000, ackWait: 5 * time.Second,
 		stream: jetstream.StreamConfig{Name: "STEP", Subjects: []string{"step"}, Replicas: 3}}
-	got, c := f.run(func(*seen) {
+	got, c, _ := f.run(func(*seen) {
 		nc, err := nats.Connect(cluster.URLs())
 		if err != nil {
 			t.Fatal(err)

@@ -29,8 +29,9 @@ type jsHandler struct {
 	ackPending, maxAckPending atomic.Int64
 	nearMaxAckPending         atomic.Bool
 	// deadLetterFailing counts dead-letter copies that failed in a row
-	// with the same error.
-	deadLetterFailing repeats
+	// with the same error; consumeFailing the failures to consume since
+	// the consumer last answered.
+	deadLetterFailing, consumeFailing repeats
 }
 
 // jsRun is the state of one Serve, and the work its pool runs: Handle
@@ -80,7 +81,7 @@ func (j *jsHandler) newRun() *jsRun {
 	r.pool = pool.New[*Msg](pool.Config{Workers: j.cfg.Workers, QueueSize: capacity, Timeout: j.cfg.Timeout,
 		Stats: &j.stats.work}, r)
 	pc := pull.Config{Stream: j.cfg.Stream, Consumer: j.cfg.Consumer, Capacity: capacity,
-		Source: j.src, Feed: r.pool.Feed, Peak: &j.stats.peakHeld}
+		Source: j.src, Feed: r.pool.Feed, Peak: &j.stats.peakHeld, Recovered: j.consumeRecovered}
 	if j.cfg.adaptQueue {
 		pc.Floor, pc.Start = j.cfg.Workers, j.cfg.Workers+max(j.cfg.Workers, defaultJetStreamQueue)
 		pc.MaxBytes = adaptBytes
@@ -128,8 +129,8 @@ func (j *jsHandler) Serve(ctx context.Context) error {
 			return fail(err)
 		}
 		if !started {
-			if err := jsapi.CheckDeadLetter(ctx, js, j.cfg.DeadLetter); err != nil {
-				return fail(fmt.Errorf("handler %q: %w", j.name, err))
+			if err := j.checkDeadLetter(ctx, js); err != nil {
+				return fail(err)
 			}
 			started = true
 			r.pool.Start()

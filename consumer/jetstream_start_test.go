@@ -16,6 +16,7 @@ import (
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/stream"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -48,6 +49,49 @@ func TestJetStreamDeadLetterWithoutAStreamIsRefusedAtStart(t *testing.T) {
 		t.Fatalf("the handler subscribed %d times", n)
 	}
 	cleanStop(t, stop)
+}
+
+// A handler given the declaration of its dead-letter stream declares it
+// before it starts, as it does its own stream: it waits on nothing else
+// to declare it, and its first dead letter is stored.
+func TestJetStreamDeclaresItsDeadLetterStream(t *testing.T) {
+	t.Parallel()
+	e := newJSEnv(t, jetstream.StreamConfig{Name: "SRC", Subjects: []string{"src"}})
+	cfg := consumer.Config{Restart: supervisor.Policy{Mode: supervisor.Temporary}, JetStream: consumer.JetStream{
+		Stream: "SRC", DeadLetter: "dlq.src",
+		DeadLetterStream: "DLQ", CreateDeadLetterStream: &stream.Config{Subjects: []string{"dlq.>"}}}}
+	if err := e.sup.Handle("poison", cfg, consumer.HandlerFunc(func(context.Context, *consumer.Msg) error {
+		return consumer.Terminal(errors.New("malformed"))
+	})); err != nil {
+		t.Fatal(err)
+	}
+	e.serve()
+	e.subscribed(1)
+	e.publishSeq("src", 1)
+	natstest.WaitFor[consumer.DeadLettered](t, e.rec, 0, 10*time.Second, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := e.js.Stream(ctx, "DLQ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := s.CachedInfo().State.Msgs; n != 1 {
+		t.Fatalf("the dead-letter stream holds %d messages, want 1", n)
+	}
+	if failed := natstest.All[supervisor.ChildFailed](e.rec); len(failed) > 0 {
+		t.Fatalf("the handler failed: %+v", failed)
+	}
+}
+
+// A dead-letter stream declaration must store the dead-letter subject.
+func TestJetStreamDeadLetterStreamMustStoreTheSubject(t *testing.T) {
+	t.Parallel()
+	cfg := consumer.Config{JetStream: consumer.JetStream{Stream: "SRC", DeadLetter: "dlq.src",
+		DeadLetterStream: "DLQ", CreateDeadLetterStream: &stream.Config{Subjects: []string{"other.>"}}}}
+	err := cfg.Validate()
+	if !errors.Is(err, supervisor.ErrInvalidConfig) || !strings.Contains(err.Error(), `does not store dead_letter "dlq.src"`) {
+		t.Fatalf("Validate: %v", err)
+	}
 }
 
 // A handler whose stream the server does not have fails its start with an

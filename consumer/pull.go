@@ -7,6 +7,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/internal/pull"
 )
 
@@ -120,9 +121,29 @@ func (r *jsRun) drainBy() time.Time {
 	return time.Time{}
 }
 
+// consumeError reports err, a failure to consume that the handler
+// recovers from. Failures until the consumer answers again are one
+// episode: one that repeats the failure before it, or is as it a sign
+// that JetStream cannot answer for now (a node lost, a leader being
+// elected), is reported at debug.
 func (j *jsHandler) consumeError(err error) {
+	key := err.Error()
+	if jsapi.Unavailable(err) {
+		key = "unavailable"
+	}
+	repeated := j.consumeFailing.fail(key)
 	j.events.Emit(ConsumeError{EventTime: j.events.Stamp(), Handler: j.name, Stream: j.cfg.Stream,
-		Consumer: j.cfg.Consumer, Err: err})
+		Consumer: j.cfg.Consumer, Err: err, Repeated: repeated})
+}
+
+// consumeRecovered ends the episode of failures to consume, if any: the
+// consumer answers again.
+func (j *jsHandler) consumeRecovered() {
+	failures, since := j.consumeFailing.end()
+	if failures > 0 {
+		j.events.Emit(ConsumeRecovered{EventTime: j.events.Stamp(), Handler: j.name, Stream: j.cfg.Stream,
+			Consumer: j.cfg.Consumer, Failures: failures, Took: time.Since(since)})
+	}
 }
 
 var _ pull.Owner = (*jsRun)(nil)

@@ -92,23 +92,32 @@ func (c Config) jetStream(name string) jetstream.KeyValueConfig {
 	return kc
 }
 
-// open binds or declares the bucket name on js.
+// open binds or declares the bucket name on js. Each request is asked
+// until answered (jsapi.Ask): a cluster answers one of several processes
+// declaring a new bucket at once, and may answer no lookup of it until
+// its stream has a leader.
 func (c Config) open(ctx context.Context, js jetstream.JetStream, name string) (jetstream.KeyValue, error) {
+	bind := func(ctx context.Context) (jetstream.KeyValue, error) { return js.KeyValue(ctx, name) }
+	create := func(ctx context.Context) (jetstream.KeyValue, error) {
+		return js.CreateKeyValue(ctx, c.jetStream(name))
+	}
 	if c.Bind {
-		b, err := js.KeyValue(ctx, name)
+		b, err := jsapi.Ask(ctx, bind)
 		if errors.Is(err, jetstream.ErrBucketNotFound) {
 			return nil, fmt.Errorf("%w: %s: %w", ErrBucketNotFound, name, err)
 		}
 		return b, err
 	}
 	if c.lockBucket {
-		return c.openLockBucket(ctx, js, name)
+		return c.openLockBucket(ctx, name, bind, create)
 	}
 	// Create first, as stream.Declare does: a bucket that already matches
 	// is not updated on every start.
-	b, err := js.CreateKeyValue(ctx, c.jetStream(name))
+	b, err := jsapi.Ask(ctx, create)
 	if errors.Is(err, jetstream.ErrBucketExists) {
-		b, err = js.UpdateKeyValue(ctx, c.jetStream(name))
+		b, err = jsapi.Ask(ctx, func(ctx context.Context) (jetstream.KeyValue, error) {
+			return js.UpdateKeyValue(ctx, c.jetStream(name))
+		})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("kv: declare bucket %s: %w", name, err)
@@ -116,11 +125,13 @@ func (c Config) open(ctx context.Context, js jetstream.JetStream, name string) (
 	return b, nil
 }
 
-func (c Config) openLockBucket(ctx context.Context, js jetstream.JetStream, name string) (jetstream.KeyValue, error) {
+// openLockBucket binds the lock bucket name with bind, or declares it
+// with create when it does not exist, and checks its TTL.
+func (c Config) openLockBucket(ctx context.Context, name string, bind, create func(context.Context) (jetstream.KeyValue, error)) (jetstream.KeyValue, error) {
 	for attempt := 0; ; attempt++ {
-		b, err := js.KeyValue(ctx, name)
+		b, err := jsapi.Ask(ctx, bind)
 		if errors.Is(err, jetstream.ErrBucketNotFound) {
-			b, err = js.CreateKeyValue(ctx, c.jetStream(name))
+			b, err = jsapi.Ask(ctx, create)
 			if errors.Is(err, jetstream.ErrBucketExists) && attempt < 3 {
 				continue // another process created it meanwhile: check its TTL
 			}
@@ -132,7 +143,7 @@ func (c Config) openLockBucket(ctx context.Context, js jetstream.JetStream, name
 		if err != nil {
 			return nil, fmt.Errorf("kv: bind bucket %s: %w", name, err)
 		}
-		st, err := b.Status(ctx)
+		st, err := jsapi.Ask(ctx, b.Status)
 		if err != nil {
 			return nil, fmt.Errorf("kv: bucket %s: %w", name, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -48,19 +49,29 @@ func (h *handle) current(ctx context.Context) (jetstream.KeyValue, error) {
 	if err != nil {
 		return nil, err
 	}
-	return h.declared.Get(ctx, nc, func(ctx context.Context, again bool) (jetstream.KeyValue, error) {
-		return h.declare(ctx, nc, again)
+	kv, recreated, err := h.declared.Get(ctx, nc, func(ctx context.Context) (jetstream.KeyValue, time.Time, error) {
+		return h.declare(ctx, nc)
 	})
+	if recreated {
+		h.events.Emit(BucketRecreated{EventTime: h.events.Stamp(), Bucket: h.name})
+	}
+	return kv, err
 }
 
-func (h *handle) declare(ctx context.Context, nc *nats.Conn, again bool) (jetstream.KeyValue, error) {
+// declare declares (or binds) the bucket on nc, and returns it with the
+// time its stream was created.
+func (h *handle) declare(ctx context.Context, nc *nats.Conn) (jetstream.KeyValue, time.Time, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	kv, err := h.cfg.open(ctx, js, h.name)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
+	}
+	created, err := createdAt(ctx, kv)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("kv: bucket %s: %w", h.name, err)
 	}
 	limit := nc.MaxPayload()
 	if h.cfg.MaxValueSize > 0 {
@@ -69,10 +80,21 @@ func (h *handle) declare(ctx context.Context, nc *nats.Conn, again bool) (jetstr
 	h.mu.Lock()
 	h.max = limit
 	h.mu.Unlock()
-	if again {
-		h.events.Emit(BucketRecreated{EventTime: h.events.Stamp(), Bucket: h.name})
+	return kv, created, nil
+}
+
+// createdAt is when the stream of kv, just declared, was created: what
+// tells a bucket created anew from the one declared before.
+func createdAt(ctx context.Context, kv jetstream.KeyValue) (time.Time, error) {
+	st, err := jsapi.AskDeclared(ctx, kv.Status)
+	if err != nil {
+		return time.Time{}, err
 	}
-	return kv, nil
+	bs, ok := st.(*jetstream.KeyValueBucketStatus)
+	if !ok {
+		return time.Time{}, fmt.Errorf("status of type %T", st)
+	}
+	return bs.StreamInfo().Created, nil
 }
 
 // limit is the largest value the bucket accepts, 0 until it is declared.

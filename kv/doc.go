@@ -22,7 +22,8 @@
 // each replacement connection of its [connection.Source]. A call that
 // finds the bucket gone (deleted, or a memory bucket lost in a server
 // restart) fails with [ErrBucketNotFound]; the next call declares it
-// again, a second later, and emits [BucketRecreated]. A Watch runs while
+// again, a second later, and emits [BucketRecreated] when its stream was
+// created since it was last declared. A Watch runs while
 // it is served and, served again after it returned, resumes after the
 // last revision it delivered. A Lease renews itself until Release or
 // until it is lost.

@@ -59,6 +59,12 @@ func (w *Watch[T]) Serve(ctx context.Context) error { return w.watch.Serve(ctx) 
 // String returns the watch's name, for the supervisor's logs.
 func (w *Watch[T]) String() string { return w.watch.String() }
 
+// OnStarted makes the watch a supervisor.Starter: it calls started each
+// time it reads the bucket again, which ends an episode of failures (the
+// bucket's cluster could not answer after losing a node, say; such
+// failures are marked supervisor.Unavailable).
+func (w *Watch[T]) OnStarted(started func()) { w.watch.OnStarted(started) }
+
 // Synced returns a channel closed once the watch has first delivered the
 // current values and the Synced entry (at once with UpdatesOnly): from
 // then on every change is delivered, a change made after it included.

@@ -95,6 +95,28 @@ func TestWatchFailureBeforeSyncedDeliversCurrentValuesOnce(t *testing.T) {
 	}
 }
 
+// A WatchFunc's error is the application's: one that says a deadline
+// passed is not taken for JetStream being unavailable, and its failure is
+// an error, not a warning.
+func TestWatchFuncDeadlineIsNoOutage(t *testing.T) {
+	t.Parallel()
+	ctx := ctxT(t)
+	b := historyBucket(t, ctx)
+	w, err := b.Watch("w", kv.WatchConfig{}, func(context.Context, kv.Entry[int]) error {
+		return fmt.Errorf("apply: %w", context.DeadlineExceeded)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = w.Serve(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+		t.Fatalf("serve: %v, want the WatchFunc's error", err)
+	}
+	if ev := (supervisor.ChildFailed{Err: err}); ev.Level() != supervisor.ErrorLevel {
+		t.Fatalf("the WatchFunc's failure is logged at %v, want error", ev.Level())
+	}
+}
+
 // A failed Synced call is made again when the watch is served again,
 // although no value changed.
 func TestWatchRetriesFailedSynced(t *testing.T) {

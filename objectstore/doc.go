@@ -22,7 +22,8 @@
 // each replacement connection of its [connection.Source]. A call that
 // finds the store gone (deleted, or a memory store lost in a server
 // restart) fails with [ErrStoreNotFound]; the next call declares it again,
-// a second later, and emits [StoreRecreated]. A put that fails leaves the
+// a second later, and emits [StoreRecreated] when its stream was created
+// since it was last declared. A put that fails leaves the
 // previous version whole and removes what it stored. A Watch runs while
 // it is served and, served again after it returned, resumes after the
 // last change it delivered.

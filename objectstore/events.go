@@ -2,10 +2,13 @@ package objectstore
 
 import "github.com/corral-go/corral/supervisor"
 
-// StoreRecreated is emitted when a store that a call or a watch found
-// missing (deleted, or a memory store lost in a server restart) has been
-// declared again; with Bind, when it has been found again. The objects it
-// held before are gone.
+// StoreRecreated is emitted when the store, declared again (after a call
+// or a watch found it missing, or on a replaced connection), or with Bind
+// found again, is not the one declared before: its stream was created
+// since (the store was deleted, or a memory store lost in a server
+// restart). The objects it held before are gone. A store only reported
+// missing, as a cluster's replica still creating it may, is not
+// recreated.
 type StoreRecreated struct {
 	supervisor.EventTime
 	Store string

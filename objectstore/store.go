@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -76,9 +77,12 @@ func (s *Store) current(ctx context.Context) (jetstream.ObjectStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := s.declared.Get(ctx, nc, func(ctx context.Context, again bool) (jetstream.ObjectStore, error) {
-		return s.declare(ctx, nc, again)
+	store, recreated, err := s.declared.Get(ctx, nc, func(ctx context.Context) (jetstream.ObjectStore, time.Time, error) {
+		return s.declare(ctx, nc)
 	})
+	if recreated {
+		s.events.Emit(StoreRecreated{EventTime: s.events.Stamp(), Store: s.name})
+	}
 	if errors.Is(err, ErrStoreNotFound) {
 		return nil, err // it names the store, after its own "objectstore: "
 	}
@@ -88,32 +92,45 @@ func (s *Store) current(ctx context.Context) (jetstream.ObjectStore, error) {
 	return store, nil
 }
 
-func (s *Store) declare(ctx context.Context, nc *nats.Conn, again bool) (jetstream.ObjectStore, error) {
+// declare declares (or binds) the store on nc and looks up its stream; it
+// returns the store with the time its stream was created. Each request
+// is asked until answered (jsapi.Ask): a cluster answers one of several
+// processes declaring a new store at once, and may answer no lookup of
+// it until its stream has a leader.
+func (s *Store) declare(ctx context.Context, nc *nats.Conn) (jetstream.ObjectStore, time.Time, error) {
 	js, err := s.jetStream(nc)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	var store jetstream.ObjectStore
 	if s.cfg.Bind {
-		store, err = js.ObjectStore(ctx, s.name)
+		store, err = jsapi.Ask(ctx, func(ctx context.Context) (jetstream.ObjectStore, error) { return js.ObjectStore(ctx, s.name) })
 		if errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
-			return nil, fmt.Errorf("%w: %s: %w", ErrStoreNotFound, s.name, err)
+			return nil, time.Time{}, fmt.Errorf("%w: %s: %w", ErrStoreNotFound, s.name, err)
 		}
 	} else {
 		// Create first, as stream.Declare does: a store that already
 		// matches is not updated on every start.
-		store, err = js.CreateObjectStore(ctx, s.cfg.jetStream(s.name))
+		store, err = jsapi.Ask(ctx, func(ctx context.Context) (jetstream.ObjectStore, error) {
+			return js.CreateObjectStore(ctx, s.cfg.jetStream(s.name))
+		})
 		if errors.Is(err, jetstream.ErrBucketExists) {
-			store, err = js.UpdateObjectStore(ctx, s.cfg.jetStream(s.name))
+			store, err = jsapi.Ask(ctx, func(ctx context.Context) (jetstream.ObjectStore, error) {
+				return js.UpdateObjectStore(ctx, s.cfg.jetStream(s.name))
+			})
 		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
-	if again {
-		s.events.Emit(StoreRecreated{EventTime: s.events.Stamp(), Store: s.name})
+	stream, err := jsapi.AskDeclared(ctx, func(ctx context.Context) (jetstream.Stream, error) { return js.Stream(ctx, streamName(s.name)) })
+	if err != nil {
+		return nil, time.Time{}, err
 	}
-	return store, nil
+	s.mu.Lock()
+	s.streamFor, s.stream = store, stream
+	s.mu.Unlock()
+	return store, stream.CachedInfo().Created, nil
 }
 
 // jetStream is the JetStream context of nc. One per connection: its first
@@ -134,7 +151,7 @@ func (s *Store) jetStream(nc *nats.Conn) (jetstream.JetStream, error) {
 	return js, nil
 }
 
-// streamOf is the stream of store, looked up once per declaration.
+// streamOf is the stream of store, as its declaration looked it up.
 func (s *Store) streamOf(ctx context.Context, store jetstream.ObjectStore) (jetstream.JetStream, jetstream.Stream, error) {
 	s.mu.Lock()
 	js, stream := s.js, s.stream

@@ -115,7 +115,12 @@ func (c *child) countFailureLocked(err error, ran time.Duration) {
 	if c.startedOK || ran > c.policy.FailureDecay {
 		c.episode, c.lastErr, c.repeated = 0, "", 0
 	}
+	// Failures marked unavailable repeat one another: an outage reads as
+	// one warning, whatever each attempt's error says.
 	text := err.Error()
+	if unavailable(err) {
+		text = "unavailable"
+	}
 	if c.episode > 0 && text == c.lastErr {
 		c.repeated++
 	} else {

@@ -45,7 +45,9 @@
 // before it, the child not having started successfully in between (a
 // [Starter] says when it has), is logged at debug: a child that fails the
 // same way at every restart logs one error, and [ChildRecovered] when it
-// starts again.
+// starts again. A failure marked [Unavailable] (what the child needs
+// cannot answer for now) is a warning instead, and repeats any other so
+// marked.
 //
 // # Concurrency
 //

@@ -81,20 +81,38 @@ type starter struct {
 
 func (s *starter) OnStarted(f func()) { s.started = f }
 
+// serveStarter serves a Starter child named name, whose runs are run
+// (given the child's started), until it has recovered recoveries times,
+// and returns the tree's events.
+func serveStarter(t *testing.T, name string, recoveries int, run func(ctx context.Context, started func(), start int) error) *natstest.Recorder {
+	t.Helper()
+	rec := natstest.NewRecorder()
+	tree := supervisor.NewTree("t", supervisor.Events{Hook: rec.Hook})
+	svc := &starter{}
+	svc.fn = fn{name: name, serve: func(ctx context.Context, start int) error { return run(ctx, svc.started, start) }}
+	if err := tree.Add(name, svc, fastRestarts()); err != nil {
+		t.Fatal(err)
+	}
+	stop := serve(t, tree)
+	natstest.Eventually(t, 10*time.Second, func() bool { return len(natstest.All[supervisor.ChildRecovered](rec)) == recoveries },
+		func() string { return fmt.Sprintf("recoveries: %+v", natstest.All[supervisor.ChildRecovered](rec)) })
+	if err := stop(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Serve: %v", err)
+	}
+	return rec
+}
+
 // A Starter's episode ends when it says it has started: the next failure
 // is reported at error again, even with the same error, and its failures
 // are counted from 1; a different error is reported at error too.
 func TestEpisodeEndsWhenAStarterStarts(t *testing.T) {
-	rec := natstest.NewRecorder()
-	tree := supervisor.NewTree("t", supervisor.Events{Hook: rec.Hook})
 	errOther := errors.New("other")
-	svc := &starter{}
-	svc.fn = fn{name: "s", serve: func(ctx context.Context, start int) error {
+	rec := serveStarter(t, "s", 2, func(ctx context.Context, started func(), start int) error {
 		switch {
 		case start <= 3: // episode 1: boom, boom, boom
 			return errBoom
 		case start == 4: // started, then boom: episode 2
-			svc.started()
+			started()
 			return errBoom
 		case start <= 6: // boom, other
 			if start == 6 {
@@ -102,18 +120,9 @@ func TestEpisodeEndsWhenAStarterStarts(t *testing.T) {
 			}
 			return errBoom
 		}
-		svc.started()
+		started()
 		return untilDone(ctx, start)
-	}}
-	if err := tree.Add("s", svc, fastRestarts()); err != nil {
-		t.Fatal(err)
-	}
-	stop := serve(t, tree)
-	natstest.Eventually(t, 10*time.Second, func() bool { return len(natstest.All[supervisor.ChildRecovered](rec)) == 2 },
-		func() string { return fmt.Sprintf("recoveries: %+v", natstest.All[supervisor.ChildRecovered](rec)) })
-	if err := stop(); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Serve: %v", err)
-	}
+	})
 	type got struct {
 		failures, repeated int
 		level              supervisor.Level
@@ -131,6 +140,43 @@ func TestEpisodeEndsWhenAStarterStarts(t *testing.T) {
 		if e.Child != "s" || e.Failures != 3 {
 			t.Fatalf("recovered: %+v, want s after 3 failures", e)
 		}
+	}
+}
+
+// Failures marked unavailable are one warning episode, whatever each
+// says: the first is a warning, the others repeat it at debug, and the
+// child's start ends the episode. A failure not so marked is an error.
+func TestUnavailableIsOneWarningEpisode(t *testing.T) {
+	noLeader := errors.New("no leader")
+	rec := serveStarter(t, "w", 2, func(ctx context.Context, started func(), start int) error {
+		switch start {
+		case 1, 3:
+			return supervisor.Unavailable(errBoom)
+		case 2:
+			return supervisor.Unavailable(noLeader)
+		case 4: // started: the outage is over; then a failure of its own
+			started()
+			return errBoom
+		}
+		started()
+		return untilDone(ctx, start)
+	})
+	var levels []supervisor.Level
+	for _, e := range natstest.All[supervisor.ChildFailed](rec) {
+		levels = append(levels, e.Level())
+	}
+	W, D, E := supervisor.WarnLevel, supervisor.DebugLevel, supervisor.ErrorLevel
+	if want := []supervisor.Level{W, D, D, E}; fmt.Sprint(levels) != fmt.Sprint(want) {
+		t.Fatalf("failure levels: got %v, want %v", levels, want)
+	}
+	if r := natstest.All[supervisor.ChildRecovered](rec)[0]; r.Failures != 3 {
+		t.Fatalf("the outage recovered after %d failures, want 3", r.Failures)
+	}
+	if err := supervisor.Unavailable(nil); err != nil {
+		t.Fatalf("Unavailable(nil) = %v", err)
+	}
+	if err := supervisor.Unavailable(errBoom); !errors.Is(err, errBoom) || err.Error() != errBoom.Error() {
+		t.Fatalf("Unavailable(errBoom) = %v, want errBoom's text and to match it", err)
 	}
 }
 

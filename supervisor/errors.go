@@ -28,6 +28,34 @@ var (
 	ErrShutdownIncomplete = errors.New("supervisor: children did not stop in time")
 )
 
+// Unavailable marks err, a child's failure, as one that passes without
+// anyone's help: what the child needs cannot answer for now (a cluster
+// electing leaders after it lost a node). The tree logs it as a warning
+// rather than an error, and the failures of an episode so marked as
+// repeats of one another, whatever their words (see ChildFailed). A nil
+// err stays nil.
+func Unavailable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &UnavailableError{Err: err}
+}
+
+// UnavailableError is a failure marked by Unavailable. Its text is Err's.
+type UnavailableError struct{ Err error }
+
+// Error returns Err's text.
+func (e *UnavailableError) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// unavailable reports whether err is marked by Unavailable.
+func unavailable(err error) bool {
+	var u *UnavailableError
+	return errors.As(err, &u)
+}
+
 // PanicError is the failure recorded for a child whose Serve panicked.
 type PanicError struct {
 	Value any

@@ -21,10 +21,11 @@ type ChildStarted struct {
 // successfully: when a [Starter] says so, or else when a run lasts longer
 // than its FailureDecay. Failures counts the episode's failures, this one
 // included. Repeated counts the failures in a row, before this one, whose
-// error read the same: a failure that repeats the one before it is logged
-// at debug, so that a child failing the same way at every restart logs
-// one error per episode rather than one per restart (its pauses, see
-// ChildBackoff, are still warnings). Threshold is the policy's
+// error read the same, or that were, as this one, marked [Unavailable]: a
+// failure that repeats the one before it is logged at debug, so that a
+// child failing the same way at every restart logs one error per episode
+// rather than one per restart (its pauses, see ChildBackoff, are still
+// warnings). A failure marked Unavailable is logged as a warning. Threshold is the policy's
 // failure_threshold, which is compared, as suture compares it, with a
 // count that halves every FailureDecay, not with Failures.
 type ChildFailed struct {
@@ -123,10 +124,14 @@ func (e ChildStarted) Level() Level {
 	return DebugLevel
 }
 
-// Level returns ErrorLevel, or DebugLevel for a repeated failure.
+// Level returns ErrorLevel, WarnLevel for a failure marked [Unavailable],
+// or DebugLevel for a repeated failure.
 func (e ChildFailed) Level() Level {
-	if e.Repeated > 0 {
+	switch {
+	case e.Repeated > 0:
 		return DebugLevel
+	case unavailable(e.Err):
+		return WarnLevel
 	}
 	return ErrorLevel
 }

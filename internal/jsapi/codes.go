@@ -17,6 +17,10 @@ const (
 	// exhausted (JSAccountResourcesExceededErr); it clears only when
 	// something else frees room.
 	CodeResourcesExceeded jetstream.ErrorCode = 10002
+	// CodeClusterNotAvailable (JSClusterNotAvailErr, "JetStream system
+	// temporarily unavailable") is a cluster's answer while it has no
+	// leader for the request: asked again later, it answers.
+	CodeClusterNotAvailable jetstream.ErrorCode = 10008
 	// CodeConsumerCreate (JSConsumerCreateErrF) is what the server's
 	// addConsumerWithAction returns when updateConfig (server/consumer.go)
 	// refuses to change an existing consumer: "deliver policy can not be

@@ -21,7 +21,7 @@ func CheckDeadLetter(ctx context.Context, js jetstream.JetStream, subject string
 	}
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	_, err := js.StreamNameBySubject(ctx, subject)
+	_, err := Ask(ctx, func(ctx context.Context) (string, error) { return js.StreamNameBySubject(ctx, subject) })
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return fmt.Errorf("%w: dead_letter %q: no stream stores the subject: declare one that does "+
 			"under the top-level streams: section of the configuration", conf.ErrInvalid, subject)

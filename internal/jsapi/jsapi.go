@@ -3,6 +3,7 @@
 package jsapi
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"time"
@@ -25,6 +26,18 @@ var ErrConnGone = errors.New("connection replaced")
 func StreamMissing(err error) bool {
 	return errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders)
+}
+
+// Unavailable reports whether err says that JetStream, or the part of a
+// cluster a request needs, cannot answer for now, which passes without
+// anyone's help: no answer in time, no responders, missed heartbeats, a
+// leader changed or a server shutting down, or a cluster not available
+// yet (CodeClusterNotAvailable). A lost node shows as any of them.
+func Unavailable(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoHeartbeat) ||
+		errors.Is(err, jetstream.ErrConsumerLeadershipChanged) || errors.Is(err, jetstream.ErrServerShutdown) ||
+		NotAvailable(err)
 }
 
 // Storage is the storage a configuration names: memory, or file (the

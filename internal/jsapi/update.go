@@ -32,11 +32,13 @@ func UpdateRefused(err error, existed bool) bool {
 // Creating first matters: the server answers a stream that already
 // matches without touching it, where an update on every start rewrites
 // its configuration (and publishes an advisory) while consumers are being
-// created on it, which nats-server 2.15.3's file store races on.
+// created on it, which nats-server 2.15.3's file store races on. Both are
+// asked until answered (see Ask): a cluster answers one of several
+// processes declaring a new stream at once, and the others not at all.
 func DeclareStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (s jetstream.Stream, existed bool, err error) {
-	s, err = js.CreateStream(ctx, cfg)
+	s, err = Ask(ctx, func(ctx context.Context) (jetstream.Stream, error) { return js.CreateStream(ctx, cfg) })
 	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		s, err = js.UpdateStream(ctx, cfg)
+		s, err = Ask(ctx, func(ctx context.Context) (jetstream.Stream, error) { return js.UpdateStream(ctx, cfg) })
 		return s, true, err
 	}
 	return s, false, err

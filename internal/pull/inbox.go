@@ -42,7 +42,11 @@ type inbox struct {
 	// tell a request the server filled from one that ran out.
 	delivered atomic.Int64
 	heard     atomic.Int64 // unix nanoseconds of the last message, heartbeat or request
-	retired   atomic.Bool  // replaced: its statuses are about requests no longer counted
+	// answered is the unix nanoseconds of the last message, heartbeat or
+	// end of a request: the consumer answering, where a status may say it
+	// cannot.
+	answered atomic.Int64
+	retired  atomic.Bool // replaced: its statuses are about requests no longer counted
 }
 
 // openInbox subscribes a fresh inbox, with no credits, as an input of the
@@ -115,9 +119,11 @@ func (in *inbox) dropCredits(n int64) {
 // receive is in's callback: messages go to the owner, statuses to the
 // session. It never blocks.
 func (p *Puller) receive(nc *nats.Conn, in *inbox, msg *nats.Msg) {
-	in.heard.Store(time.Now().UnixNano())
+	now := time.Now().UnixNano()
+	in.heard.Store(now)
 	status := msg.Header.Get("Status")
 	if len(msg.Data) > 0 || status == "" {
+		in.answered.Store(now)
 		// Held before its credit is taken, and the session reads credits
 		// before held: it never sees room the message already fills.
 		held := p.held.hold()
@@ -139,12 +145,16 @@ func (p *Puller) receive(nc *nats.Conn, in *inbox, msg *nats.Msg) {
 		in.dropCredits(int64(n))
 	}
 	if status == "100" { // idle heartbeat or flow control
+		in.answered.Store(now)
 		if msg.Reply != "" {
 			_ = msg.Respond(nil)
 		}
 		return
 	}
 	err := pullStatus(status, msg.Header.Get("Description"))
+	if errors.Is(err, errRequestDone) {
+		in.answered.Store(now)
+	}
 	if in.retired.Load() && (errors.Is(err, errRequestDone) || errors.Is(err, errRequestLost)) {
 		// The end or loss of a request the session no longer counts on:
 		// the current inbox hears of its own.

@@ -100,6 +100,10 @@ type Config struct {
 	// before what the owner holds is handed to others, and nothing handed
 	// on is delivered to it.
 	Until func() time.Time
+	// Recovered, if set, is called when the consumer answers again after
+	// the puller reported failures to its owner (Owner.Failed): they were
+	// one episode, and it is over.
+	Recovered func()
 }
 
 // Puller pulls for one owner, one connection at a time: Open, then Run.
@@ -147,7 +151,7 @@ func (p *Puller) Open(nc *nats.Conn) (*Session, error) {
 		}
 		return nil, err
 	}
-	return &Session{p: p, nc: nc, in: in}, nil
+	return &Session{p: p, nc: nc, in: in, opened: time.Now()}, nil
 }
 
 // Session pulls on one connection.
@@ -169,6 +173,14 @@ type Session struct {
 	fullSince   time.Time     // the owner has held all it can since
 	redeclareAt time.Time     // declare the consumer again at
 	timer       *time.Timer
+
+	// opened is when the session began; answeredOnce says the consumer
+	// has answered it; failedAt is the unix nanoseconds of the last
+	// failure reported since the consumer last answered, 0 for none (see
+	// outage.go).
+	opened       time.Time
+	answeredOnce bool
+	failedAt     int64
 }
 
 // Run sends pull requests for the owner's free room until ctx ends, the
@@ -185,6 +197,7 @@ func (s *Session) Run(ctx context.Context, js jetstream.JetStream, gone <-chan s
 		if err != nil {
 			return err
 		}
+		s.noteAnswers()
 		s.replaceIfSilent(now)
 		if err := s.request(now); err != nil {
 			return err
@@ -262,7 +275,7 @@ func (s *Session) request(now time.Time) error {
 		if errors.Is(err, nats.ErrConnectionClosed) {
 			return jsapi.ErrConnGone
 		}
-		s.p.owner.Failed(err)
+		s.fail(err)
 		s.backOff(now)
 	}
 	return nil
@@ -351,6 +364,9 @@ func (s *Session) actOn(status error) error {
 		s.replace(status)
 	case errors.Is(status, jetstream.ErrBadRequest), errors.Is(status, ErrStatus):
 		return fmt.Errorf("pull from consumer %s of stream %s: %w", s.p.cfg.Consumer, s.p.cfg.Stream, status)
+	case errors.Is(status, nats.ErrNoResponders) && s.notYetReachable(time.Now()):
+		s.replace(nil)
+		s.backOff(time.Now())
 	case errors.Is(status, jetstream.ErrConsumerDeleted), errors.Is(status, nats.ErrNoResponders):
 		// The consumer, its stream or JetStream is gone or moving: declare
 		// it again once a deletion has had time to finish.
@@ -360,7 +376,7 @@ func (s *Session) actOn(status error) error {
 		}
 		s.notBefore = s.redeclareAt
 	default:
-		s.p.owner.Failed(status)
+		s.fail(status)
 		s.backOff(time.Now())
 	}
 	return nil
@@ -371,7 +387,7 @@ func (s *Session) actOn(status error) error {
 // next loss replaces it.
 func (s *Session) replace(cause error) {
 	if cause != nil {
-		s.p.owner.Failed(cause)
+		s.fail(cause)
 	}
 	fresh, err := s.p.openInbox(s.nc)
 	if err != nil {

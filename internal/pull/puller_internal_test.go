@@ -198,3 +198,20 @@ func TestReceiveMeasuresMessageSizes(t *testing.T) {
 		t.Fatalf("expected size %d after a 100-byte message, want %d", got, 2000-2000/64)
 	}
 }
+
+// streamS runs a server with the stream S of subject s, and returns a
+// connection to it and a ctx that bounds the test.
+func streamS(t *testing.T) (*nats.Conn, jetstream.JetStream, context.Context) {
+	t.Helper()
+	nc := connectInternal(t, natstest.RunServer(t).URL())
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s"}}); err != nil {
+		t.Fatal(err)
+	}
+	return nc, js, ctx
+}

@@ -1,9 +1,10 @@
-// Package streamwatch runs a supervised watch of a stream: an ordered
-// consumer that delivers every message once and in order, and that, after
-// an error, a server restart or a replaced connection, resumes from the
-// sequence after the last one delivered: no gap among the messages the
-// stream still holds, and no duplicate. KV and object-store watches are
-// built on it.
+// Package streamwatch runs a supervised watch of a stream: a consumer of
+// the ordered kind (ephemeral, unacknowledged, checked for gaps) that
+// delivers every message once and in order, and that, after an error, a
+// lost consumer, a server restart, a reconnect or a replaced connection,
+// resumes from the sequence after the last one delivered: no gap among
+// the messages the stream still holds, and no duplicate. KV and
+// object-store watches are built on it.
 package streamwatch
 
 import (
@@ -11,11 +12,13 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/jsapi"
+	"github.com/corral-go/corral/supervisor"
 )
 
 // Config describes a watch.
@@ -58,6 +61,7 @@ type Watch struct {
 	// is its subject's last there; above it, every message is a change.
 	snapshot atomic.Uint64
 	created  atomic.Int64 // the stream's creation time, as UnixNano
+	onStart  func()       // see OnStarted
 }
 
 // New returns a watch that runs when served.
@@ -82,25 +86,48 @@ func (w *Watch) Serve(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if !errors.Is(err, jsapi.ErrConnGone) && !errors.Is(err, errReset) && !errors.Is(err, errSnapshot) {
-			return fmt.Errorf("%s: %w", w.cfg.Name, err)
+		if errors.Is(err, jsapi.ErrConnGone) || errors.Is(err, errReset) || errors.Is(err, errSnapshot) {
+			continue
 		}
+		err = fmt.Errorf("%s: %w", w.cfg.Name, err)
+		if jsapi.Unavailable(err) && !errors.As(err, new(callbackError)) {
+			// A node lost, a leader being elected: the restart resumes.
+			return supervisor.Unavailable(err)
+		}
+		return err
 	}
 }
 
-// resetAttempts bounds nats.go's tries to re-create the ordered consumer,
-// 1 s apart and doubling: about 7 s, longer than a server restart takes
-// once the connection is back.
-const resetAttempts = 4
+// OnStarted keeps started, which the watch calls each time it reads the
+// stream again after it started: its failures are then over (see
+// supervisor.Starter).
+func (w *Watch) OnStarted(started func()) { w.onStart = started }
+
+// Consumers of a watch: the heartbeat of their pull requests, two of
+// which missed say the consumer is lost (as the handlers' pulls); how
+// long one outlives the watch that made it (nats.go's ordered
+// consumers').
+const (
+	heartbeat         = 2 * time.Second
+	inactiveThreshold = 5 * time.Minute
+)
+
+// callbackError is a failure of the watch's callbacks (Deliver,
+// InitialDone): the application's, never a sign of JetStream's state,
+// whatever error it wraps.
+type callbackError struct{ err error }
+
+func (e callbackError) Error() string { return e.err.Error() }
+func (e callbackError) Unwrap() error { return e.err }
 
 var (
 	errStreamDeleted = errors.New("stream deleted")
-	// errReset: nats.go replaced the ordered consumer (server restart,
-	// missed heartbeats, consumer deleted). It resumes by start sequence,
-	// which during the current values would replay older revisions, and
-	// on a stream created anew would skip its first messages: the watch
-	// starts again instead, which handles both.
-	errReset = errors.New("ordered consumer replaced")
+	// errReset: the consumer lost a message (a gap in its sequence) or
+	// was lost (missed heartbeats, deleted: a node lost, a server
+	// restarted). The watch starts again from where it is, which during
+	// the current values and on a stream created anew is not the next
+	// sequence.
+	errReset = errors.New("consumer lost")
 	// errSnapshot: the consumer of the current values reached a message
 	// stored after the snapshot. The watch goes on by sequence instead,
 	// which delivers, too, those stored and superseded while the server

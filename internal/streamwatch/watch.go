@@ -8,7 +8,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 
+	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/jsapi"
 )
 
@@ -17,8 +19,8 @@ import (
 const streamDeletedTmpl = "$JS.EVENT.ADVISORY.STREAM.DELETED.%s"
 
 // watch runs the watch on nc until ctx ends, gone closes (jsapi.ErrConnGone), the
-// stream is deleted (errStreamDeleted), nats.go replaces the consumer
-// (errReset) or something fails.
+// stream is deleted (errStreamDeleted), the consumer loses messages or
+// is lost (errReset) or something fails.
 func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) error {
 	wctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -26,15 +28,9 @@ func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) 
 	defer wg.Wait()
 	watching := make(chan struct{})
 	defer close(watching)
-	wg.Go(func() {
-		select {
-		case <-gone:
-			cancel(jsapi.ErrConnGone)
-		case <-watching:
-		}
-	})
-	// The ordered consumer would follow a re-created stream from the old
-	// position, skipping its first messages: stop, and start again as new.
+	wg.Go(func() { w.followConn(gone, watching, cancel) })
+	// A consumer would follow a re-created stream from the old position,
+	// skipping its first messages: stop, and start again as new.
 	sub, err := nc.Subscribe(fmt.Sprintf(streamDeletedTmpl, w.cfg.Stream), func(*nats.Msg) {
 		cancel(errStreamDeleted)
 	})
@@ -46,13 +42,16 @@ func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) 
 	if err != nil {
 		return err
 	}
-	it, err := cons.Messages()
+	it, err := cons.Messages(jetstream.PullHeartbeat(heartbeat))
 	if err != nil {
 		return err
 	}
 	defer it.Stop()
-	// Next may be stuck re-creating the consumer of a deleted stream, deaf
-	// to wctx: stopping the iterator ends it.
+	if w.onStart != nil {
+		w.onStart()
+	}
+	// Next waits for a message, deaf to wctx: stopping the iterator ends
+	// it.
 	stopped := make(chan struct{})
 	defer close(stopped)
 	wg.Go(func() {
@@ -62,13 +61,46 @@ func (w *Watch) watch(ctx context.Context, nc *nats.Conn, gone <-chan struct{}) 
 		case <-stopped:
 		}
 	})
-	return w.deliver(ctx, wctx, it, cons.CachedInfo().Name, pass)
+	return w.deliver(ctx, wctx, it, pass)
+}
+
+// followConn ends the watch's run through cancel when the connection is
+// gone for good (jsapi.ErrConnGone) or has reconnected (errReset): the
+// consumer's pull requests, and a consumer on a server that restarted,
+// did not survive it. It returns when watching closes.
+func (w *Watch) followConn(gone, watching <-chan struct{}, cancel context.CancelCauseFunc) {
+	st, changed := w.src.Observe()
+	reconnects := st.Stats.Reconnects
+	for {
+		select {
+		case <-gone:
+			cancel(jsapi.ErrConnGone)
+			return
+		case <-watching:
+			return
+		case <-changed:
+			st, changed = w.src.Observe()
+			if st.State == connection.StateConnected && st.Stats.Reconnects != reconnects {
+				cancel(errReset)
+				return
+			}
+		}
+	}
 }
 
 // consumer declares the stream (Prepare), looks it up and creates the
-// ordered consumer that goes on from where the watch is; when nothing is
-// pending, the current values are all delivered. wctx is ctx, ended early
-// when the watch must start again.
+// consumer that goes on from where the watch is; when nothing is pending,
+// the current values are all delivered. wctx is ctx, ended early when the
+// watch must start again.
+//
+// The consumer is an ordered consumer's kind (ephemeral, in memory, one
+// replica, no acks), but not nats.go's OrderedConsumer: that one, when
+// its consumer is lost (a node lost, a server restarted), creates it
+// again by itself with requests of 10s that nothing cancels, holding the
+// lock that stopping it takes, so that a watch asked to stop then did
+// not within its shutdown timeout, and one whose retries ran out failed.
+// The watch starts again from its position instead (errReset), each
+// request bounded by its context.
 func (w *Watch) consumer(ctx, wctx context.Context, nc *nats.Conn) (cons jetstream.Consumer, p pass, err error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -89,11 +121,16 @@ func (w *Watch) consumer(ctx, wctx context.Context, nc *nats.Conn) (cons jetstre
 		w.last.Store(0)
 		w.snapshot.Store(0)
 	}
-	oc, err := w.position(actx, s)
+	cc, err := w.position(actx, s)
 	if err != nil {
 		return nil, pass{}, err
 	}
-	if cons, err = s.OrderedConsumer(actx, oc); err != nil {
+	// One name for every try: a try the server answered too late
+	// declared the same consumer.
+	cc.Name = nuid.Next()
+	if cons, err = jsapi.Ask(actx, func(ctx context.Context) (jetstream.Consumer, error) {
+		return s.CreateOrUpdateConsumer(ctx, cc)
+	}); err != nil {
 		return nil, pass{}, err
 	}
 	acancel()
@@ -104,9 +141,9 @@ func (w *Watch) consumer(ctx, wctx context.Context, nc *nats.Conn) (cons jetstre
 		}
 	}
 	switch {
-	case oc.DeliverPolicy == jetstream.DeliverLastPerSubjectPolicy:
+	case cc.DeliverPolicy == jetstream.DeliverLastPerSubjectPolicy:
 		p.lastPerSubject = true
-	case oc.DeliverPolicy == jetstream.DeliverByStartSequencePolicy && oc.OptStartSeq <= w.snapshot.Load():
+	case cc.DeliverPolicy == jetstream.DeliverByStartSequencePolicy && cc.OptStartSeq <= w.snapshot.Load():
 		p.replay = s
 	}
 	return cons, p, nil
@@ -125,15 +162,16 @@ type pass struct {
 	replay jetstream.Stream
 }
 
-// position is the configuration of an ordered consumer of s that starts
-// where the watch is.
-func (w *Watch) position(ctx context.Context, s jetstream.Stream) (jetstream.OrderedConsumerConfig, error) {
-	// nats-server does not always deliver the deletion advisory (it is
-	// queued as the stream's sending loop is told to quit), and nats.go
-	// would then try forever to re-create the consumer of a deleted
-	// stream: a bounded number of tries fails the watch instead, and
-	// served again it declares the stream.
-	oc := jetstream.OrderedConsumerConfig{FilterSubjects: w.cfg.Filters, MaxResetAttempts: resetAttempts}
+// position is the configuration of a consumer of s that starts where the
+// watch is.
+func (w *Watch) position(ctx context.Context, s jetstream.Stream) (jetstream.ConsumerConfig, error) {
+	oc := jetstream.ConsumerConfig{AckPolicy: jetstream.AckNonePolicy, Replicas: 1, MemoryStorage: true,
+		InactiveThreshold: inactiveThreshold}
+	if len(w.cfg.Filters) == 1 {
+		oc.FilterSubject = w.cfg.Filters[0]
+	} else {
+		oc.FilterSubjects = w.cfg.Filters
+	}
 	switch {
 	case w.cfg.UpdatesOnly && !w.started.Load():
 		info, err := s.Info(ctx)
@@ -170,9 +208,10 @@ func (w *Watch) position(ctx context.Context, s jetstream.Stream) (jetstream.Ord
 	return oc, nil
 }
 
-// deliver passes what it reads from the server consumer named consumer
-// to Deliver, each message once, until wctx ends or reading fails.
-func (w *Watch) deliver(ctx, wctx context.Context, it jetstream.MessagesContext, consumer string, p pass) error {
+// deliver passes what it reads from the consumer to Deliver, each
+// message once, until wctx ends or reading fails.
+func (w *Watch) deliver(ctx, wctx context.Context, it jetstream.MessagesContext, p pass) error {
+	var delivered uint64 // the consumer's sequence of the last message read
 	for {
 		msg, err := it.Next(jetstream.NextContext(wctx))
 		if err != nil {
@@ -183,6 +222,8 @@ func (w *Watch) deliver(ctx, wctx context.Context, it jetstream.MessagesContext,
 				return context.Cause(wctx)
 			case errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, jetstream.ErrConnectionClosed):
 				return jsapi.ErrConnGone
+			case errors.Is(err, jetstream.ErrNoHeartbeat), errors.Is(err, jetstream.ErrConsumerDeleted):
+				return errReset
 			}
 			return err
 		}
@@ -190,9 +231,11 @@ func (w *Watch) deliver(ctx, wctx context.Context, it jetstream.MessagesContext,
 		if err != nil {
 			return err
 		}
-		if meta.Consumer != consumer {
+		// Without acks, a message lost on its way is not sent again.
+		if meta.Sequence.Consumer != delivered+1 {
 			return errReset
 		}
+		delivered = meta.Sequence.Consumer
 		seq := meta.Sequence.Stream
 		if p.lastPerSubject && seq > w.snapshot.Load() {
 			return errSnapshot
@@ -212,7 +255,7 @@ func (w *Watch) deliver(ctx, wctx context.Context, it jetstream.MessagesContext,
 			}
 			if current {
 				if err := w.cfg.Deliver(ctx, msg); err != nil {
-					return fmt.Errorf("deliver sequence %d: %w", seq, err)
+					return fmt.Errorf("deliver sequence %d: %w", seq, callbackError{err})
 				}
 			}
 			w.last.Store(seq)
@@ -253,7 +296,7 @@ func (w *Watch) stream(ctx context.Context, js jetstream.JetStream) (jetstream.S
 				return nil, err
 			}
 		}
-		s, err := js.Stream(ctx, w.cfg.Stream)
+		s, err := jsapi.Ask(ctx, func(ctx context.Context) (jetstream.Stream, error) { return js.Stream(ctx, w.cfg.Stream) })
 		if again && errors.Is(err, jetstream.ErrStreamNotFound) {
 			w.cfg.Missing()
 			continue
@@ -265,7 +308,7 @@ func (w *Watch) stream(ctx context.Context, js jetstream.JetStream) (jetstream.S
 func (w *Watch) signalInitial(ctx context.Context) error {
 	if w.cfg.InitialDone != nil {
 		if err := w.cfg.InitialDone(ctx); err != nil {
-			return err
+			return callbackError{err}
 		}
 	}
 	w.initialDone.Store(true)

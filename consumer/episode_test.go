@@ -1,0 +1,38 @@
+package consumer_test
+
+import (
+	"testing"
+
+	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/supervisor"
+)
+
+// oneWarningPerEpisode checks that the failures to consume rec holds form
+// episodes, at least one, each a warning then debug lines and ended by
+// consumer.ConsumeRecovered.
+func oneWarningPerEpisode(t *testing.T, rec *natstest.Recorder) {
+	t.Helper()
+	open, episodes := false, 0
+	for _, e := range rec.Events() {
+		switch e := e.(type) {
+		case consumer.ConsumeError:
+			switch {
+			case e.Level() == supervisor.DebugLevel && open:
+			case e.Level() == supervisor.WarnLevel && !open:
+				open = true
+				episodes++
+			default:
+				t.Fatalf("%s %v (repeated %d) in an episode that is open: %v", e.Level(), e.Err, e.Repeated, open)
+			}
+		case consumer.ConsumeRecovered:
+			if !open || e.Failures == 0 {
+				t.Fatalf("%+v without an episode to end", e)
+			}
+			open = false
+		}
+	}
+	if open || episodes == 0 {
+		t.Fatalf("%d episodes of failures to consume, the last ended: %v; want at least one, each ended", episodes, !open)
+	}
+}

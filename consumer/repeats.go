@@ -1,0 +1,44 @@
+package consumer
+
+import (
+	"sync"
+	"time"
+)
+
+// repeats counts the failures of an episode, which a success ends, and
+// those in a row that repeat the one before them (by key), so that an
+// outage is reported once and a new error in it is not hidden.
+type repeats struct {
+	mu    sync.Mutex
+	last  string
+	n     int       // failures in a row with the key last, less one
+	total int       // failures since the episode began
+	since time.Time // when it began
+}
+
+// fail records a failure whose key is key and returns how many before
+// it, in a row, had the same.
+func (r *repeats) fail(key string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.total == 0 {
+		r.since = time.Now()
+	}
+	r.total++
+	if r.total == 1 || key != r.last {
+		r.last, r.n = key, 0
+		return 0
+	}
+	r.n++
+	return r.n
+}
+
+// end records a success, which ends the episode: the next failure is
+// new. It returns how many failures the episode had, and since when.
+func (r *repeats) end() (failures int, since time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	failures, since = r.total, r.since
+	r.last, r.n, r.total, r.since = "", 0, 0, time.Time{}
+	return failures, since
+}
