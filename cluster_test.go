@@ -18,6 +18,7 @@ import (
 	"github.com/corral-go/corral/kv"
 	"github.com/corral-go/corral/stream"
 	"github.com/corral-go/corral/supervisor"
+	"github.com/corral-go/corral/tasks"
 )
 
 // clusterApp is one instance of an application on a cluster: its Client,
@@ -30,8 +31,9 @@ type clusterApp struct {
 
 // newClusterApp builds an instance of the application of the cluster
 // tests on cluster: R3 streams, a JetStream handler that dead-letters to
-// a stream of its own and sends what it handles to got, and a watched R3
-// bucket.
+// a stream of its own and sends what it handles to got, a watched R3
+// bucket, and an R3 task queue that dead-letters to the same stream and
+// sends each task's data to got.
 func newClusterApp(t *testing.T, cluster *natstest.Cluster, i int, got chan<- string) *clusterApp {
 	t.Helper()
 	r3 := stream.Config{Replicas: 3}
@@ -41,6 +43,7 @@ func newClusterApp(t *testing.T, cluster *natstest.Cluster, i int, got chan<- st
 	orders.Subjects, dlq.Subjects = []string{"orders.>"}, []string{"dlq.>"}
 	cfg.Streams = map[string]stream.Config{"ORDERS": orders, "DLQ": dlq}
 	cfg.KV = map[string]kv.Config{"settings": {Replicas: 3}}
+	cfg.Tasks = map[string]tasks.Config{"render": {Replicas: 3, DeadLetter: "dlq.render"}}
 	core, logs := observer.New(zapcore.DebugLevel)
 	app := &clusterApp{logs: logs, events: natstest.NewRecorder()}
 	c, err := corral.New(cfg, corral.WithLogger(zap.New(core)), corral.WithEventHook(app.events.Hook))
@@ -51,6 +54,12 @@ func newClusterApp(t *testing.T, cluster *natstest.Cluster, i int, got chan<- st
 	hc := consumer.Config{Subject: "orders.new", JetStream: consumer.JetStream{Stream: "ORDERS", Consumer: "fulfil", DeadLetter: "dlq.fulfil"}}
 	if err := c.Handle("fulfil", hc, consumer.HandlerFunc(func(_ context.Context, m *consumer.Msg) error {
 		got <- string(m.Data())
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.HandleTasks("render", tasks.Config{}, tasks.HandlerFunc(func(_ context.Context, task *tasks.Task) error {
+		got <- string(task.Data())
 		return nil
 	})); err != nil {
 		t.Fatal(err)
@@ -107,12 +116,23 @@ func startClusterApps(t *testing.T, cluster *natstest.Cluster, n int, got chan<-
 
 // A fresh three-node cluster starts three instances of an application
 // at once with no error and no restart, as a fresh server does: every
-// stream, bucket and consumer is declared while the others are, and none
-// is reported lost.
+// stream, bucket, consumer and task queue is declared while the others
+// are, none is reported lost, and a task enqueued then runs.
 func TestFreshClusterStartsCleanly(t *testing.T) {
 	t.Parallel()
 	cluster := natstest.RunCluster(t, 3)
-	apps := startClusterApps(t, cluster, 3, make(chan string, 100))
+	got := make(chan string, 100)
+	apps := startClusterApps(t, cluster, 3, got)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f, err := apps[0].client.Enqueue(ctx, "render", []byte("first task"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Wait(ctx); err != nil {
+		t.Fatalf("enqueue: %v", err)
+	}
+	waitHandled(t, ctx, got, 1)
 	for _, app := range apps {
 		for _, e := range app.logs.All() {
 			if e.Level >= zapcore.ErrorLevel {
@@ -228,6 +248,7 @@ func stopNode(t *testing.T, cluster *natstest.Cluster, name string) {
 var recoveries = map[string]string{
 	"connection.disconnected": "connection.reconnected",
 	"consumer.consume_error":  "consumer.consume_recovered",
+	"tasks.queue_error":       "tasks.queue_recovered",
 }
 
 // episodes counts the episodes logs start, and returns those not ended,
@@ -235,7 +256,7 @@ var recoveries = map[string]string{
 func episodes(logs []observer.LoggedEntry) (started int, open map[string]string) {
 	open = map[string]string{}
 	for _, e := range logs {
-		source := fmt.Sprint(e.ContextMap()["component"], e.ContextMap()["handler"])
+		source := episodeSource(e)
 		if e.Level == zapcore.WarnLevel && recoveries[e.Message] != "" {
 			started++
 			open[source] = e.Message
@@ -247,6 +268,12 @@ func episodes(logs []observer.LoggedEntry) (started int, open map[string]string)
 	return started, open
 }
 
+// episodeSource names what logged e: a component, and in it a handler or
+// a task queue.
+func episodeSource(e observer.LoggedEntry) string {
+	return fmt.Sprint(e.ContextMap()["component"], e.ContextMap()["handler"], e.ContextMap()["queue"])
+}
+
 // checkEpisodes checks what app logged from a node's loss on: no error,
 // no child failed, and from each source (a component, a handler) at most
 // one warning, which its recovery follows.
@@ -254,7 +281,7 @@ func checkEpisodes(t *testing.T, app string, logs []observer.LoggedEntry) {
 	t.Helper()
 	warned := map[string]int{}
 	for _, e := range logs {
-		source := fmt.Sprint(e.ContextMap()["component"], e.ContextMap()["handler"])
+		source := episodeSource(e)
 		switch {
 		case e.Level >= zapcore.ErrorLevel, e.Message == "supervisor.child_failed":
 			t.Errorf("%s: %s %s %v", app, e.Level, e.Message, e.ContextMap())

@@ -97,22 +97,17 @@ func checkHandlerStream(hc consumer.Config, all map[string]stream.Config) (strin
 	}
 	filters := slices.DeleteFunc(append([]string{hc.Subject}, j.FilterSubjects...), func(s string) bool { return s == "" })
 	for _, f := range filters {
-		if !stores(sc, f) {
+		if !sc.Stores(f) {
 			return "subject", fmt.Errorf("%q is not stored by stream %s (subjects %v)", f, j.Stream, sc.Subjects)
 		}
 	}
-	if j.DeadLetter == "" || !stores(sc, j.DeadLetter) {
+	if j.DeadLetter == "" || !sc.Stores(j.DeadLetter) {
 		return "", nil
 	}
 	if len(filters) == 0 || slices.ContainsFunc(filters, func(f string) bool { return subject.Subset(j.DeadLetter, f) }) {
 		return "dead_letter", fmt.Errorf("%q is stored by stream %s and selected by this handler: its dead letters would come back to it; use a subject of another stream", j.DeadLetter, j.Stream)
 	}
 	return "", nil
-}
-
-// stores reports whether sc stores every subject subj selects.
-func stores(sc stream.Config, subj string) bool {
-	return slices.ContainsFunc(sc.Subjects, func(s string) bool { return subject.Subset(subj, s) })
 }
 
 // storing returns the stream of all that stores subj, if any: at most
@@ -122,7 +117,7 @@ func storing(all map[string]stream.Config, subj string) (string, stream.Config, 
 		return "", stream.Config{}, false
 	}
 	for name, sc := range all {
-		if stores(sc, subj) {
+		if sc.Stores(subj) {
 			return name, sc, true
 		}
 	}

@@ -28,6 +28,9 @@ func (c *Client) HandleTasks(queue string, cfg tasks.Config, h tasks.Handler) er
 	}
 	cfg.Restart = cfg.Restart.Inherit(c.cfg.Restart)
 	cfg.Events = c.events
+	if dl, sc, ok := storing(c.streams, cfg.DeadLetter); ok {
+		cfg.DeadLetterStream, cfg.CreateDeadLetterStream = dl, &sc
+	}
 	if c.tracer != nil {
 		h = c.tracer.Tasks(queue, cfg, h)
 	}

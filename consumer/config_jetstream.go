@@ -2,7 +2,6 @@ package consumer
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/corral-go/corral/internal/conf"
@@ -145,7 +144,7 @@ func (j JetStream) validateDeadLetterStream(p conf.Problems) {
 		p.Addf("dead_letter_stream", "%v", err)
 	}
 	p.Merge("create_dead_letter_stream", j.CreateDeadLetterStream.Validate())
-	if !slices.ContainsFunc(j.CreateDeadLetterStream.Subjects, func(s string) bool { return subject.Subset(j.DeadLetter, s) }) {
+	if !j.CreateDeadLetterStream.Stores(j.DeadLetter) {
 		p.Addf("create_dead_letter_stream", "does not store dead_letter %q", j.DeadLetter)
 	}
 }

@@ -75,11 +75,11 @@ func (r *jsRun) deadLetter(ctx context.Context, m *Msg, cause error) {
 	if err != nil {
 		_ = m.Nak(j.backoff(m))
 		j.stats.deadLetterFailed.Add(1)
-		repeated := j.deadLetterFailing.fail(err.Error())
+		repeated := j.deadLetterFailing.Fail(err.Error())
 		j.events.Emit(DeadLetterFailed{DeadLettered: ev, PublishErr: err, Repeated: repeated})
 		return
 	}
-	j.deadLetterFailing.end()
+	j.deadLetterFailing.End()
 	r.terminal.Delete(m.meta.Sequence.Stream)
 	if m.Term("dead-lettered to "+j.cfg.DeadLetter+": "+reason) == nil {
 		j.stats.deadLettered.Add(1)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/internal/episode"
 	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/internal/pool"
 	"github.com/corral-go/corral/internal/pull"
@@ -31,7 +32,7 @@ type jsHandler struct {
 	// deadLetterFailing counts dead-letter copies that failed in a row
 	// with the same error; consumeFailing the failures to consume since
 	// the consumer last answered.
-	deadLetterFailing, consumeFailing repeats
+	deadLetterFailing, consumeFailing episode.Repeats
 }
 
 // jsRun is the state of one Serve, and the work its pool runs: Handle

@@ -131,7 +131,7 @@ func (j *jsHandler) consumeError(err error) {
 	if jsapi.Unavailable(err) {
 		key = "unavailable"
 	}
-	repeated := j.consumeFailing.fail(key)
+	repeated := j.consumeFailing.Fail(key)
 	j.events.Emit(ConsumeError{EventTime: j.events.Stamp(), Handler: j.name, Stream: j.cfg.Stream,
 		Consumer: j.cfg.Consumer, Err: err, Repeated: repeated})
 }
@@ -139,7 +139,7 @@ func (j *jsHandler) consumeError(err error) {
 // consumeRecovered ends the episode of failures to consume, if any: the
 // consumer answers again.
 func (j *jsHandler) consumeRecovered() {
-	failures, since := j.consumeFailing.end()
+	failures, since := j.consumeFailing.End()
 	if failures > 0 {
 		j.events.Emit(ConsumeRecovered{EventTime: j.events.Stamp(), Handler: j.name, Stream: j.cfg.Stream,
 			Consumer: j.cfg.Consumer, Failures: failures, Took: time.Since(since)})

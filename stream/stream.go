@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -75,6 +76,12 @@ func (c Config) Validate() error {
 	p.Between("max_bytes", int64(c.MaxBytes), -1, math.MaxInt64)
 	p.Between("max_msgs", c.MaxMsgs, -1, math.MaxInt64)
 	return p.Err()
+}
+
+// Stores reports whether the stream stores every subject subj selects:
+// one of its subjects is subj or a wildcard over it.
+func (c Config) Stores(subj string) bool {
+	return slices.ContainsFunc(c.Subjects, func(s string) bool { return subject.Subset(subj, s) })
 }
 
 // JetStream turns the declaration into nats.go's stream configuration.

@@ -57,6 +57,13 @@ type Config struct {
 	// DeadLetter is the subject a task is published to, with its headers
 	// and the last error, once it failed MaxFailures times.
 	DeadLetter string `yaml:"dead_letter"`
+	// DeadLetterStream names the stream that stores DeadLetter, and
+	// CreateDeadLetterStream declares it: the worker creates it, or
+	// updates it to match, before it checks DeadLetter, so that no
+	// worker waits on another process to declare it first. A Client sets
+	// both from its streams section. Default: the stream must exist.
+	DeadLetterStream       string         `yaml:"-"`
+	CreateDeadLetterStream *stream.Config `yaml:"-"`
 	// KeepCompleted is how long a completed task is remembered, so that a
 	// late duplicate of it is dropped instead of run again. At least twice
 	// ClaimWait, at most 87600h (ten years). Default 2m.
@@ -149,6 +156,15 @@ func (c Config) Validate() error {
 	if c.DeadLetter != "" {
 		if err := subject.Validate(c.DeadLetter, false); err != nil {
 			p.Addf("dead_letter", "%v", err)
+		}
+	}
+	if c.CreateDeadLetterStream != nil {
+		if err := stream.ValidName(c.DeadLetterStream); err != nil {
+			p.Addf("dead_letter_stream", "%v", err)
+		}
+		p.Merge("create_dead_letter_stream", c.CreateDeadLetterStream.Validate())
+		if !c.CreateDeadLetterStream.Stores(c.DeadLetter) {
+			p.Addf("create_dead_letter_stream", "does not store dead_letter %q", c.DeadLetter)
 		}
 	}
 	p.Merge("restart", c.Restart.Validate())

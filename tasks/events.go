@@ -92,12 +92,28 @@ type TaskPanicked struct {
 }
 
 // QueueError is emitted when the worker could not talk to the queue as it
-// should (a claim, a put-back or a scan failed); it tries again.
+// should (a pull, a claim, a put-back or a scan failed); it tries again.
+// Failures to pull until the queue answers again are one episode, which
+// [QueueRecovered] ends; Repeated counts the failures in a row before
+// this one that it repeats: the same error, or, as this one, a sign that
+// JetStream cannot answer for now (a lost node shows as several), so that
+// a node's loss logs one warning and its recovery.
 type QueueError struct {
 	supervisor.EventTime
-	Queue string
-	Op    string
-	Err   error
+	Queue    string
+	Op       string
+	Err      error
+	Repeated int `log:",omitempty"`
+}
+
+// QueueRecovered is emitted when the queue answers the worker's pulls
+// again after the failures an episode of [QueueError] reported. Failures
+// counts them; Took is the time since the first.
+type QueueRecovered struct {
+	supervisor.EventTime
+	Queue    string
+	Failures int
+	Took     time.Duration
 }
 
 // Kind returns "tasks.lease_acquired".
@@ -145,5 +161,16 @@ func (DeadLettered) Level() supervisor.Level { return supervisor.WarnLevel }
 // Level returns ErrorLevel.
 func (TaskPanicked) Level() supervisor.Level { return supervisor.ErrorLevel }
 
-// Level returns WarnLevel.
-func (QueueError) Level() supervisor.Level { return supervisor.WarnLevel }
+// Level returns WarnLevel, or DebugLevel for a repeated failure.
+func (e QueueError) Level() supervisor.Level {
+	if e.Repeated > 0 {
+		return supervisor.DebugLevel
+	}
+	return supervisor.WarnLevel
+}
+
+// Kind returns "tasks.queue_recovered".
+func (QueueRecovered) Kind() string { return "tasks.queue_recovered" }
+
+// Level returns InfoLevel.
+func (QueueRecovered) Level() supervisor.Level { return supervisor.InfoLevel }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/stream"
 	"github.com/corral-go/corral/supervisor"
 	"github.com/corral-go/corral/tasks"
 )
@@ -33,6 +34,35 @@ func TestDeadLetterWithoutAStreamIsRefusedAtStart(t *testing.T) {
 	if !errors.Is(err, supervisor.ErrInvalidConfig) || !strings.Contains(err.Error(), "dead_letter") || !strings.Contains(err.Error(), "dead.q") {
 		t.Fatalf("Serve: %v, want supervisor.ErrInvalidConfig naming dead_letter and dead.q", err)
 	}
+}
+
+// A worker given the declaration of its dead-letter stream declares it
+// before it checks dead_letter, as a handler does: on a fresh cluster no
+// worker waits on another process to declare it first. A declaration that
+// does not store dead_letter is refused by New, naming the field.
+func TestWorkerDeclaresItsDeadLetterStream(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	nc := natstest.Connect(t, srv.URL())
+	h := tasks.HandlerFunc(func(context.Context, *tasks.Task) error { return errors.New("boom") })
+	wrong := tasks.Config{DeadLetter: "dead.q", DeadLetterStream: "DEAD", CreateDeadLetterStream: &stream.Config{Subjects: []string{"other.>"}}}
+	if _, err := tasks.New("q", wrong, connection.NewFixed(nc), h); !errors.Is(err, supervisor.ErrInvalidConfig) ||
+		!strings.Contains(err.Error(), "create_dead_letter_stream") || !strings.Contains(err.Error(), "dead.q") {
+		t.Fatalf("New: %v, want supervisor.ErrInvalidConfig naming create_dead_letter_stream and dead.q", err)
+	}
+	cfg := tasks.Config{DeadLetter: "dead.q", DeadLetterStream: "DEAD", CreateDeadLetterStream: &stream.Config{Subjects: []string{"dead.>"}},
+		MaxFailures: 1}
+	w := startWorker(t, srv.URL(), "q", cfg, h, nil)
+	natstest.Eventually(t, 30*time.Second, func() bool { return w.w.Status().Lease == tasks.LeaseStateHeld }, func() string {
+		return "the worker never took its lease"
+	})
+	publish(t, nc, "job")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	js, _ := jetstream.New(nc)
+	natstest.Eventually(t, 30*time.Second, func() bool { return deadLetters(ctx, js) == 1 }, func() string {
+		return fmt.Sprintf("%d dead letters in the stream the worker declared, want 1", deadLetters(ctx, js))
+	})
 }
 
 // A task whose dead letter cannot be stored (its stream deleted after the

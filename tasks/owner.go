@@ -7,6 +7,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/internal/pull"
 )
 
@@ -53,7 +54,32 @@ func (r *run) redeclare(ctx context.Context) {
 }
 
 // Failed reports a failure to pull from the queue.
-func (r *run) Failed(err error) { r.w.queueError("pull", err) }
+func (r *run) Failed(err error) { r.w.pullFailed(err) }
+
+// pullFailed reports err, a failure to pull that the worker recovers
+// from. Failures until the queue answers again are one episode: one that
+// repeats the failure before it, or is as it a sign that JetStream
+// cannot answer for now (a node lost, a leader being elected), is
+// reported at debug.
+func (w *Worker) pullFailed(err error) {
+	if r := w.current.Load(); r != nil && !r.entitled() {
+		return
+	}
+	key := err.Error()
+	if jsapi.Unavailable(err) {
+		key = "unavailable"
+	}
+	repeated := w.pullFailing.Fail(key)
+	w.events.Emit(QueueError{EventTime: w.events.Stamp(), Queue: w.queue, Op: "pull", Err: err, Repeated: repeated})
+}
+
+// pullRecovered ends the episode of failures to pull, if any: the queue
+// answers again.
+func (w *Worker) pullRecovered() {
+	if failures, since := w.pullFailing.End(); failures > 0 {
+		w.events.Emit(QueueRecovered{EventTime: w.events.Stamp(), Queue: w.queue, Failures: failures, Took: time.Since(since)})
+	}
+}
 
 // Full is nothing to report: a worker that runs all it may is busy, not
 // slow.

@@ -56,7 +56,7 @@ func (w *Worker) newRun(ctx context.Context) (*run, error) {
 	// No pull request outlives the lease: a worker paused with some out
 	// would otherwise be delivered the very tasks recovered from it.
 	r.puller = pull.New(pull.Config{Stream: w.cfg.Stream, Consumer: queueConsumerName, Capacity: capacity,
-		Source: w.src, Feed: r.pool.Feed, Until: lease.Deadline}, r)
+		Source: w.src, Feed: r.pool.Feed, Until: lease.Deadline, Recovered: w.pullRecovered}, r)
 	r.recoverer = &recoverer{queue: w.queue, worker: r.id, leases: leases, lock: elect, src: w.src, every: w.cfg.SweepEvery,
 		minAge: w.cfg.LeaseTTL,
 		events: w.events, failed: w.queueError, ledger: r.ledger, recovered: &w.stats.recovered, retire: r.retire}

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/episode"
 	"github.com/corral-go/corral/internal/event"
 	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/internal/pool"
@@ -35,6 +36,8 @@ type Worker struct {
 	stats   counters
 
 	current atomic.Pointer[run] // the Serve under way, for Status
+	// pullFailing is the failures to pull since the queue last answered.
+	pullFailing episode.Repeats
 
 	// crash, set by tests, is asked at each step of the protocol whether
 	// the process dies there: it then cuts the worker's connection, and
@@ -152,14 +155,22 @@ func (w *Worker) declare(ctx context.Context, nc *nats.Conn) error {
 	if _, _, err := jsapi.DeclareStream(ctx, js, held); err != nil {
 		return fmt.Errorf("declare stream %s: %w", w.names.heldStream, err)
 	}
-	if _, err := js.CreateOrUpdateConsumer(ctx, c.Stream, jetstream.ConsumerConfig{Durable: queueConsumerName,
+	cc := jetstream.ConsumerConfig{Durable: queueConsumerName,
 		AckPolicy: jetstream.AckExplicitPolicy, AckWait: c.ClaimWait, MaxDeliver: -1,
 		// Each worker takes only what it has room for: a limit across all
 		// of them would cap their sum, not each.
-		MaxAckPending: -1}); err != nil {
+		MaxAckPending: -1}
+	if _, err := jsapi.Ask(ctx, func(ctx context.Context) (jetstream.Consumer, error) {
+		return js.CreateOrUpdateConsumer(ctx, c.Stream, cc)
+	}); err != nil {
 		return fmt.Errorf("declare consumer %s of stream %s: %w", queueConsumerName, c.Stream, err)
 	}
-	if err := jsapi.CheckDeadLetter(ctx, js, w.cfg.DeadLetter); err != nil {
+	if c.CreateDeadLetterStream != nil {
+		if _, err := c.CreateDeadLetterStream.Declare(ctx, js, c.DeadLetterStream); err != nil {
+			return err
+		}
+	}
+	if err := jsapi.CheckDeadLetter(ctx, js, c.DeadLetter); err != nil {
 		return err
 	}
 	return w.declareLeases(ctx, js)
@@ -167,14 +178,20 @@ func (w *Worker) declare(ctx context.Context, nc *nats.Conn) error {
 
 // declareLeases declares the queue's lease bucket, or checks that the one
 // there has this worker's lease TTL: every worker of a queue has the same,
-// and none changes it under the others.
+// and none changes it under the others. Each request is asked until
+// answered (jsapi.Ask): a fresh cluster answers no lookup of a bucket
+// until its stream has a leader.
 func (w *Worker) declareLeases(ctx context.Context, js jetstream.JetStream) error {
 	c, name := w.cfg, w.names.leaseBucket
+	bind := func(ctx context.Context) (jetstream.KeyValue, error) { return js.KeyValue(ctx, name) }
+	create := func(ctx context.Context) (jetstream.KeyValue, error) {
+		return js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: name, History: 1, TTL: c.LeaseTTL,
+			LimitMarkerTTL: c.LeaseTTL, Storage: jsapi.Storage(c.Storage), Replicas: max(c.Replicas, 1)})
+	}
 	for range 3 {
-		b, err := js.KeyValue(ctx, name)
+		b, err := jsapi.Ask(ctx, bind)
 		if errors.Is(err, jetstream.ErrBucketNotFound) {
-			_, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: name, History: 1, TTL: c.LeaseTTL,
-				LimitMarkerTTL: c.LeaseTTL, Storage: jsapi.Storage(c.Storage), Replicas: max(c.Replicas, 1)})
+			_, err = jsapi.Ask(ctx, create)
 			if errors.Is(err, jetstream.ErrBucketExists) {
 				continue // another worker made it meanwhile: check its TTL
 			}
@@ -186,7 +203,7 @@ func (w *Worker) declareLeases(ctx context.Context, js jetstream.JetStream) erro
 		if err != nil {
 			return fmt.Errorf("bucket %s: %w", name, err)
 		}
-		st, err := b.Status(ctx)
+		st, err := jsapi.Ask(ctx, b.Status)
 		if err != nil {
 			return fmt.Errorf("bucket %s: %w", name, err)
 		}

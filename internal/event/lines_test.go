@@ -191,6 +191,10 @@ var eventLines = []eventLine{
 		`{"level":"error","msg":"tasks.task_panicked","component":"tasks","queue":"emails","task":"t-9","error":"panic: boom","stack":"goroutine 7 [running]:\nmain.work()\n\tmain.go:12\n","suppressed":4}`},
 	{tasks.QueueError{EventTime: stamp, Queue: "emails", Op: "claim", Err: errors.New("nats: timeout")},
 		`{"level":"warn","msg":"tasks.queue_error","component":"tasks","queue":"emails","op":"claim","error":"nats: timeout"}`},
+	{tasks.QueueError{EventTime: stamp, Queue: "emails", Op: "pull", Err: errors.New("nats: leadership change"), Repeated: 2},
+		`{"level":"debug","msg":"tasks.queue_error","component":"tasks","queue":"emails","op":"pull","error":"nats: leadership change","repeated":2}`},
+	{tasks.QueueRecovered{EventTime: stamp, Queue: "emails", Failures: 3, Took: 1500 * time.Millisecond},
+		`{"level":"info","msg":"tasks.queue_recovered","component":"tasks","queue":"emails","failures":3,"took":1.5}`},
 
 	// corral
 	{corral.OpsListening{EventTime: stamp, Addr: "127.0.0.1:8222"},

@@ -1,11 +1,11 @@
-package consumer
+package episode
 
 import "testing"
 
 // A failure repeating the one before counts as a repeat; a different one,
 // or one after a success, starts again at zero, so it is reported.
 func TestRepeatsReportANewErrorAtOnce(t *testing.T) {
-	var r repeats
+	var r Repeats
 	for i, step := range []struct {
 		msg  string // "" is a success
 		want int
@@ -14,10 +14,10 @@ func TestRepeatsReportANewErrorAtOnce(t *testing.T) {
 		{"", 0}, {"stream full", 0},
 	} {
 		if step.msg == "" {
-			r.end()
+			r.End()
 			continue
 		}
-		if got := r.fail(step.msg); got != step.want {
+		if got := r.Fail(step.msg); got != step.want {
 			t.Fatalf("step %d (%s): %d repeats, want %d", i, step.msg, got, step.want)
 		}
 	}

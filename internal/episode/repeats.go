@@ -1,14 +1,17 @@
-package consumer
+// Package episode counts the failures of an episode, so that an outage
+// is reported once, with its recovery, and a new error in it is not
+// hidden.
+package episode
 
 import (
 	"sync"
 	"time"
 )
 
-// repeats counts the failures of an episode, which a success ends, and
-// those in a row that repeat the one before them (by key), so that an
-// outage is reported once and a new error in it is not hidden.
-type repeats struct {
+// Repeats counts the failures of an episode, which a success ends, and
+// those in a row that repeat the one before them (by key). Its zero value
+// is ready; it is safe for concurrent use.
+type Repeats struct {
 	mu    sync.Mutex
 	last  string
 	n     int       // failures in a row with the key last, less one
@@ -16,9 +19,9 @@ type repeats struct {
 	since time.Time // when it began
 }
 
-// fail records a failure whose key is key and returns how many before
+// Fail records a failure whose key is key and returns how many before
 // it, in a row, had the same.
-func (r *repeats) fail(key string) int {
+func (r *Repeats) Fail(key string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.total == 0 {
@@ -33,9 +36,9 @@ func (r *repeats) fail(key string) int {
 	return r.n
 }
 
-// end records a success, which ends the episode: the next failure is
+// End records a success, which ends the episode: the next failure is
 // new. It returns how many failures the episode had, and since when.
-func (r *repeats) end() (failures int, since time.Time) {
+func (r *Repeats) End() (failures int, since time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	failures, since = r.total, r.since
