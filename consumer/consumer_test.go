@@ -238,12 +238,14 @@ func TestRejectAnswersBusyAtOnce(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	gate := make(chan struct{})
+	const held = 1 + 2  // one worker, a queue of two
+	const n = 10 * held // a 10x overload
+	started := make(chan struct{}, n)
 	h := consumer.RequestFunc(func(ctx context.Context, m *consumer.Msg) (consumer.Reply, error) {
+		started <- struct{}{}
 		<-gate
 		return consumer.Reply{Data: []byte("ok")}, nil
 	})
-	const held = 1 + 2  // one worker, a queue of two
-	const n = 10 * held // a 10x overload
 	if err := e.sup.HandleRequest("busy", consumer.Config{Subject: "svc.busy", Workers: 1, QueueSize: 2, Overflow: consumer.Reject}, h); err != nil {
 		t.Fatal(err)
 	}
@@ -255,9 +257,18 @@ func TestRejectAnswersBusyAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range n {
+	// The worker takes the first before the rest arrive: had they all
+	// come first, only the queue's two would be held.
+	for i := range n {
 		if err := e.pub.PublishRequest("svc.busy", inbox, nil); err != nil {
 			t.Fatal(err)
+		}
+		if i == 0 {
+			select {
+			case <-started:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the first request never reached the handler")
+			}
 		}
 	}
 	// The rejected ones are answered while the others wait.
