@@ -15,14 +15,16 @@ type failureWork struct {
 	*work
 	mu      sync.Mutex
 	reports []uint64 // each report's suppressed count
+	items   []int    // each report's item
 }
 
-func (w *failureWork) ReportFailure(_ int, err error, suppressed uint64) {
+func (w *failureWork) ReportFailure(item int, err error, suppressed uint64) {
 	if err == nil || err.Error() != "refused" {
 		panic("a failure reported with another error")
 	}
 	w.mu.Lock()
 	w.reports = append(w.reports, suppressed)
+	w.items = append(w.items, item)
 	w.mu.Unlock()
 }
 
@@ -30,6 +32,12 @@ func (w *failureWork) reported() []uint64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]uint64(nil), w.reports...)
+}
+
+func (w *failureWork) reportedItems() []int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]int(nil), w.items...)
 }
 
 // A work that is a FailureReporter hears of the first failure at once and
@@ -61,8 +69,11 @@ func TestFailuresAreReportedOnceASecond(t *testing.T) {
 		w.wait(t, 1)
 		sent++
 	}
-	r := w.reported()
-	if len(r) != 2 || 1+r[0]+1+r[1] != uint64(sent) {
-		t.Fatalf("reports %v for %d failures: want two that stand for all of them", r, sent)
+	// One worker fails the items in order, and an item is settled before
+	// its failure is counted: the second report stands for every failure
+	// up to its own item, and those after it are the next report's.
+	r, items := w.reported(), w.reportedItems()
+	if len(r) != 2 || items[0] != 0 || 1+r[0]+1+r[1] != uint64(items[1])+1 {
+		t.Fatalf("reports %v of items %v: want two that stand for every failure up to the second's item", r, items)
 	}
 }
