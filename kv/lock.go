@@ -46,7 +46,7 @@ type Lease struct {
 	Token uint64
 
 	lock     *Lock
-	id       string
+	value    string // what the key holds while this lease does: its identity
 	lost     chan struct{}
 	stop     chan struct{}
 	done     chan struct{}
@@ -60,16 +60,19 @@ type Lease struct {
 // TryAcquire takes the lock if it is free; ok is false when another holds
 // it.
 func (l *Lock) TryAcquire(ctx context.Context) (lease *Lease, ok bool, err error) {
-	id := nuid.Next()
+	value := nuid.Next()
+	if l.cfg.Value != "" {
+		value += " " + l.cfg.Value
+	}
 	sent := time.Now()
-	rev, err := l.bucket.Create(ctx, l.cfg.Key, id)
+	rev, err := l.bucket.Create(ctx, l.cfg.Key, value)
 	if errors.Is(err, ErrKeyExists) {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	lease = &Lease{Token: rev, lock: l, id: id, rev: rev, renewed: sent,
+	lease = &Lease{Token: rev, lock: l, value: value, rev: rev, renewed: sent,
 		lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	go lease.renew(sent)
 	return lease, true, nil

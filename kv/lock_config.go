@@ -30,6 +30,12 @@ type LockConfig struct {
 	Storage        string        `yaml:"storage"`
 	Replicas       int           `yaml:"replicas"`
 	LimitMarkerTTL time.Duration `yaml:"limit_marker_ttl"`
+	// Value says who holds the lock, to whoever reads its key: while a
+	// lease holds it, the key's value is the lease's own identity (a
+	// NUID, fresh for each acquisition), then, when Value is set, a space
+	// and Value. At most MaxLockValueLen bytes. Default none: the
+	// identity alone.
+	Value string `yaml:"value"`
 	// Events says where the events of the lock's bucket
 	// ([BucketRecreated]) go. Default: discarded.
 	Events supervisor.Events `yaml:"-" json:"-"`
@@ -37,6 +43,9 @@ type LockConfig struct {
 
 // DefaultLockTTL is a lock's TTL when its configuration sets none.
 const DefaultLockTTL = 10 * time.Second
+
+// MaxLockValueLen is the longest LockConfig.Value, in bytes.
+const MaxLockValueLen = 1024
 
 // holdFor is how long a lease is counted on after its last stored renewal
 // was sent: TTL less a tenth for clock drift, so that the holder gives it
@@ -54,7 +63,7 @@ func (c LockConfig) withDefaults() LockConfig {
 }
 
 // Validate reports every invalid field at once (bucket, key, ttl,
-// renew_every, storage, replicas, limit_marker_ttl), wrapping
+// renew_every, storage, replicas, limit_marker_ttl, value), wrapping
 // [supervisor.ErrInvalidConfig]; an invalid key also matches
 // [ErrInvalidKey]. [NewLock] calls it.
 func (c LockConfig) Validate() error {
@@ -78,6 +87,9 @@ func (c LockConfig) Validate() error {
 	p.Replicas(c.Replicas)
 	if c.LimitMarkerTTL != 0 && (c.LimitMarkerTTL < time.Second || c.LimitMarkerTTL > conf.MaxDuration) {
 		p.Addf("limit_marker_ttl", "must be 0 (none) or between 1s and %v, got %v", conf.MaxDuration, c.LimitMarkerTTL)
+	}
+	if len(c.Value) > MaxLockValueLen {
+		p.Addf("value", "is %d bytes, the limit is %d", len(c.Value), MaxLockValueLen)
 	}
 	// A lease is lost 0.9·TTL after its last renewal was sent; two renewals
 	// must fit in that, so that one failed renewal does not lose it.

@@ -30,6 +30,7 @@ func TestLockConfigRanges(t *testing.T) {
 		{"limit_marker_ttl", lock(kv.LockConfig{LimitMarkerTTL: math.MaxInt64})},
 		{"replicas", lock(kv.LockConfig{Replicas: -1})},
 		{"replicas", lock(kv.LockConfig{Replicas: 6})},
+		{"value", lock(kv.LockConfig{Value: strings.Repeat("v", kv.MaxLockValueLen+1)})},
 	} {
 		err := tc.cfg.Validate()
 		if !errors.Is(err, supervisor.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.field+":") {
@@ -39,6 +40,7 @@ func TestLockConfigRanges(t *testing.T) {
 	for _, c := range []kv.LockConfig{
 		lock(kv.LockConfig{TTL: 87600 * time.Hour, LimitMarkerTTL: 87600 * time.Hour, Replicas: 5}),
 		lock(kv.LockConfig{TTL: time.Second, LimitMarkerTTL: time.Second}),
+		lock(kv.LockConfig{Value: strings.Repeat("v", kv.MaxLockValueLen)}),
 	} {
 		if err := c.Validate(); err != nil {
 			t.Errorf("the edges of every range: %v", err)

@@ -36,7 +36,7 @@ func TestLeaseAdoptsARenewalWhoseAnswerWasLost(t *testing.T) {
 	defer func() { _ = lease.Release(ctx) }()
 	// What a renewal whose PubAck was lost leaves behind: the same id at a
 	// later revision.
-	stored, err := lock.bucket.Put(ctx, "leader", lease.id)
+	stored, err := lock.bucket.Put(ctx, "leader", lease.value)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -349,3 +349,31 @@ func TestLock(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A lock's Value says who holds it: the key holds the lease's identity,
+// then Value, and keeps both through renewals.
+func TestLockValueNamesTheHolder(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	ctx := ctxT(t)
+	conns := connection.NewFixed(natstest.Connect(t, srv.URL()))
+	cfg := kv.LockConfig{Bucket: "locks", Key: "leader", TTL: time.Second, RenewEvery: 200 * time.Millisecond,
+		Value: "billing@host-1/42"}
+	lease := acquire(t, ctx, newLock(t, cfg, conns))
+	raw := locksBucket(t, conns)
+	got, err := raw.Get(ctx, "leader")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, value, ok := strings.Cut(got.Value, " ")
+	if !ok || len(id) != 22 || value != cfg.Value {
+		t.Fatalf("the key holds %q, want a NUID, a space and %q", got.Value, cfg.Value)
+	}
+	waitRenewed(t, srv.URL(), cfg, lease.Token)
+	if renewed, err := raw.Get(ctx, "leader"); err != nil || renewed.Value != got.Value || renewed.Revision == got.Revision {
+		t.Fatalf("after a renewal the key holds %+v (%v), want %q at a later revision than %d", renewed, err, got.Value, got.Revision)
+	}
+	if err := lease.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

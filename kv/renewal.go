@@ -146,7 +146,7 @@ func (r *renewal) try(ctx context.Context) time.Duration {
 	r.inflight++
 	sent := time.Now()
 	go func() {
-		next, err := r.lease.lock.bucket.CompareAndSet(ctx, cfg.Key, r.lease.id, r.rev)
+		next, err := r.lease.lock.bucket.CompareAndSet(ctx, cfg.Key, r.lease.value, r.rev)
 		if errors.Is(err, ErrRevisionMismatch) {
 			next, err = r.lease.adopt(ctx, r.rev)
 		}
@@ -181,16 +181,16 @@ func (r *renewal) take(a renewAnswer) (wait time.Duration, ok bool) {
 }
 
 // adopt renews once more after a renewal found another revision than rev:
-// when the key still holds this lease's id, an earlier renewal was stored
+// when the key still holds this lease's value, an earlier renewal was stored
 // and only its answer lost (a timeout, a leader change), and the lease is
 // still this one's. Any other finding is returned as the mismatch.
 func (s *Lease) adopt(ctx context.Context, rev uint64) (uint64, error) {
 	e, err := s.lock.bucket.Get(ctx, s.lock.cfg.Key)
 	switch {
-	case errors.Is(err, ErrKeyNotFound), err == nil && (e.Value != s.id || e.Revision <= rev):
+	case errors.Is(err, ErrKeyNotFound), err == nil && (e.Value != s.value || e.Revision <= rev):
 		return 0, fmt.Errorf("%w: %s at revision %d", ErrRevisionMismatch, s.lock.cfg.Key, rev)
 	case err != nil:
 		return 0, err // not known: the next renewal looks again
 	}
-	return s.lock.bucket.CompareAndSet(ctx, s.lock.cfg.Key, s.id, e.Revision)
+	return s.lock.bucket.CompareAndSet(ctx, s.lock.cfg.Key, s.value, e.Revision)
 }
