@@ -72,6 +72,16 @@ type Config struct {
 	// workers that have no lease, beside reacting to every expired lease
 	// at once. Range 0 to 87600h (ten years). Default 1m.
 	SweepEvery time.Duration `yaml:"sweep_every"`
+	// Process names this worker's process for people, beside its lease's
+	// identity, which changes with every lease: it is shown in Status, in
+	// the events about the worker, in the Corral-Task-Process header of
+	// the records and tombstones it writes, and in its lease's key.
+	// Whoever reads the queue's streams, the logs or the status sees it:
+	// it must hold no secret. At most MaxProcessLen (256) bytes of UTF-8
+	// text without control characters or white space at either end.
+	// Default DefaultProcess(""), "<host>/<pid>"; a corral.Client's
+	// HandleTasks gives "<name>@<host>/<pid>", with the Client's name.
+	Process string `yaml:"process"`
 	// Restart is the worker's restart policy; zero fields inherit the
 	// tree's.
 	Restart supervisor.Policy `yaml:"restart"`
@@ -166,6 +176,9 @@ func (c Config) Validate() error {
 		if !c.CreateDeadLetterStream.Stores(c.DeadLetter) {
 			p.Addf("create_dead_letter_stream", "does not store dead_letter %q", c.DeadLetter)
 		}
+	}
+	if err := checkProcess(c.Process); err != nil {
+		p.Addf("process", "%v", err)
 	}
 	p.Merge("restart", c.Restart.Validate())
 	return p.Err()

@@ -226,6 +226,7 @@ func TestLateCompletionIsRejectedByTheServer(t *testing.T) {
 	rec := natstest.NewRecorder()
 	cfg := fast
 	cfg.Events = supervisor.Events{Hook: rec.Hook}
+	cfg.Process = "a@host-a/1"
 	started, release := make(chan string, 1), make(chan struct{})
 	nc, err := nats.Connect(srv.URL())
 	if err != nil {
@@ -274,8 +275,8 @@ func TestLateCompletionIsRejectedByTheServer(t *testing.T) {
 	})
 	release <- struct{}{}
 	ev, _ := natstest.WaitFor[CompletionRejected](t, rec, 0, 30*time.Second, nil)
-	if ev.Task != "t1" || ev.Worker != holder || !errors.Is(ev.Err, ErrFenced) {
-		t.Fatalf("got %+v, want t1's completion by %s refused as fenced", ev, holder)
+	if ev.Task != "t1" || ev.Worker != holder || ev.Process != cfg.Process || !errors.Is(ev.Err, ErrFenced) {
+		t.Fatalf("got %+v, want t1's completion by %s (%s) refused as fenced", ev, holder, cfg.Process)
 	}
 	b.stop()
 	doneBy, held := outcomes(t, srv.URL())

@@ -41,6 +41,9 @@
 // ClaimWait, KeepCompleted, Storage and Replicas too: each declares the
 // queue's streams and consumer with its own, and the last to start
 // stands. A DeadLetter subject no stream stores fails the start.
+// Process names the worker's process beside its lease, whose identity
+// changes with every Serve: in Status, in events, in the records it
+// writes (their Corral-Task-Process header) and in its lease's key.
 //
 // # Errors
 //

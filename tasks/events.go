@@ -7,11 +7,13 @@ import (
 )
 
 // LeaseAcquired is emitted when a worker holds a new lease and starts
-// taking tasks under it.
+// taking tasks under it. Worker is the lease's identity, Process the
+// worker's Config.Process, here and in the events below.
 type LeaseAcquired struct {
 	supervisor.EventTime
 	Queue    string
 	Worker   string
+	Process  string
 	Capacity int
 }
 
@@ -23,27 +25,33 @@ type LeaseAcquired struct {
 // the queue once the lease has expired.
 type LeaseLost struct {
 	supervisor.EventTime
-	Queue  string
-	Worker string
-	Held   int
+	Queue   string
+	Worker  string
+	Process string
+	Held    int
 }
 
 // WorkerDead is emitted by the recoverer when a worker's lease expired
-// or was released with tasks still held.
+// or was released with tasks still held. Process is the dead worker's,
+// read from its records; it is empty when none was found that names it
+// (the worker held nothing, or its records predate the header).
 type WorkerDead struct {
 	supervisor.EventTime
-	Queue  string
-	Worker string
+	Queue   string
+	Worker  string
+	Process string `log:",omitempty"`
 }
 
 // TasksRecovered is emitted by the recoverer when it has put the tasks of
-// a dead worker back in the queue.
+// a dead worker back in the queue. Process is the dead worker's, as in
+// WorkerDead.
 type TasksRecovered struct {
 	supervisor.EventTime
-	Queue  string
-	Worker string
-	Tasks  int
-	Took   time.Duration
+	Queue   string
+	Worker  string
+	Process string `log:",omitempty"`
+	Tasks   int
+	Took    time.Duration
 }
 
 // RecovererElected is emitted when this process becomes the one that
@@ -56,13 +64,16 @@ type RecovererElected struct {
 
 // CompletionRejected is emitted when a write about a task was refused
 // because the task is no longer the worker's (see ErrFenced): its run's
-// result is dropped, and the task runs again elsewhere.
+// result is dropped, and the task runs again elsewhere. Worker and
+// Process are those the task's record names; Process is empty for a
+// record that predates the header.
 type CompletionRejected struct {
 	supervisor.EventTime
-	Queue  string
-	Task   string
-	Worker string
-	Err    error
+	Queue   string
+	Task    string
+	Worker  string
+	Process string `log:",omitempty"`
+	Err     error
 }
 
 // DeadLettered is emitted when a task left the queue without completing:

@@ -124,7 +124,8 @@ func TestLeaderChangesLoseNothing(t *testing.T) {
 
 // A worker cut off while another is the recoverer has its tasks put back
 // as soon as its lease expires, by the recoverer's watch of the leases:
-// no sweep comes in the test's time.
+// no sweep comes in the test's time. The recoverer's events name the
+// dead worker's process, read from its records.
 func TestExpiredLeaseIsRecoveredByTheWatch(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
@@ -150,7 +151,9 @@ func TestExpiredLeaseIsRecoveredByTheWatch(t *testing.T) {
 	natstest.Eventually(t, 30*time.Second, func() bool { return rcv.w.Status().Held == 1 }, func() string {
 		return "the recoverer never took the blocking task"
 	})
-	cut := startWorker(t, srv.URL(), "q", cfg, slowHandlerFor(time.Hour), nil)
+	cutCfg := cfg
+	cutCfg.Process = "cut-off@host-b/9"
+	cut := startWorker(t, srv.URL(), "q", cutCfg, slowHandlerFor(time.Hour), nil)
 	const n = 10
 	enqueue(t, nc, cfg, "q", n)
 	natstest.Eventually(t, 30*time.Second, func() bool { return cut.w.Status().Counters.Started == n }, func() string {
@@ -164,6 +167,15 @@ func TestExpiredLeaseIsRecoveredByTheWatch(t *testing.T) {
 	})
 	if errs := natstest.All[tasks.QueueError](rec); len(errs) > 0 {
 		t.Fatalf("the recoverer reported errors: %+v", errs)
+	}
+	for _, e := range natstest.All[tasks.WorkerDead](rec) {
+		if e.Worker == dead && e.Process != cutCfg.Process {
+			t.Errorf("%+v, want process %q", e, cutCfg.Process)
+		}
+	}
+	recovered := natstest.All[tasks.TasksRecovered](rec)
+	if len(recovered) == 0 || recovered[0].Worker != dead || recovered[0].Process != cutCfg.Process {
+		t.Errorf("TasksRecovered %+v, want worker %s and process %q", recovered, dead, cutCfg.Process)
 	}
 	rcv.stop()
 	assertCompletedOnce(t, srv.URL(), n+1, func(w string) bool { return w != dead })

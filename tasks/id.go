@@ -5,7 +5,6 @@ import (
 	"net/textproto"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
@@ -27,30 +26,26 @@ const MaxIDLen = 512
 // ReservedMsgIDPrefix, else one wrapping ErrInvalidTaskID.
 func checkID(id string) error {
 	if sent := textproto.TrimString(id); strings.HasPrefix(sent, ReservedMsgIDPrefix) {
-		return fmt.Errorf("%w: %q", ErrReservedMsgID, head(id))
+		return fmt.Errorf("%w: %q", ErrReservedMsgID, head(id, quoted))
 	}
 	switch {
 	case id == "":
 		return fmt.Errorf("%w: it is empty", ErrInvalidTaskID)
 	case len(id) > MaxIDLen:
-		return fmt.Errorf("%w: %q… is %d bytes, the limit is %d", ErrInvalidTaskID, head(id), len(id), MaxIDLen)
-	case !utf8.ValidString(id):
-		return fmt.Errorf("%w: %q is not UTF-8 text", ErrInvalidTaskID, id)
+		return fmt.Errorf("%w: %q… is %d bytes, the limit is %d", ErrInvalidTaskID, head(id, quoted), len(id), MaxIDLen)
 	}
-	if i := strings.IndexFunc(id, unicode.IsControl); i >= 0 {
-		return fmt.Errorf("%w: %q has a control character at byte %d", ErrInvalidTaskID, id, i)
-	}
-	first, _ := utf8.DecodeRuneInString(id)
-	last, _ := utf8.DecodeLastRuneInString(id)
-	if unicode.IsSpace(first) || unicode.IsSpace(last) {
-		return fmt.Errorf("%w: %q begins or ends with white space", ErrInvalidTaskID, id)
+	if reason := textProblem(id); reason != "" {
+		return fmt.Errorf("%w: %q %s", ErrInvalidTaskID, id, reason)
 	}
 	return nil
 }
 
-// head is the beginning of s, for an error that quotes it.
-func head(s string) string {
-	const n = 32
+// quoted is how much of a long text an error quotes, in bytes.
+const quoted = 32
+
+// head is the beginning of s, at most n bytes, cut at a character's
+// start.
+func head(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -55,11 +55,11 @@ func TestPutBackTwiceLeavesOneCopy(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	tk := task{id: "job", header: nats.Header{}, data: []byte("x")}
-	seq, err := l.claim(ctx, tk, "w1")
+	seq, err := l.claim(ctx, tk, holder{worker: "w1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := record{task: tk, worker: "w1", state: stateHeld, seq: seq}
+	rec := record{task: tk, holder: holder{worker: "w1"}, state: stateHeld, seq: seq}
 	next := tk
 	next.attempt = 1
 	if err := l.putBack(ctx, rec, next); err != nil {

@@ -44,6 +44,7 @@ const (
 const (
 	stateHeader     = "Corral-Task-State"
 	workerHeader    = "Corral-Task-Worker"
+	processHeader   = "Corral-Task-Process" // the worker's Config.Process
 	lastErrorHeader = "Corral-Task-Error"
 	stateHeld       = "held"
 	stateDone       = "done"

@@ -31,7 +31,7 @@ type task struct {
 // KeepCompleted.
 type record struct {
 	task
-	worker string
+	holder
 	state  string
 	seq    uint64    // the record's stream sequence: the run's fencing token
 	stored time.Time // when the server stored it
@@ -58,8 +58,9 @@ func protocolHeader(k string) bool { return strings.HasPrefix(k, "Corral-Task-")
 
 // parseRecord reads a held record.
 func parseRecord(m *jetstream.RawStreamMsg) record {
-	return record{task: parseTask(m.Header, m.Data, m.Sequence), worker: m.Header.Get(workerHeader),
-		state: m.Header.Get(stateHeader), seq: m.Sequence, stored: m.Time}
+	return record{task: parseTask(m.Header, m.Data, m.Sequence),
+		holder: holder{worker: m.Header.Get(workerHeader), process: m.Header.Get(processHeader)},
+		state:  m.Header.Get(stateHeader), seq: m.Sequence, stored: m.Time}
 }
 
 // message is t as a message on subject, with its protocol headers.
@@ -89,12 +90,12 @@ func (t task) message(subject string) *nats.Msg {
 // publish options would set them, so that what is measured is what is
 // sent.
 
-// claimMsg is t's held record for worker, written on the condition that
-// the task has no record at all, held by anyone or recently finished.
-func (n names) claimMsg(t task, worker string) *nats.Msg {
-	m := t.message(n.held(t.id, worker))
+// claimMsg is t's held record for h, written on the condition that the
+// task has no record at all, held by anyone or recently finished.
+func (n names) claimMsg(t task, h holder) *nats.Msg {
+	m := t.message(n.held(t.id, h.worker))
 	m.Header.Set(stateHeader, stateHeld)
-	m.Header.Set(workerHeader, worker)
+	h.set(m.Header)
 	m.Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, n.heldByTask(t.id))
 	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, "0")
 	return m
@@ -132,13 +133,22 @@ func (n names) tombstoneMsg(rec record, state string, cause error, keep time.Dur
 	m.Header.Set(TaskIDHeader, rec.id)
 	m.Header.Set(AttemptHeader, strconv.Itoa(rec.attempt))
 	m.Header.Set(stateHeader, state)
-	m.Header.Set(workerHeader, rec.worker)
+	rec.holder.set(m.Header)
 	if cause != nil {
 		m.Header.Set(lastErrorHeader, errorText(cause))
 	}
 	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(rec.seq, 10))
 	m.Header.Set(jetstream.MsgTTLHeader, keep.String())
 	return m
+}
+
+// set writes h in a record's headers; a process left empty (a record of
+// a worker older than Config.Process, read back) is left out.
+func (h holder) set(hdr nats.Header) {
+	hdr.Set(workerHeader, h.worker)
+	if h.process != "" {
+		hdr.Set(processHeader, h.process)
+	}
 }
 
 // MaxErrorLen is the most of a failed run's error text, in bytes, that

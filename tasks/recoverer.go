@@ -149,8 +149,11 @@ func (r *recoverer) recoverWorker(ctx context.Context, worker string, dead bool,
 	if _, err := r.leases.Get(ctx, leaseKey(worker)); err == nil || !errors.Is(err, kv.ErrKeyNotFound) {
 		return err // alive, or unknown: the next sweep looks again
 	}
-	start, n := time.Now(), 0
+	start, n, process := time.Now(), 0, ""
 	err := r.ledger().scan(ctx, r.ledger().names.heldByWorker(worker), false, func(rec record) error {
+		if process == "" {
+			process = rec.process // a tombstone's names it too
+		}
 		if rec.state != stateHeld || time.Since(rec.stored) < minAge {
 			return nil
 		}
@@ -171,11 +174,12 @@ func (r *recoverer) recoverWorker(ctx context.Context, worker string, dead bool,
 		return nil
 	})
 	if dead || n > 0 {
-		r.events.Emit(WorkerDead{EventTime: r.events.Stamp(), Queue: r.queue, Worker: worker})
+		r.events.Emit(WorkerDead{EventTime: r.events.Stamp(), Queue: r.queue, Worker: worker, Process: process})
 	}
 	if n > 0 {
 		r.recovered.Add(uint64(n))
-		r.events.Emit(TasksRecovered{EventTime: r.events.Stamp(), Queue: r.queue, Worker: worker, Tasks: n, Took: time.Since(start)})
+		r.events.Emit(TasksRecovered{EventTime: r.events.Stamp(), Queue: r.queue, Worker: worker, Process: process, Tasks: n,
+			Took: time.Since(start)})
 	}
 	return err
 }

@@ -56,7 +56,7 @@ func (r *run) Handle(ctx context.Context, d *delivery) error {
 	d.reserved = t.id
 	seq, err := r.claim(ctx, t)
 	if err == nil {
-		d.rec = record{task: t, worker: r.id, state: stateHeld, seq: seq}
+		d.rec = record{task: t, holder: r.holder(), state: stateHeld, seq: seq}
 	} else if d.rec, err = r.decide(ctx, d, t, err); err != nil {
 		return errPassed
 	}
@@ -95,7 +95,7 @@ func (r *run) Handle(ctx context.Context, d *delivery) error {
 // decide returns.
 func (r *run) claim(ctx context.Context, t task) (uint64, error) {
 	for wait := settleRetryMin; ; wait = min(2*wait, settleRetryMax) {
-		seq, err := r.ledger().claim(ctx, t, r.id)
+		seq, err := r.ledger().claim(ctx, t, r.holder())
 		if !errors.Is(err, errUnsure) || ctx.Err() != nil || !r.entitled() {
 			return seq, err
 		}
@@ -241,5 +241,6 @@ func (r *run) ReportPanic(d *delivery, err *supervisor.PanicError, suppressed ui
 // longer this worker's.
 func (r *run) rejected(rec record, err error) {
 	r.w.stats.rejected.Add(1)
-	r.w.events.Emit(CompletionRejected{EventTime: r.w.events.Stamp(), Queue: r.w.queue, Task: rec.id, Worker: rec.worker, Err: err})
+	r.w.events.Emit(CompletionRejected{EventTime: r.w.events.Stamp(), Queue: r.w.queue, Task: rec.id, Worker: rec.worker,
+		Process: rec.process, Err: err})
 }

@@ -28,9 +28,11 @@ func (w *Worker) newRun(ctx context.Context) (*run, error) {
 		return nil, err
 	}
 	// Should the bucket go missing, a lock declares it again as the queue
-	// does: with expiry markers for the recoverer's watch.
+	// does: with expiry markers for the recoverer's watch. Both keys name
+	// this process beside the lease.
 	lockCfg := kv.LockConfig{Bucket: w.names.leaseBucket, TTL: w.cfg.LeaseTTL, RenewEvery: w.cfg.Heartbeat,
-		Storage: w.cfg.Storage, Replicas: w.cfg.Replicas, LimitMarkerTTL: w.cfg.LeaseTTL, Events: w.cfg.Events}
+		Storage: w.cfg.Storage, Replicas: w.cfg.Replicas, LimitMarkerTTL: w.cfg.LeaseTTL, Value: w.cfg.Process,
+		Events: w.cfg.Events}
 	lockCfg.Key = leaseKey(r.id)
 	own, err := kv.NewLock(lockCfg, w.src)
 	if err != nil {
@@ -63,6 +65,9 @@ func (w *Worker) newRun(ctx context.Context) (*run, error) {
 	r.connected = make(chan struct{})
 	return r, nil
 }
+
+// holder is who holds the run's tasks: its lease, in this process.
+func (r *run) holder() holder { return holder{worker: r.id, process: r.w.cfg.Process} }
 
 // ledger is the protocol's writes on the current connection.
 func (r *run) ledger() *ledger { return r.led.Load() }
@@ -98,7 +103,8 @@ func (r *run) serve(ctx context.Context) error {
 	r.serving.Store(true)
 	defer r.serving.Store(false)
 	// Once Status reports the lease held, as the event says.
-	w.events.Emit(LeaseAcquired{EventTime: w.events.Stamp(), Queue: w.queue, Worker: r.id, Capacity: w.cfg.MaxConcurrency})
+	w.events.Emit(LeaseAcquired{EventTime: w.events.Stamp(), Queue: w.queue, Worker: r.id, Process: w.cfg.Process,
+		Capacity: w.cfg.MaxConcurrency})
 	r.pool.Start()
 	pctx, stopPulling := context.WithCancel(ctx)
 	defer stopPulling()
@@ -206,7 +212,8 @@ func (r *run) fence() {
 		r.stopBy.CompareAndSwap(0, time.Now().UnixNano())
 		r.pool.Cut()
 		r.w.stats.leasesLost.Add(1)
-		r.w.events.Emit(LeaseLost{EventTime: r.w.events.Stamp(), Queue: r.w.queue, Worker: r.id, Held: held})
+		r.w.events.Emit(LeaseLost{EventTime: r.w.events.Stamp(), Queue: r.w.queue, Worker: r.id, Process: r.w.cfg.Process,
+			Held: held})
 	})
 }
 

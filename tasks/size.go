@@ -33,11 +33,11 @@ const maxHeaders = math.MaxUint16
 //
 // The writes measured are those that carry the task: its claim, a
 // put-back and its dead letter, built as the queue builds them, with the
-// error text at MaxErrorLen and every count and time at its longest, so
-// that no write of a task CheckTask accepts is refused for its size by a
-// server with that max_payload. corral.Client's Enqueue checks every task
-// with it; a client that enqueues by publishing to the queue's subject
-// should too.
+// error text at MaxErrorLen, the worker's process name at MaxProcessLen
+// and every count and time at its longest, so that no write of a task
+// CheckTask accepts is refused for its size by a server with that
+// max_payload. corral.Client's Enqueue checks every task with it; a
+// client that enqueues by publishing to the queue's subject should too.
 func CheckTask(queue string, m *nats.Msg, maxPayload int64) error {
 	if err := checkID(m.Header.Get(jetstream.MsgIDHeader)); err != nil {
 		return err
@@ -99,15 +99,18 @@ func (e *TooLargeError) Unwrap() []error {
 // largestHeaders is the size of the largest headers a write of the queue's
 // carries about t: its claim, a put-back or its dead letter, each
 // measured as nats.go encodes it, with t's counts and times at their
-// longest and the longest error text a dead letter keeps.
+// longest, the longest process name a claim carries (MaxProcessLen) and
+// the longest error text a dead letter keeps.
 func largestHeaders(queue string, t task) int {
 	n := names{queue: queue}
-	worker := nuid.Next() // a worker's identity, as long as every one
+	// A lease's identity is as long as every one; a process's name at its
+	// longest.
+	h := holder{worker: nuid.Next(), process: strings.Repeat("p", MaxProcessLen)}
 	t.attempt, t.failures = math.MaxInt, math.MaxInt
-	t.notBefore, t.avoid = time.Unix(0, math.MaxInt64), worker
+	t.notBefore, t.avoid = time.Unix(0, math.MaxInt64), h.worker
 	longest := errors.New(strings.Repeat("x", MaxErrorLen))
 	// Subjects count for neither limit.
-	return max(headerSize(n.claimMsg(t, worker).Header), headerSize(putBackMsg("", t).Header),
+	return max(headerSize(n.claimMsg(t, h).Header), headerSize(putBackMsg("", t).Header),
 		headerSize(deadLetterMsg("", t, t.attempt, longest).Header))
 }
 

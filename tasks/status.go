@@ -21,7 +21,10 @@ type Status struct {
 	// Worker is the identity of the worker's current lease; empty before
 	// the first.
 	Worker string
-	Lease  LeaseState
+	// Process is the worker's Config.Process, with its default: the name
+	// of the process it runs in.
+	Process string
+	Lease   LeaseState
 	// Renewed is when the lease was last renewed: the last heartbeat the
 	// server stored.
 	Renewed time.Time
@@ -66,7 +69,7 @@ type Counters struct {
 
 // Status returns a snapshot of the worker.
 func (w *Worker) Status() Status {
-	st := Status{Queue: w.queue, Lease: LeaseStateNone, Capacity: w.cfg.MaxConcurrency, Counters: Counters{
+	st := Status{Queue: w.queue, Process: w.cfg.Process, Lease: LeaseStateNone, Capacity: w.cfg.MaxConcurrency, Counters: Counters{
 		Started: w.stats.started.Load(), Completed: w.stats.completed.Load(), Failed: w.stats.failed.Load(),
 		HandedBack: w.stats.handedBack.Load(), Duplicates: w.stats.duplicates.Load(), PassedOver: w.stats.passedOver.Load(),
 		Rejected: w.stats.rejected.Load(), Unconfirmed: w.stats.unconfirmed.Load(), Recovered: w.stats.recovered.Load(),

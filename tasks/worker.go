@@ -77,6 +77,11 @@ func New(queue string, cfg Config, src connection.Source, h Handler) (*Worker, e
 		return nil, fmt.Errorf("tasks: queue %q: %w", queue, err)
 	}
 	cfg = cfg.withDefaults(queue)
+	if cfg.Process == "" {
+		// Here, not in withDefaults: every Enqueue runs that, and this
+		// asks the operating system.
+		cfg.Process = DefaultProcess("")
+	}
 	names := newNames(queue, cfg)
 	return &Worker{queue: queue, cfg: cfg, src: src, handler: h, events: event.New(cfg.Events), names: names}, nil
 }
