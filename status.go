@@ -176,8 +176,8 @@ func (c *Client) taskStatus() []TaskStatus {
 func (s Status) drawTasks(b *strings.Builder, indent string) {
 	for j, t := range s.Tasks {
 		cn := t.Counters
-		fmt.Fprintf(b, "%s%s %-12s %-11s restarts=%d worker=%s lease=%s held=%d/%d started=%d completed=%d failed=%d recovered=%d",
-			indent, twig(j, len(s.Tasks)), t.Queue, t.Child.State, t.Child.Restarts, t.Worker, t.Lease, t.Held, t.Capacity,
+		fmt.Fprintf(b, "%s%s %-12s %-11s restarts=%d worker=%s process=%s lease=%s held=%d/%d started=%d completed=%d failed=%d recovered=%d",
+			indent, twig(j, len(s.Tasks)), t.Queue, t.Child.State, t.Child.Restarts, t.Worker, t.Process, t.Lease, t.Held, t.Capacity,
 			cn.Started, cn.Completed, cn.Failed, cn.Recovered)
 		if t.Recoverer {
 			b.WriteString(" recoverer")

@@ -20,11 +20,16 @@ import (
 // queue, running h on the queue's tasks: as many at once as MaxConcurrency
 // allows, each claimed once and kept alive by the worker's single lease.
 // Its settings are cfg, declared in code, overridden by
-// Config.Tasks[queue] as Handle's are. The worker is a child of the
-// tasks group, with its own restart policy. Declare workers before Run.
+// Config.Tasks[queue] as Handle's are. A worker given no process name
+// goes by "<name>@<host>/<pid>", name being Config.Name (see
+// tasks.DefaultProcess). The worker is a child of the tasks group, with
+// its own restart policy. Declare workers before Run.
 func (c *Client) HandleTasks(queue string, cfg tasks.Config, h tasks.Handler) error {
 	if file, ok := c.cfg.Tasks[queue]; ok {
 		conf.Override(&cfg, file, c.cfg.keys, "tasks."+queue)
+	}
+	if cfg.Process == "" {
+		cfg.Process = tasks.DefaultProcess(c.cfg.Name)
 	}
 	cfg.Restart = cfg.Restart.Inherit(c.cfg.Restart)
 	cfg.Events = c.events

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/publisher"
+	"github.com/corral-go/corral/supervisor"
 	"github.com/corral-go/corral/tasks"
 )
 
@@ -84,5 +86,54 @@ tasks:
 	}
 	if tree := st.String(); !strings.Contains(tree, "tasks") || !strings.Contains(tree, "render") || !strings.Contains(tree, "completed=20") {
 		t.Fatalf("status tree lacks the worker:\n%s", tree)
+	}
+}
+
+// A Client's worker given no process name goes by the Client's name, the
+// host and the pid; one the file gives wins, and one Validate refuses is
+// named by its path.
+func TestTaskWorkerProcessDefault(t *testing.T) {
+	t.Parallel()
+	cfg := embeddedConfig(t)
+	cfg.Name = "billing"
+	parsed, err := corral.ParseConfig([]byte(`
+tasks:
+  render: {}
+  mail: {process: mailer-7}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Tasks = parsed.Tasks
+	c, err := corral.New(cfg, embeddedServer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close() // never run
+	nop := tasks.HandlerFunc(func(context.Context, *tasks.Task) error { return nil })
+	for _, q := range []string{"render", "mail"} {
+		if err := c.HandleTasks(q, tasks.Config{}, nop); err != nil {
+			t.Fatal(err)
+		}
+	}
+	host := fmt.Sprint(os.Getpid())
+	if name, err := os.Hostname(); err == nil {
+		host = name + "/" + host
+	}
+	for q, want := range map[string]string{"render": "billing@" + host, "mail": "mailer-7"} {
+		if w, _ := c.Worker(q); w.Status().Process != want {
+			t.Errorf("queue %s: the worker's process is %q, want %q", q, w.Status().Process, want)
+		}
+	}
+	// The tasks group joins the tree at Run: draw its status as it would.
+	w, _ := c.Worker("render")
+	st := corral.Status{Name: "billing", Children: []supervisor.ChildStatus{{Name: "tasks"}},
+		Tasks: []corral.TaskStatus{{Status: w.Status()}}}
+	if !strings.Contains(st.String(), " process=billing@"+host+" ") {
+		t.Errorf("the status tree does not show the process:\n%s", st)
+	}
+	cfg.Tasks = map[string]tasks.Config{"render": {Process: "a\nb"}}
+	if err := cfg.Validate(); !errors.Is(err, corral.ErrInvalidConfig) || !strings.Contains(err.Error(), "tasks.render.process:") {
+		t.Errorf("a process with a line break: %v, want an error naming tasks.render.process", err)
 	}
 }
