@@ -70,8 +70,8 @@ func (c *Client) HandleTasks(queue string, cfg tasks.Config, h tasks.Handler) er
 // longer than tasks.MaxIDLen, not UTF-8 text, with a control character or
 // white space at either end (tasks.ErrInvalidTaskID), or beginning, as
 // the server stores it, with tasks.ReservedMsgIDPrefix
-// (tasks.ErrReservedMsgID); a header beginning Corral-Task-
-// (tasks.ErrReservedHeader); and a task larger than the queue takes, a
+// (tasks.ErrReservedMsgID); a header beginning Corral-Task- or
+// Nats-Schedule (tasks.ErrReservedHeader); and a task larger than the queue takes, a
 // *tasks.TooLargeError that says the limit: the server's max_payload
 // less what the queue's writes add to the task's headers (with the
 // default 1 MiB, a queue takes 1,047,197 bytes of data under a 36-byte id
@@ -80,7 +80,9 @@ func (c *Client) HandleTasks(queue string, cfg tasks.Config, h tasks.Handler) er
 //
 // The queue must be declared in Config.Tasks, so that its stream exists
 // before any worker runs; its subject is this process's worker's, if
-// HandleTasks declared one, else the file's.
+// HandleTasks declared one, else the file's. The stream allows message
+// schedules, which need nats-server 2.12 or later: on an older server
+// the publisher's declaration fails with stream.ErrSchedulesUnsupported.
 func (c *Client) Enqueue(ctx context.Context, queue string, data []byte, opts ...publisher.Option) (*publisher.Future, error) {
 	cfg, ok := c.cfg.Tasks[queue]
 	if !ok {

@@ -6,12 +6,14 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/corraltest"
@@ -93,6 +95,9 @@ func TestEnqueueRefusesWhatTheQueueCannotCarry(t *testing.T) {
 		{"reserved id after a space", nil, []publisher.Option{publisher.WithMsgID(" " + tasks.ReservedMsgIDPrefix + "put-back:fail-v1:1")}, "reserved"},
 		{"id of 200 KB", nil, []publisher.Option{publisher.WithMsgID(strings.Repeat("i", 200_000))}, "200000 bytes, the limit is 512"},
 		{"queue's own header", nil, []publisher.Option{publisher.WithMsgID("x"), withHeader(tasks.TaskIDHeader, "y")}, tasks.TaskIDHeader},
+		{"a message schedule", nil, []publisher.Option{publisher.WithMsgID("s"), withHeader("Nats-Schedule", "@every 1s"),
+			withHeader("Nats-Schedule-Target", "corral.tasks.q.t.2.x")}, "Nats-Schedule"},
+		{"a schedule's fired copy", nil, []publisher.Option{publisher.WithMsgID("f"), withHeader("Nats-Scheduler", "corral.tasks.q.t.at.x")}, "Nats-Scheduler"},
 	} {
 		f, err := k.Client.Enqueue(ctx, "q", tc.data, tc.opts...)
 		if err == nil {
@@ -218,4 +223,33 @@ func TestLargestTaskRunsThroughEveryWrite(t *testing.T) {
 	w, _ := k.Client.Worker("q")
 	natstest.Eventually(t, 30*time.Second, func() bool { c := w.Status().Counters; return c.Completed == 1 && w.Status().Held == 0 },
 		func() string { return k.Client.Status().String() })
+}
+
+// A Client that enqueues before any worker runs declares the queue's
+// stream as a worker does: with message schedules, and the subjects kept
+// for waiting copies and schedules beside the queue's own.
+func TestEnqueueBeforeAnyWorkerDeclaresSchedules(t *testing.T) {
+	t.Parallel()
+	k := corraltest.New(t, corral.Config{Tasks: map[string]tasks.Config{"q": {}}})
+	k.Start(context.Background())
+	enqueued(t, k.Client, []byte("waits"), publisher.WithMsgID("w-1"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nc, err := k.Client.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := js.Stream(ctx, "TASKS_q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"corral.tasks.q", "corral.tasks.q.t.>", "corral.tasks.q.periodic.*"}
+	if c := s.CachedInfo().Config; !c.AllowMsgSchedules || !c.AllowRollup || !slices.Equal(c.Subjects, want) || s.CachedInfo().State.Msgs != 1 {
+		t.Errorf("queue stream: schedules %v, rollup %v, subjects %v, %d messages; want schedules, rollup, %v and the task",
+			c.AllowMsgSchedules, c.AllowRollup, c.Subjects, s.CachedInfo().State.Msgs, want)
+	}
 }

@@ -2,11 +2,13 @@ package publisher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/internal/jsapi"
+	"github.com/corral-go/corral/stream"
 )
 
 // declaration is the outcome of one declaration of Config.Streams: done is
@@ -55,7 +57,7 @@ func (p *Buffered) declaredStreams(err error) {
 	switch {
 	case err == nil && last != nil:
 		p.declared = newDeclaration()
-	case err != nil && jsapi.DeclareRefused(err):
+	case err != nil && refused(err):
 		d := p.declared
 		if last != nil {
 			d = newDeclaration()
@@ -64,6 +66,13 @@ func (p *Buffered) declaredStreams(err error) {
 		d.err = err
 		close(d.done)
 	}
+}
+
+// refused reports whether err says that declaring the streams again
+// cannot succeed: the server's refusal, or a server too old for a
+// stream's message schedules.
+func refused(err error) bool {
+	return jsapi.DeclareRefused(err) || errors.Is(err, stream.ErrSchedulesUnsupported)
 }
 
 // waitSync waits for f as [Future.Wait] does, but returns ErrNotDeclared

@@ -9,10 +9,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/internal/jsapi"
+	"github.com/corral-go/corral/stream"
 )
 
-// Only the server's refusals of a declaration are recorded against
-// PublishSync; what passes is declared again.
+// Only the server's refusals of a declaration, and a server too old for a
+// stream's message schedules, are recorded against PublishSync; what
+// passes is declared again.
 func TestRefused(t *testing.T) {
 	t.Parallel()
 	api := func(code int, errCode jetstream.ErrorCode) error {
@@ -34,8 +36,9 @@ func TestRefused(t *testing.T) {
 		{"no responders", fmt.Errorf("declare: %w", nats.ErrNoResponders), false},
 		{"deadline", fmt.Errorf("declare: %w", context.DeadlineExceeded), false},
 		{"connection closed", fmt.Errorf("declare: %w", nats.ErrConnectionClosed), false},
+		{"server too old for schedules", fmt.Errorf("declare: %w", stream.ErrSchedulesUnsupported), true},
 	} {
-		if got := jsapi.DeclareRefused(tc.err); got != tc.want {
+		if got := refused(tc.err); got != tc.want {
 			t.Errorf("%s: refused %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -56,7 +56,9 @@ var (
 	ErrServing = errors.New("publisher: already being served")
 	// ErrNotDeclared is returned by PublishSync when the server refused to
 	// declare the configured streams (subjects overlapping another
-	// stream's, a configuration it rejects); its error is wrapped with it.
+	// stream's, a configuration it rejects) or kept a stream without the
+	// message schedules it asks for (stream.ErrSchedulesUnsupported: a
+	// server older than 2.12); its error is wrapped with it.
 	// A declaration that failed otherwise (a timeout, no JetStream yet, a
 	// lost connection) is tried again and PublishSync waits for it. The
 	// message stays buffered, and is sent once a declaration succeeds.

@@ -21,7 +21,9 @@
 //
 // Validate reports every problem at once; a change the server cannot make
 // in place (storage, retention) is an error of Declare that names the
-// stream, never a silent change.
+// stream, never a silent change. A stream that asks for message schedules
+// from a server that does not keep them (older than 2.12) is an error of
+// Declare wrapping [ErrSchedulesUnsupported].
 //
 // # Concurrency
 //

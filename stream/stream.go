@@ -36,6 +36,19 @@ type Config struct {
 	// Duplicates is the window in which a repeated Nats-Msg-Id is
 	// dropped. Range 0 to 87600h (ten years). Default 2m (the server's).
 	Duplicates time.Duration `yaml:"duplicates"`
+	// AllowMsgSchedules lets the stream store message schedules: a message
+	// with a Nats-Schedule header, which the server publishes again on
+	// its Nats-Schedule-Target, a subject of the same stream, at the time
+	// or the interval the header says. It needs nats-server 2.12 or
+	// later: Declare fails with an error wrapping
+	// ErrSchedulesUnsupported when the server did not keep it. It also
+	// allows rollups (Nats-Rollup), which the server requires with it,
+	// and cannot be turned off once on: Declare of the stream without it
+	// is then a change the server cannot make in place. A consumer whose
+	// filter selects a schedule's subject receives the schedule itself,
+	// and on a work-queue stream its ack deletes the schedule before it
+	// fires. Default false.
+	AllowMsgSchedules bool `yaml:"allow_msg_schedules"`
 }
 
 // MaxNameLen is the longest stream or consumer name nats-server accepts
@@ -95,6 +108,11 @@ func (c Config) JetStream(name string) jetstream.StreamConfig {
 		MaxBytes:   int64(c.MaxBytes),
 		MaxMsgs:    c.MaxMsgs,
 		Duplicates: c.Duplicates,
+		// The server requires rollups with schedules (it rolls a
+		// schedule's subject up to its latest); it would set the flag
+		// itself, and a declaration that says so reads back as it is.
+		AllowMsgSchedules: c.AllowMsgSchedules,
+		AllowRollup:       c.AllowMsgSchedules,
 	}
 	if sc.MaxBytes == 0 {
 		sc.MaxBytes = -1
@@ -115,7 +133,10 @@ func (c Config) JetStream(name string) jetstream.StreamConfig {
 // the server cannot make in place to a stream that exists (storage,
 // retention, turning off message TTLs...) is an error that names the
 // stream, never a silent change; any other refusal is the server's,
-// wrapped.
+// wrapped. A stream that asks for message schedules and was declared by
+// a server that did not keep them (one older than 2.12 ignores the
+// setting) is an error wrapping ErrSchedulesUnsupported that names the
+// stream and the connected server's version.
 func (c Config) Declare(ctx context.Context, js jetstream.JetStream, name string) (jetstream.Stream, error) {
 	// The server checks a configuration before it looks the stream up, so
 	// a refusal alone does not tell an update from a creation: only the
@@ -126,6 +147,11 @@ func (c Config) Declare(ctx context.Context, js jetstream.JetStream, name string
 			return nil, fmt.Errorf("stream: %q exists with a configuration that cannot be changed in place: %w", name, err)
 		}
 		return nil, fmt.Errorf("stream: declare %q: %w", name, err)
+	}
+	if c.AllowMsgSchedules {
+		if err := checkSchedules(name, s.CachedInfo().Config, serverVersion(js)); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }

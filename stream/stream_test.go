@@ -60,3 +60,42 @@ func TestDeclareReportsTheServersRefusal(t *testing.T) {
 		t.Errorf("changing the storage: %v, want %q", err, inPlace)
 	}
 }
+
+// A stream that asks for message schedules is declared with them and with
+// rollups, which the server requires beside them; one declared before
+// without them is updated in place, keeping its messages; and they cannot
+// be turned off again.
+func TestDeclareWithSchedules(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	js := natstest.JetStream(t, srv.URL())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	jobs := stream.Config{Subjects: []string{"jobs.>"}, Retention: "workqueue"}
+	if _, err := jobs.Declare(ctx, js, "JOBS"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, "jobs.a", []byte("kept")); err != nil {
+		t.Fatal(err)
+	}
+	jobs.AllowMsgSchedules = true
+	s, err := jobs.Declare(ctx, js, "JOBS")
+	if err != nil {
+		t.Fatalf("declaring schedules on a stream without them: %v", err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := info.Config; !c.AllowMsgSchedules || !c.AllowRollup || info.State.Msgs != 1 {
+		t.Errorf("read back: schedules %v, rollup %v, %d messages; want both set and the message kept",
+			c.AllowMsgSchedules, c.AllowRollup, info.State.Msgs)
+	}
+	if _, err := jobs.Declare(ctx, js, "JOBS"); err != nil {
+		t.Errorf("declaring the same again: %v", err)
+	}
+	jobs.AllowMsgSchedules = false
+	if _, err := jobs.Declare(ctx, js, "JOBS"); err == nil || !strings.Contains(err.Error(), "cannot be changed in place") {
+		t.Errorf("turning schedules off: %v, want a change that cannot be made in place", err)
+	}
+}

@@ -14,7 +14,9 @@ import (
 // value of every field is its default; in corral.Config, queues are keyed
 // by name under tasks.
 type Config struct {
-	// Subject is where tasks are enqueued. Default "corral.tasks.<queue>".
+	// Subject is where tasks are enqueued. Subjects under
+	// "corral.tasks.<any queue>." are the queues' own and refused. Default
+	// "corral.tasks.<queue>".
 	Subject string `yaml:"subject"`
 	// Stream holds enqueued tasks until a worker takes them; it is
 	// declared with work-queue retention. Default "TASKS_<queue>".
@@ -142,6 +144,8 @@ func (c Config) Validate() error {
 	if c.Subject != "" {
 		if err := subject.Validate(c.Subject, false); err != nil {
 			p.Addf("subject", "%v", err)
+		} else if subject.Subset(c.Subject, queuesPattern) {
+			p.Addf("subject", "%q is under corral.tasks.<queue>., the subjects of the queues' own records, waiting copies and schedules", c.Subject)
 		}
 	}
 	if c.Stream != "" {
@@ -206,12 +210,18 @@ func (c Config) validateTimes(p conf.Problems) {
 // QueueStream returns the name and declaration of queue's stream, where
 // tasks wait for a worker: work-queue retention, and a duplicate window
 // as long as KeepCompleted, so that a task enqueued again with the same
-// Msg-Id (a retried publish) is stored once. Workers declare it; a
-// publisher that enqueues before any worker runs declares the same.
+// Msg-Id (a retried publish) is stored once. Its subjects are Subject,
+// first, then the queue's own: "corral.tasks.<queue>.t.>" and
+// "corral.tasks.<queue>.periodic.*", kept for the waiting copies and the
+// schedules of tasks; and it allows message schedules, so that its
+// declaration fails, with stream.ErrSchedulesUnsupported, on a server
+// older than 2.12. Workers declare it; a publisher that enqueues before
+// any worker runs declares the same.
 func (c Config) QueueStream(queue string) (string, stream.Config) {
 	c = c.withDefaults(queue)
-	return c.Stream, stream.Config{Subjects: []string{c.Subject}, Retention: "workqueue", Storage: c.Storage,
-		Replicas: c.Replicas, Duplicates: c.KeepCompleted}
+	subjects := []string{c.Subject, fmt.Sprintf(waitingAllTmpl, queue), fmt.Sprintf(periodicAllTmpl, queue)}
+	return c.Stream, stream.Config{Subjects: subjects, Retention: "workqueue", Storage: c.Storage,
+		Replicas: c.Replicas, Duplicates: c.KeepCompleted, AllowMsgSchedules: true}
 }
 
 // ValidateNames reports whether queue and its stream can name what New

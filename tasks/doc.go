@@ -17,7 +17,8 @@
 // the task's id as its Msg-Id, after [CheckTask] has found that the queue
 // can carry the task (its id, its headers, and its size with what the
 // queue's writes add to it). [Config.QueueStream] declares the queue's
-// stream for a publisher that runs before any worker.
+// stream for a publisher that runs before any worker. The stream allows
+// message schedules, so a queue needs nats-server 2.12 or later.
 //
 // # Lifecycle
 //
@@ -55,7 +56,9 @@
 // trying as long as its lease holds, except for a write refused for its
 // size, which no retry mends: the task then ends ([DeadLettered]).
 // [CheckTask] refuses a task with [ErrInvalidTaskID], [ErrReservedMsgID],
-// [ErrReservedHeader] or a [*TooLargeError].
+// [ErrReservedHeader] or a [*TooLargeError]. A server older than 2.12
+// fails the worker's start with an error wrapping
+// stream.ErrSchedulesUnsupported.
 //
 // # Concurrency
 //

@@ -24,7 +24,8 @@ var (
 	// control character, or with white space at either end.
 	ErrInvalidTaskID = errors.New("tasks: invalid task id")
 	// ErrReservedHeader is returned by CheckTask for a task that sets a
-	// header of the queue's own (beginning Corral-Task-).
+	// header of the queue's own (beginning Corral-Task-), or a message
+	// schedule's (beginning Nats-Schedule, Nats-Scheduler included).
 	ErrReservedHeader = errors.New("tasks: the header is reserved for the queue's own")
 	// ErrTaskTooLarge is matched by the *TooLargeError CheckTask returns.
 	ErrTaskTooLarge = errors.New("tasks: task too large")

@@ -50,7 +50,8 @@ func TestCheckTaskIDs(t *testing.T) {
 	}
 }
 
-// CheckTask refuses a header of the queue's own, naming it, and a task
+// CheckTask refuses a header of the queue's own or a message schedule's,
+// naming it, and a task
 // whose headers a stream could not store once the queue's writes add
 // theirs.
 func TestCheckTaskHeaders(t *testing.T) {
@@ -59,6 +60,15 @@ func TestCheckTaskHeaders(t *testing.T) {
 	m.Header.Set(tasks.AttemptHeader, "7")
 	if err := tasks.CheckTask("q", m, 1<<20); !errors.Is(err, tasks.ErrReservedHeader) || !strings.Contains(err.Error(), tasks.AttemptHeader) {
 		t.Fatalf("CheckTask with %s: %v, want ErrReservedHeader naming it", tasks.AttemptHeader, err)
+	}
+	// The queue's stream allows message schedules: a caller's would be a
+	// schedule nobody declared, or pass for one's fired copy.
+	for _, k := range []string{"Nats-Schedule", "Nats-Schedule-Target", "Nats-Schedule-Time-Zone", "Nats-Scheduler", "Nats-Schedule-Next"} {
+		m = taskMsg("x", nil)
+		m.Header.Set(k, "@at 2030-01-01T00:00:00Z")
+		if err := tasks.CheckTask("q", m, 1<<20); !errors.Is(err, tasks.ErrReservedHeader) || !strings.Contains(err.Error(), k) {
+			t.Errorf("CheckTask with %s: %v, want ErrReservedHeader naming it", k, err)
+		}
 	}
 	m = taskMsg("x", nil)
 	m.Header.Set("Big", strings.Repeat("h", 65000))

@@ -14,6 +14,9 @@ const (
 	heldByTaskTmpl    = "corral.tasks.%s.held.%s.*"  // queue, task token
 	heldByWorkerTmpl  = "corral.tasks.%s.held.*.%s"  // queue, worker
 	heldAllTmpl       = "corral.tasks.%s.held.>"     // queue
+	waitingAllTmpl    = "corral.tasks.%s.t.>"        // queue: waiting copies and one-shot schedules
+	periodicAllTmpl   = "corral.tasks.%s.periodic.*" // queue: periodic schedules
+	queuesPattern     = "corral.tasks.*.>"           // every queue's own subjects
 	leaseBucketTmpl   = "corral_tasks_%s"            // queue
 	leaseKeyTmpl      = "w.%s"                       // worker
 	leaseKeysPattern  = "w.*"

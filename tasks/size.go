@@ -23,8 +23,11 @@ const maxHeaders = math.MaxUint16
 //     server stores it, it begins with ReservedMsgIDPrefix, and
 //     ErrInvalidTaskID when it is empty, longer than MaxIDLen, not UTF-8
 //     text, has a control character or white space at either end;
-//   - a header of the queue's own (beginning Corral-Task-) wraps
-//     ErrReservedHeader and names it;
+//   - a header of the queue's own (beginning Corral-Task-), or one that
+//     makes or marks a message schedule (beginning Nats-Schedule, as
+//     Nats-Schedule-Target and Nats-Scheduler do), wraps
+//     ErrReservedHeader and names it: the queue's stream allows
+//     schedules, and a caller's would be one the queue never declared;
 //   - a *TooLargeError, which matches ErrTaskTooLarge, says the largest
 //     task the queue takes with this id and these headers, when a write
 //     of the task would be larger than maxPayload (the server's
@@ -43,7 +46,7 @@ func CheckTask(queue string, m *nats.Msg, maxPayload int64) error {
 		return err
 	}
 	for k := range m.Header {
-		if protocolHeader(k) {
+		if protocolHeader(k) || scheduleHeader(k) {
 			return fmt.Errorf("%w: %s", ErrReservedHeader, k)
 		}
 	}
@@ -58,6 +61,11 @@ func CheckTask(queue string, m *nats.Msg, maxPayload int64) error {
 	}
 	return nil
 }
+
+// scheduleHeader reports whether k makes a message a schedule or marks it
+// as fired by one (Nats-Schedule, Nats-Schedule-*, Nats-Scheduler), as
+// nats-server spells them.
+func scheduleHeader(k string) bool { return strings.HasPrefix(k, "Nats-Schedule") }
 
 // TooLargeError is a task CheckTask refused for its size: the server would
 // refuse a write the queue makes of it. It matches ErrTaskTooLarge, and
