@@ -1,9 +1,13 @@
 package supervisor_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
-	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,13 +18,12 @@ import (
 // A serving tree costs its Serve's goroutine, which runs the root, and a
 // goroutine per child, which runs the child's restart loop and its
 // service; no child has a supervisor of its own. ServeInline runs a
-// tree's only child on the caller's goroutine. Not parallel: it counts
-// the process's goroutines.
+// tree's only child on the caller's goroutine. The tree's goroutines are
+// told from any other by a profiler label, which every goroutine it
+// starts inherits: a goroutine of an earlier case or test that exits
+// meanwhile does not change the count. Not parallel: it reads the
+// process's goroutine profile.
 func TestTreeGoroutines(t *testing.T) {
-	// What a tree stopped leaves behind exits shortly after (suture's own
-	// goroutines that cancel a child), as may an earlier test's: each case
-	// starts from the lowest count seen.
-	base := runtime.NumGoroutine()
 	for _, tt := range []struct {
 		name     string
 		children int
@@ -43,28 +46,45 @@ func TestTreeGoroutines(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		natstest.Eventually(t, 10*time.Second, func() bool {
-			n := runtime.NumGoroutine()
-			base = min(base, n) // an earlier test's leftover exited
-			return n == base
-		},
-			func() string {
-				return fmt.Sprintf("%d goroutines, want %d as at the start", runtime.NumGoroutine(), base)
-			})
-		before := base
-		var stop func() error
+		serveFn := serve
 		if tt.inline {
-			stop = serveInline(t, tree)
-		} else {
-			stop = serve(t, tree)
+			serveFn = serveInline
 		}
+		// Only the goroutine serve starts takes the label from this one.
+		pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("footprint", tt.name)))
+		stop := serveFn(t, tree)
+		pprof.SetGoroutineLabels(context.Background())
 		for range tt.children {
 			<-started
 		}
-		got := runtime.NumGoroutine() - before
+		// The count settles: a goroutine the start needed for a moment
+		// may not have exited yet; one the tree keeps would never let it.
+		got := labelled("footprint", tt.name)
+		natstest.Eventually(t, 10*time.Second, func() bool { got = labelled("footprint", tt.name); return got == tt.want },
+			func() string { return fmt.Sprintf("%s: %d goroutines, want %d", tt.name, got, tt.want) })
 		_ = stop()
-		if got != tt.want {
-			t.Errorf("%s: %d goroutines, want %d", tt.name, got, tt.want)
+	}
+}
+
+// labelled counts the goroutines whose profiler label key is value.
+func labelled(key, value string) int {
+	var b bytes.Buffer
+	if err := pprof.Lookup("goroutine").WriteTo(&b, 1); err != nil {
+		return -1
+	}
+	// Records of the debug=1 form: "<count> @ <pcs>", then "# labels: {...}"
+	// for labelled goroutines, then their frames.
+	want := strconv.Quote(key) + ":" + strconv.Quote(value)
+	n, count := 0, 0
+	sc := bufio.NewScanner(&b)
+	for sc.Scan() {
+		line := sc.Text()
+		if c, _, ok := strings.Cut(line, " @ "); ok {
+			count, _ = strconv.Atoi(c)
+		}
+		if strings.HasPrefix(line, "# labels: ") && strings.Contains(line, want) {
+			n += count
 		}
 	}
+	return n
 }
