@@ -143,6 +143,9 @@ type Puller struct {
 	// status came for one: the session looks at what to ask next. Nil
 	// with one consumer, whose requests overlap (see request).
 	noted chan struct{}
+	// reprobe is how often an idle session of several consumers probes
+	// those that have no doorbell out: reprobeEvery.
+	reprobe time.Duration
 }
 
 // target is a consumer the puller pulls from.
@@ -159,7 +162,7 @@ func New(cfg Config, owner Owner) *Puller {
 		peak = new(atomic.Int64)
 	}
 	p := &Puller{cfg: cfg, owner: owner, held: held{capacity: cfg.Capacity, peak: peak, freed: make(chan struct{}, 1)},
-		want: newWant(cfg)}
+		want: newWant(cfg), reprobe: reprobeEvery}
 	for _, name := range cfg.consumers() {
 		p.targets = append(p.targets, target{name: name, subject: "$JS.API.CONSUMER.MSG.NEXT." + cfg.Stream + "." + name,
 			status: make(chan error, 1)})

@@ -9,15 +9,28 @@ import (
 //
 // Each consumer's inbox has at most one request out at a time, so that
 // its credits going to zero says the request is over (a no_wait
-// request's 404 carries no count of what it did not deliver). A round
-// asks the consumers top down: a probe (a no_wait request for the free
-// room) to each not known empty, the next only once the one before
-// answered short. A probe that the consumer filled says it may have
-// more: the round ends there, and doorbells below it are withdrawn. A
-// round that finds every consumer empty leaves the session idle, with a
-// doorbell (a long-poll request of batch 1) out on each consumer, top
-// down, as far as the room goes. A doorbell out stands for its consumer
-// in a round: a message there comes through it.
+// request's 404 carries no count of what it did not deliver).
+//
+// A round asks the consumers top down: a probe (a no_wait request for
+// the free room) to each not known empty, the next only once the one
+// before answered short. A probe the consumer filled says it may have
+// more: the round ends there when no room is left, and doorbells below
+// it are withdrawn. A round that finds every consumer empty leaves the
+// session idle, with a doorbell (a waiting request of batch 1) out on
+// each consumer, top down, as far as the room goes; a doorbell that
+// expires is renewed. A doorbell out stands for its consumer in a round:
+// a message there comes through it.
+//
+// Probes ask for the room neither held nor asked for by other probes:
+// what doorbells owe is room the owner does not hold, and a doorbell
+// that rings when a probe has filled it brings a message that goes back
+// (Owner.Refuse). Without that, doorbells that take all the room would
+// leave the consumers below them unasked; with it, an idle session asks
+// those once a second (reprobeEvery).
+
+// reprobeEvery is how often an idle session probes the consumers that
+// have no doorbell out: the room did not reach them (Puller.reprobe).
+const reprobeEvery = heartbeat / 2
 
 // asked is what a lane has out on its current inbox.
 type asked struct {
@@ -37,33 +50,47 @@ const (
 
 // tiers is where a session pulling from several consumers is.
 type tiers struct {
-	round bool // a round is on: the lanes are asked top down
-	idle  bool // the last round found every consumer empty
-	rang  bool // a doorbell brought a message since the last round began
+	round     bool      // a round is on: the lanes are asked top down
+	idle      bool      // the last round found every consumer empty
+	rang      bool      // a doorbell brought a message since the last round began
+	reprobeAt time.Time // when idle, probe the consumers with no doorbell at
 }
 
 // requestTiered asks the consumers for the owner's free room, in order;
 // it fails only when the connection is gone.
 func (s *Session) requestTiered(now time.Time) error {
 	s.settle()
-	var owed int64
+	var probed, rung int64
 	for _, l := range s.lanes {
-		owed += l.in.credits.Load() // before held: see receive
+		credits := l.in.credits.Load() // before held: see receive
+		if l.asked.kind == askedDoorbell {
+			rung += credits
+		} else {
+			probed += credits
+		}
 	}
-	free, limit := s.room(owed, s.delivered())
-	if !s.tiers.round && (free >= max(1, limit/2) || s.tiers.rang || s.tiers.idle && free >= 1 && s.unwatched(now)) {
-		// A round begins when half the room is free, as with one
-		// consumer, when a doorbell rang (for the rest of the room), or
-		// when idle with room and a consumer nothing watches.
-		s.tiers = tiers{round: true}
+	free, limit := s.room(probed, s.delivered())
+	if !s.nc.IsConnected() {
+		return nil
+	}
+	t := &s.tiers
+	if !t.round {
+		switch {
+		case t.rang, !t.idle && free >= max(1, limit/2):
+			// A doorbell rang (ask for the rest of the room) or, busy,
+			// half the room is free, as with one consumer.
+		case t.idle && free >= 1 && !now.Before(t.reprobeAt) && s.unwatched(now):
+		case t.idle:
+			return s.ring(now, free-int(rung))
+		default:
+			return nil
+		}
+		*t = tiers{round: true}
 		for _, l := range s.lanes {
 			l.asked.empty = false
 		}
 	}
-	if !s.tiers.round || !s.nc.IsConnected() {
-		return nil
-	}
-	return s.pass(now, free)
+	return s.pass(now, free, free-int(rung))
 }
 
 // settle takes the requests that are over into account: a probe
@@ -87,7 +114,7 @@ func (s *Session) settle() {
 }
 
 // unwatched reports whether a consumer that may be asked has nothing
-// out: idle, its messages would wait for a round.
+// out: idle, its messages wait for a probe.
 func (s *Session) unwatched(now time.Time) bool {
 	for _, l := range s.lanes {
 		if l.asked.kind == askedNothing && l.available(now) {
@@ -97,12 +124,12 @@ func (s *Session) unwatched(now time.Time) bool {
 	return false
 }
 
-// pass carries the round on, top down, with free room: it probes the
-// first consumer neither watched nor known empty, or waits for its probe;
-// past the last, the session is idle and rings doorbells. A consumer
-// that cannot be asked now (failing, to be declared again) is passed
-// over.
-func (s *Session) pass(now time.Time, free int) error {
+// pass carries the round on, top down: it probes the first consumer
+// neither watched nor known empty for free, or waits for its probe; past
+// the last, the session is idle and rings doorbells with spare, the room
+// the doorbells out leave. A consumer that cannot be asked now (failing,
+// to be declared again) is passed over.
+func (s *Session) pass(now time.Time, free, spare int) error {
 	for i, l := range s.lanes {
 		switch {
 		case l.asked.kind == askedDoorbell, l.asked.empty, !l.available(now):
@@ -121,21 +148,25 @@ func (s *Session) pass(now time.Time, free int) error {
 		_, err := s.ask(now, l, askedProbe, free)
 		return err
 	}
-	s.tiers.round, s.tiers.idle = false, true
+	s.tiers = tiers{idle: true, reprobeAt: now.Add(s.p.reprobe)}
+	return s.ring(now, spare)
+}
+
+// ring leaves a doorbell with each consumer that has nothing out, top
+// down, while spare room is left.
+func (s *Session) ring(now time.Time, spare int) error {
 	for _, l := range s.lanes {
-		if free < 1 {
-			break
+		if spare < 1 {
+			return nil
 		}
 		if l.asked.kind != askedNothing || !l.available(now) {
 			continue
 		}
 		sent, err := s.ask(now, l, askedDoorbell, 1)
-		if err != nil {
+		if err != nil || !sent {
 			return err
 		}
-		if sent {
-			free--
-		}
+		spare--
 	}
 	return nil
 }

@@ -28,10 +28,11 @@ var tierNames = []string{"c0", "c1", "c2"}
 // tiered is a running session pulling from the consumers of stream Q for
 // a tierOwner.
 type tiered struct {
-	nc *nats.Conn
-	js jetstream.JetStream
-	p  *Puller
-	o  *tierOwner
+	srv *natstest.Server
+	nc  *nats.Conn
+	js  jetstream.JetStream
+	p   *Puller
+	o   *tierOwner
 }
 
 // tierOwner takes what arrives and notes its subject; one worker acks and
@@ -40,6 +41,7 @@ type tierOwner struct {
 	failures
 	queue chan *nats.Msg
 	gate  chan struct{} // closed: the worker may go on; nil: no gate
+	pace  time.Duration // how long the worker takes for each message
 	js    jetstream.JetStream
 
 	mu         sync.Mutex
@@ -88,6 +90,7 @@ func (o *tierOwner) work(p *Puller) {
 		if o.gate != nil {
 			<-o.gate
 		}
+		time.Sleep(o.pace)
 		_ = msg.Ack()
 		p.Release()
 	}
@@ -106,11 +109,21 @@ func declareTiers(ctx context.Context, js jetstream.JetStream) error {
 	return nil
 }
 
+// tierSetup says how startTiers sets a test up.
+type tierSetup struct {
+	capacity int
+	config   Config        // beside Stream, Consumers, Capacity, Source and Feed
+	pace     time.Duration // how long the worker takes for each message
+	gated    bool          // the worker waits for the gate before each
+	reprobe  time.Duration // if set, Puller.reprobe
+	// prepare, if set, runs before the session starts, and may publish.
+	prepare func(context.Context, jetstream.JetStream)
+}
+
 // startTiers runs a server with the work-queue stream Q and its
-// consumers, and a session pulling from them for an owner with room for
-// capacity; before it starts, prepare (if set) may publish. The test's
-// end stops it all.
-func startTiers(t *testing.T, capacity int, cfg Config, gated bool, prepare func(context.Context, jetstream.JetStream)) *tiered {
+// consumers, and a session pulling from them as set up. The test's end
+// stops it all.
+func startTiers(t *testing.T, setup tierSetup) *tiered {
 	t.Helper()
 	srv := natstest.RunServer(t)
 	nc := connectInternal(t, srv.URL())
@@ -127,14 +140,15 @@ func startTiers(t *testing.T, capacity int, cfg Config, gated bool, prepare func
 	if err := declareTiers(ctx, js); err != nil {
 		t.Fatal(err)
 	}
-	if prepare != nil {
-		prepare(ctx, js)
+	if setup.prepare != nil {
+		setup.prepare(ctx, js)
 	}
-	o := &tierOwner{queue: make(chan *nats.Msg, capacity), js: js}
-	if gated {
+	o := &tierOwner{queue: make(chan *nats.Msg, setup.capacity), js: js, pace: setup.pace}
+	if setup.gated {
 		o.gate = make(chan struct{})
 	}
-	cfg.Stream, cfg.Consumers, cfg.Capacity, cfg.Source = "Q", tierNames, capacity, connection.NewFixed(nc)
+	cfg := setup.config
+	cfg.Stream, cfg.Consumers, cfg.Capacity, cfg.Source = "Q", tierNames, setup.capacity, connection.NewFixed(nc)
 	cfg.Feed = func(sub *nats.Subscription) <-chan struct{} {
 		ended := make(chan struct{})
 		var once sync.Once
@@ -142,6 +156,9 @@ func startTiers(t *testing.T, capacity int, cfg Config, gated bool, prepare func
 		return ended
 	}
 	p := New(cfg, o)
+	if setup.reprobe > 0 {
+		p.reprobe = setup.reprobe
+	}
 	s, err := p.Open(nc)
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +184,23 @@ func startTiers(t *testing.T, capacity int, cfg Config, gated bool, prepare func
 		close(o.queue)
 		wg.Wait()
 	})
-	return &tiered{nc: nc, js: js, p: p, o: o}
+	return &tiered{srv: srv, nc: nc, js: js, p: p, o: o}
+}
+
+// published waits until each consumer counts the messages published to
+// it: the server tells consumers of new messages after it acknowledged
+// them, and a probe sent before answers as if there were none.
+func published(t *testing.T, ctx context.Context, js jetstream.JetStream, counts ...uint64) {
+	t.Helper()
+	natstest.Eventually(t, 10*time.Second, func() bool {
+		for i, n := range counts {
+			cons, err := js.Consumer(ctx, "Q", tierNames[i]) // fetches its info
+			if err != nil || cons.CachedInfo().NumPending != n {
+				return false
+			}
+		}
+		return true
+	}, func() string { return fmt.Sprintf("the consumers do not count %v messages", counts) })
 }
 
 // publish publishes n messages to subject.
@@ -202,11 +235,12 @@ func (tr *tiered) waitIdle(t *testing.T, ringing int) {
 // the order they were published in.
 func TestTiersTakeConsumersInOrder(t *testing.T) {
 	t.Parallel()
-	tr := startTiers(t, 2, Config{}, false, func(ctx context.Context, js jetstream.JetStream) {
+	tr := startTiers(t, tierSetup{capacity: 2, prepare: func(ctx context.Context, js jetstream.JetStream) {
 		for _, subject := range []string{"q.2", "q.1", "q.0"} {
 			publish(t, js, subject, 10)
 		}
-	})
+		published(t, ctx, js, 10, 10, 10)
+	}})
 	natstest.Eventually(t, 20*time.Second, func() bool {
 		got, _, _ := tr.o.accepted()
 		return len(got) == 30
@@ -223,12 +257,41 @@ func TestTiersTakeConsumersInOrder(t *testing.T) {
 	}
 }
 
+// A message published to the first consumer while the worker works off
+// a backlog of the last is the next it asks for: after it, only what was
+// asked for before comes from the last.
+func TestTiersTakeTheFirstConsumerNextWhileBusy(t *testing.T) {
+	t.Parallel()
+	const capacity = 2
+	tr := startTiers(t, tierSetup{capacity: capacity, pace: 20 * time.Millisecond,
+		prepare: func(ctx context.Context, js jetstream.JetStream) {
+			publish(t, js, "q.2", 30)
+			published(t, ctx, js, 0, 0, 30)
+		}})
+	natstest.Eventually(t, 10*time.Second, func() bool {
+		got, _, _ := tr.o.accepted()
+		return len(got) >= 5
+	}, func() string { return "the backlog is not being taken" })
+	before, _, _ := tr.o.accepted()
+	publish(t, tr.js, "q.0", 1)
+	natstest.Eventually(t, 10*time.Second, func() bool {
+		got, _, _ := tr.o.accepted()
+		return slices.Contains(got, "q.0")
+	}, func() string { return "the message of the first consumer was not taken" })
+	got, _, _ := tr.o.accepted()
+	if at := slices.Index(got, "q.0"); at > len(before)+capacity {
+		t.Fatalf("took %d of the last consumer after the first had one, want at most the %d asked for: %v",
+			at-len(before), capacity, got)
+	}
+}
+
 // A worker idle on doorbells takes a message published to the first
 // consumer at once, before a backlog that came first in the last, which
-// no doorbell watches while the room is less than the consumers.
+// no doorbell watches while the room is less than the consumers (and
+// which, here, no probe looks for meanwhile).
 func TestTiersDoorbellBringsTheFirstConsumerFirst(t *testing.T) {
 	t.Parallel()
-	tr := startTiers(t, 2, Config{}, false, nil)
+	tr := startTiers(t, tierSetup{capacity: 2, reprobe: time.Hour})
 	tr.waitIdle(t, 2)
 	publish(t, tr.js, "q.2", 5)
 	published := time.Now()
@@ -257,7 +320,7 @@ func TestTiersDoorbellBringsTheFirstConsumerFirst(t *testing.T) {
 // is lost.
 func TestTiersRefuseWhatDoorbellsBringBeyondTheRoom(t *testing.T) {
 	t.Parallel()
-	tr := startTiers(t, 2, Config{}, true, nil)
+	tr := startTiers(t, tierSetup{capacity: 2, gated: true})
 	tr.waitIdle(t, 2)
 	// The room shrinks to one with both doorbells out, as a want that
 	// halves can make it.
@@ -289,4 +352,21 @@ func TestTiersRefuseWhatDoorbellsBringBeyondTheRoom(t *testing.T) {
 	if got, _, _ := tr.o.accepted(); !slices.Contains(got, "q.0") || !slices.Contains(got, "q.1") {
 		t.Fatalf("accepted %v, want one of each consumer", got)
 	}
+}
+
+// A backlog on a consumer that no doorbell watches, the room being less
+// than the consumers, is found by the probe an idle worker sends once a
+// second, and taken.
+func TestTiersReprobeFindsAnUnwatchedBacklog(t *testing.T) {
+	t.Parallel()
+	tr := startTiers(t, tierSetup{capacity: 2})
+	tr.waitIdle(t, 2)
+	publish(t, tr.js, "q.2", 3)
+	natstest.Eventually(t, 3*reprobeEvery, func() bool {
+		got, _, _ := tr.o.accepted()
+		return len(got) == 3
+	}, func() string {
+		got, _, _ := tr.o.accepted()
+		return fmt.Sprintf("accepted %v, want the three of q.2", got)
+	})
 }

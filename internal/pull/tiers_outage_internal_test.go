@@ -22,7 +22,7 @@ import (
 // is back; the others are pulled from throughout.
 func TestTiersRedeclareADeletedConsumerAlone(t *testing.T) {
 	t.Parallel()
-	tr := startTiers(t, 3, Config{}, false, nil)
+	tr := startTiers(t, tierSetup{capacity: 3})
 	tr.waitIdle(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -73,7 +73,7 @@ func TestTieredRequestsEndByUntil(t *testing.T) {
 	)
 	const lease = 1500 * time.Millisecond
 	var until time.Time
-	tr := startTiers(t, 5, Config{Until: func() time.Time { return until }}, false, func(ctx context.Context, js jetstream.JetStream) {
+	tr := startTiers(t, tierSetup{capacity: 5, config: Config{Until: func() time.Time { return until }}, prepare: func(ctx context.Context, js jetstream.JetStream) {
 		spy, err := js.Conn().Subscribe("$JS.API.CONSUMER.MSG.NEXT.Q.>", func(m *nats.Msg) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -87,7 +87,7 @@ func TestTieredRequestsEndByUntil(t *testing.T) {
 			t.Fatal(err)
 		}
 		until = time.Now().Add(lease) // before the session starts
-	})
+	}})
 	tr.waitIdle(t, 3)
 	time.Sleep(time.Until(until.Add(250 * time.Millisecond)))
 	// A doorbell that outlived Until would wait for ten seconds.
