@@ -295,6 +295,9 @@ func (s *Session) wait(now time.Time) time.Duration {
 			wait = min(wait, l.notBefore.Sub(now))
 		}
 	}
+	if s.tiers.idle && now.Before(s.tiers.reprobeAt) {
+		wait = min(wait, s.tiers.reprobeAt.Sub(now))
+	}
 	return wait
 }
 

@@ -258,8 +258,8 @@ func TestTiersTakeConsumersInOrder(t *testing.T) {
 }
 
 // A message published to the first consumer while the worker works off
-// a backlog of the last is the next it asks for: after it, only what was
-// asked for before comes from the last.
+// a backlog of the last is the next it asks for: once c0 counts it, only
+// what was asked for before comes from the last.
 func TestTiersTakeTheFirstConsumerNextWhileBusy(t *testing.T) {
 	t.Parallel()
 	const capacity = 2
@@ -272,8 +272,14 @@ func TestTiersTakeTheFirstConsumerNextWhileBusy(t *testing.T) {
 		got, _, _ := tr.o.accepted()
 		return len(got) >= 5
 	}, func() string { return "the backlog is not being taken" })
-	before, _, _ := tr.o.accepted()
 	publish(t, tr.js, "q.0", 1)
+	// Counted by its consumer (see published), or taken already.
+	natstest.Eventually(t, 10*time.Second, func() bool {
+		got, _, _ := tr.o.accepted()
+		cons, err := tr.js.Consumer(context.Background(), "Q", "c0")
+		return slices.Contains(got, "q.0") || err == nil && cons.CachedInfo().NumPending == 1
+	}, func() string { return "c0 does not count its message" })
+	before, _, _ := tr.o.accepted()
 	natstest.Eventually(t, 10*time.Second, func() bool {
 		got, _, _ := tr.o.accepted()
 		return slices.Contains(got, "q.0")
@@ -331,6 +337,10 @@ func TestTiersRefuseWhatDoorbellsBringBeyondTheRoom(t *testing.T) {
 	// doorbells below it, the session having no room to see whether more
 	// follow.
 	publish(t, tr.js, "q.1", 1)
+	natstest.Eventually(t, 10*time.Second, func() bool {
+		got, _, _ := tr.o.accepted()
+		return len(got) == 1
+	}, func() string { return "the doorbell of c1 did not ring" })
 	publish(t, tr.js, "q.0", 1)
 	natstest.Eventually(t, 10*time.Second, func() bool {
 		got, refused, _ := tr.o.accepted()
