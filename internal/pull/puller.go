@@ -104,14 +104,14 @@ type Config struct {
 	Peak *atomic.Int64
 	// Until, if set, says until when the owner may take messages (a task
 	// worker's lease, which renewals extend): no request outlives it, and
-	// none is sent once less than minExpiry is left. (A probe of several
-	// consumers carries no expiry: the server answers it at once, unless
-	// the consumer is at its max_ack_pending, which consumers pulled in
-	// tiers should not limit.) A process paused with
-	// requests out (SIGSTOP, a frozen VM) keeps its connection, and the
-	// server fills its requests until they expire: bounded so, they end
-	// before what the owner holds is handed to others, and nothing handed
-	// on is delivered to it.
+	// none is sent once less than minExpiry is left. A process paused
+	// with requests out (SIGSTOP, a frozen VM) keeps its connection, and
+	// the server fills its requests until they expire: bounded so, they
+	// end before what the owner holds is handed to others, and nothing
+	// handed on is delivered to it. A probe of several consumers carries
+	// no expiry: the server answers it at once, unless the consumer is at
+	// its max_ack_pending, which consumers pulled in tiers should not
+	// limit.
 	Until func() time.Time
 	// Recovered, if set, is called when the consumers answer again after
 	// the puller reported failures to its owner (Owner.Failed): they were
