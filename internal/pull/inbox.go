@@ -34,10 +34,11 @@ var (
 // the server has not delivered): what still reaches a replaced one, or the
 // end of a request it had, owes nothing to the requests of the new one.
 type inbox struct {
-	subject string
-	sub     *nats.Subscription
-	ended   <-chan struct{} // closed after the subscription's last callback
-	credits atomic.Int64
+	consumer int // the index of its consumer in Puller.targets
+	subject  string
+	sub      *nats.Subscription
+	ended    <-chan struct{} // closed after the subscription's last callback
+	credits  atomic.Int64
 	// delivered counts the messages it received, so that the puller can
 	// tell a request the server filled from one that ran out.
 	delivered atomic.Int64
@@ -49,10 +50,10 @@ type inbox struct {
 	retired  atomic.Bool // replaced: its statuses are about requests no longer counted
 }
 
-// openInbox subscribes a fresh inbox, with no credits, as an input of the
-// owner's pool.
-func (p *Puller) openInbox(nc *nats.Conn) (*inbox, error) {
-	in := &inbox{subject: nc.NewInbox()}
+// openInboxOf subscribes a fresh inbox for requests to the consumer
+// targets[consumer], with no credits, as an input of the owner's pool.
+func (p *Puller) openInboxOf(nc *nats.Conn, consumer int) (*inbox, error) {
+	in := &inbox{consumer: consumer, subject: nc.NewInbox()}
 	sub, err := nc.Subscribe(in.subject, func(msg *nats.Msg) { p.receive(nc, in, msg) })
 	if err != nil {
 		return nil, err
@@ -126,9 +127,11 @@ func (p *Puller) receive(nc *nats.Conn, in *inbox, msg *nats.Msg) {
 		in.answered.Store(now)
 		// Held before its credit is taken, and the session reads credits
 		// before held: it never sees room the message already fills.
+		// Counted as delivered before too: a session that sees a request's
+		// credits gone sees all it delivered (see settle).
 		held := p.held.hold()
-		in.dropCredits(1)
 		in.delivered.Add(1)
+		in.dropCredits(1)
 		p.sizes.add(msg.Size())
 		switch {
 		case !held:
@@ -137,6 +140,9 @@ func (p *Puller) receive(nc *nats.Conn, in *inbox, msg *nats.Msg) {
 			p.owner.Refuse(nc, msg)
 		case !p.owner.Accept(nc, msg):
 			p.held.release()
+		}
+		if p.tiered() && in.credits.Load() == 0 {
+			p.note() // its request is over: what next?
 		}
 		return
 	}
@@ -151,6 +157,12 @@ func (p *Puller) receive(nc *nats.Conn, in *inbox, msg *nats.Msg) {
 		}
 		return
 	}
+	if p.tiered() {
+		// With several consumers, an inbox has one request out at a time
+		// (see tiers.go): any status but a heartbeat ends it, a no_wait
+		// request's 404 or 408 with no count of what it did not deliver.
+		in.credits.Store(0)
+	}
 	err := pullStatus(status, msg.Header.Get("Description"))
 	if errors.Is(err, errRequestDone) {
 		in.answered.Store(now)
@@ -160,17 +172,34 @@ func (p *Puller) receive(nc *nats.Conn, in *inbox, msg *nats.Msg) {
 		// the current inbox hears of its own.
 		return
 	}
-	// Keep the newest status: an older one it replaces is stale.
+	p.post(in.consumer, err)
+}
+
+// post hands the session a status of a request to targets[consumer],
+// keeping the newest: an older one it replaces is stale.
+func (p *Puller) post(consumer int, err error) {
+	status := p.targets[consumer].status
 	for {
 		select {
-		case p.status <- err:
+		case status <- err:
+			if consumer > 0 {
+				p.note()
+			}
 			return
 		default:
 		}
 		select {
-		case <-p.status:
+		case <-status:
 		default:
 		}
+	}
+}
+
+// note wakes the session pulling from several consumers.
+func (p *Puller) note() {
+	select {
+	case p.noted <- struct{}{}:
+	default:
 	}
 }
 

@@ -2,10 +2,7 @@ package pull
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"math"
 	"sync/atomic"
 	"time"
 
@@ -14,7 +11,6 @@ import (
 
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/jsapi"
-	"github.com/corral-go/corral/internal/redeclare"
 )
 
 const (
@@ -55,8 +51,10 @@ type Owner interface {
 	// redelivery at once. It runs on the inbox's callback.
 	Refuse(nc *nats.Conn, msg *nats.Msg)
 	// Redeclare declares the consumer again after the server said it is
-	// gone (deleted, or its stream with it). An error ends Run: the owner
-	// is bound to a consumer it does not declare.
+	// gone (deleted, or its stream with it); with several, it declares
+	// them all, leaving those still there as they are, while the session
+	// goes on pulling from them. An error ends Run: the owner is bound to
+	// a consumer it does not declare.
 	Redeclare(ctx context.Context, js jetstream.JetStream) error
 	// Failed reports a failure the puller recovers from by itself.
 	Failed(err error)
@@ -67,7 +65,19 @@ type Owner interface {
 
 // Config says what a Puller pulls and for how many.
 type Config struct {
-	Stream, Consumer string
+	// Stream is the stream of the consumers.
+	Stream string
+	// Consumer is the consumer of Stream to pull from, unless Consumers
+	// is set: the shorthand for Consumers of one, which callers of one
+	// consumer keep.
+	Consumer string
+	// Consumers, when set, replaces Consumer: consumers of Stream pulled
+	// in strict priority order, the first before the second, and so on
+	// (see the package doc, Tiers). The owner never takes a message from
+	// a consumer while one before it had messages when the owner asked
+	// for more; so a consumer starves while those before it keep a
+	// backlog. One entry pulls exactly as Consumer does.
+	Consumers []string
 	// Capacity is the most messages the owner holds at once.
 	Capacity int
 	// Floor, when set, makes the puller ask for less than Capacity and
@@ -94,16 +104,28 @@ type Config struct {
 	Peak *atomic.Int64
 	// Until, if set, says until when the owner may take messages (a task
 	// worker's lease, which renewals extend): no request outlives it, and
-	// none is sent once less than minExpiry is left. A process paused with
-	// requests out (SIGSTOP, a frozen VM) keeps its connection, and the
-	// server fills its requests until they expire: bounded so, they end
-	// before what the owner holds is handed to others, and nothing handed
-	// on is delivered to it.
+	// none is sent once less than minExpiry is left. A process paused
+	// with requests out (SIGSTOP, a frozen VM) keeps its connection, and
+	// the server fills its requests until they expire: bounded so, they
+	// end before what the owner holds is handed to others, and nothing
+	// handed on is delivered to it. A probe of several consumers carries
+	// no expiry: the server answers it at once, unless the consumer is at
+	// its max_ack_pending, which consumers pulled in tiers should not
+	// limit.
 	Until func() time.Time
-	// Recovered, if set, is called when the consumer answers again after
+	// Recovered, if set, is called when the consumers answer again after
 	// the puller reported failures to its owner (Owner.Failed): they were
-	// one episode, and it is over.
+	// one episode, and it is over once every consumer that failed has
+	// answered since.
 	Recovered func()
+}
+
+// consumers is the consumers to pull from, in order.
+func (c *Config) consumers() []string {
+	if len(c.Consumers) > 0 {
+		return c.Consumers
+	}
+	return []string{c.Consumer}
 }
 
 // Puller pulls for one owner, one connection at a time: Open, then Run.
@@ -113,8 +135,24 @@ type Puller struct {
 	held    held
 	want    *want
 	sizes   sizes
-	status  chan error // statuses of pull requests, newest kept
-	subject string     // the consumer's next-message API subject
+	targets []target
+	// status is the first consumer's statuses (targets[0].status), on
+	// which a session waits.
+	status chan error
+	// noted, with several consumers, says that a request ended or a
+	// status came for one: the session looks at what to ask next. Nil
+	// with one consumer, whose requests overlap (see request).
+	noted chan struct{}
+	// reprobe is how often an idle session of several consumers probes
+	// those that have no doorbell out: reprobeEvery.
+	reprobe time.Duration
+}
+
+// target is a consumer the puller pulls from.
+type target struct {
+	name    string
+	subject string     // its next-message API subject
+	status  chan error // statuses of its requests, newest kept
 }
 
 // New returns a puller for owner.
@@ -123,9 +161,21 @@ func New(cfg Config, owner Owner) *Puller {
 	if peak == nil {
 		peak = new(atomic.Int64)
 	}
-	return &Puller{cfg: cfg, owner: owner, held: held{capacity: cfg.Capacity, peak: peak, freed: make(chan struct{}, 1)},
-		want: newWant(cfg), status: make(chan error, 1), subject: "$JS.API.CONSUMER.MSG.NEXT." + cfg.Stream + "." + cfg.Consumer}
+	p := &Puller{cfg: cfg, owner: owner, held: held{capacity: cfg.Capacity, peak: peak, freed: make(chan struct{}, 1)},
+		want: newWant(cfg), reprobe: reprobeEvery}
+	for _, name := range cfg.consumers() {
+		p.targets = append(p.targets, target{name: name, subject: "$JS.API.CONSUMER.MSG.NEXT." + cfg.Stream + "." + name,
+			status: make(chan error, 1)})
+	}
+	p.status = p.targets[0].status
+	if len(p.targets) > 1 {
+		p.noted = make(chan struct{}, 1)
+	}
+	return p
 }
+
+// tiered reports whether the puller pulls from several consumers.
+func (p *Puller) tiered() bool { return p.noted != nil }
 
 // Release frees the room of a message the owner is done with.
 func (p *Puller) Release() { p.held.release() }
@@ -141,17 +191,25 @@ func (p *Puller) Capacity() int { return p.held.capacity }
 // it can once it holds this many.
 func (p *Puller) Want() int { return p.want.get() }
 
-// Open subscribes the first inbox on nc, so that Run can pull; it fails
-// with jsapi.ErrConnGone when nc is closed.
+// Open subscribes an inbox per consumer on nc, so that Run can pull; it
+// fails with jsapi.ErrConnGone when nc is closed.
 func (p *Puller) Open(nc *nats.Conn) (*Session, error) {
-	in, err := p.openInbox(nc)
-	if err != nil {
-		if errors.Is(err, nats.ErrConnectionClosed) {
-			return nil, jsapi.ErrConnGone
+	s := &Session{p: p, nc: nc, opened: time.Now()}
+	for i := range p.targets {
+		in, err := p.openInboxOf(nc, i)
+		if err != nil {
+			for _, l := range s.lanes {
+				_ = l.in.sub.Unsubscribe()
+			}
+			if errors.Is(err, nats.ErrConnectionClosed) {
+				return nil, jsapi.ErrConnGone
+			}
+			return nil, err
 		}
-		return nil, err
+		s.lanes = append(s.lanes, &lane{at: i, t: &p.targets[i], in: in})
 	}
-	return &Session{p: p, nc: nc, in: in, opened: time.Now()}, nil
+	s.lane = s.lanes[0]
+	return s, nil
 }
 
 // Session pulls on one connection.
@@ -161,30 +219,24 @@ type Session struct {
 	js   jetstream.JetStream
 	gone <-chan struct{} // the connection closed for good
 
-	in      *inbox
-	retired []*inbox // replaced inboxes still draining
+	// lane is the first consumer's (embedded: with one consumer, the
+	// session's); lanes are all of them, in priority order.
+	*lane
+	lanes []*lane
+	tiers tiers // with several consumers: where the asking is
 
 	connChanged <-chan struct{} // closed when the connection's state changes
 	reconnects  uint64
 
-	looped      time.Time     // when Run last looked for silence; it wakes every heartbeat/2
-	retry       time.Duration // the wait after the last failure
-	notBefore   time.Time     // no request before
-	fullSince   time.Time     // the owner has held all it can since
-	redeclareAt time.Time     // declare the consumer again at
-	timer       *time.Timer
+	looped    time.Time // when Run last looked for silence; it wakes every heartbeat/2
+	fullSince time.Time // the owner has held all it can since
+	timer     *time.Timer
 
-	// opened is when the session began; answeredOnce says the consumer
-	// has answered it; failedAt is the unix nanoseconds of the last
-	// failure reported since the consumer last answered, 0 for none (see
-	// outage.go).
-	opened       time.Time
-	answeredOnce bool
-	failedAt     int64
+	opened time.Time // when the session began
 }
 
 // Run sends pull requests for the owner's free room until ctx ends, the
-// connection is gone (jsapi.ErrConnGone) or the consumer fails for good.
+// connection is gone (jsapi.ErrConnGone) or a consumer fails for good.
 // Then the owner calls Drain.
 func (s *Session) Run(ctx context.Context, js jetstream.JetStream, gone <-chan struct{}) error {
 	s.js, s.gone = js, gone
@@ -199,7 +251,12 @@ func (s *Session) Run(ctx context.Context, js jetstream.JetStream, gone <-chan s
 		}
 		s.noteAnswers()
 		s.replaceIfSilent(now)
-		if err := s.request(now); err != nil {
+		if s.p.tiered() {
+			err = s.requestTiered(now)
+		} else {
+			err = s.request(now)
+		}
+		if err != nil {
 			return err
 		}
 		s.timer.Reset(s.wait(now))
@@ -212,103 +269,12 @@ func (s *Session) Run(ctx context.Context, js jetstream.JetStream, gone <-chan s
 // Drain unsubscribes the session's inboxes, so that the server sends no
 // more, and waits until what it sent already has reached the owner, or
 // until by (zero: jsapi.Timeout from now).
-func (s *Session) Drain(by time.Time) { s.p.drainInboxes(s.nc, append(s.retired, s.in), by) }
-
-// redeclareIfDue declares the consumer again once its time has come; it
-// returns the time after that.
-func (s *Session) redeclareIfDue(ctx context.Context, now time.Time) (time.Time, error) {
-	if s.redeclareAt.IsZero() || now.Before(s.redeclareAt) {
-		return now, nil
+func (s *Session) Drain(by time.Time) {
+	var inboxes []*inbox
+	for _, l := range s.lanes {
+		inboxes = append(append(inboxes, l.retired...), l.in)
 	}
-	s.redeclareAt = time.Time{}
-	if err := s.p.owner.Redeclare(ctx, s.js); err != nil {
-		return now, err
-	}
-	s.backOff(time.Now())
-	return time.Now(), nil
-}
-
-// replaceIfSilent replaces the inbox when requests are out but nothing,
-// not even a heartbeat, came for two heartbeats: the server lost them
-// (restart, pause, leader change). A silence while this process did not
-// run (it was paused, or starved of CPU) says nothing about the server:
-// what the server sent meanwhile may not have been read yet, so the
-// silence is counted from the process's return instead.
-func (s *Session) replaceIfSilent(now time.Time) {
-	stalled := !s.looped.IsZero() && now.Sub(s.looped) > heartbeat
-	s.looped = now
-	if stalled {
-		s.in.heard.Store(now.UnixNano())
-		return
-	}
-	if s.in.credits.Load() > 0 && now.Sub(time.Unix(0, s.in.heard.Load())) > 2*heartbeat {
-		s.replace(jetstream.ErrNoHeartbeat)
-	}
-}
-
-// request asks for the owner's free room, once enough is free; it fails
-// only when the connection is gone.
-func (s *Session) request(now time.Time) error {
-	credits := s.in.credits.Load() // before held: see receive
-	held := s.p.held.count()
-	s.p.want.grow(held, s.in.delivered.Load(), s.p.sizes.expected())
-	want := s.p.want.get()
-	// What is owed stays within inFlightBytes at the expected size.
-	limit := min(want, s.inFlight())
-	free := min(want-held, limit) - int(credits)
-	// Like nats.go's Consume, ask again once half the room is free:
-	// asking for every freed slot would double the server's work.
-	if free < max(1, limit/2) || now.Before(s.notBefore) || !s.nc.IsConnected() {
-		return nil
-	}
-	expires := s.expiry(now)
-	if expires < minExpiry {
-		return nil
-	}
-	// The server wants two heartbeats within a request's expiry.
-	req, _ := json.Marshal(pullRequest{Batch: free, Expires: expires, Heartbeat: min(heartbeat, expires/2)})
-	s.in.credits.Add(int64(free))
-	s.p.want.sent(free, s.in.delivered.Load())
-	s.in.heard.Store(now.UnixNano()) // heartbeats are due from now
-	if err := s.nc.PublishRequest(s.p.subject, s.in.subject, req); err != nil {
-		s.in.dropCredits(int64(free))
-		if errors.Is(err, nats.ErrConnectionClosed) {
-			return jsapi.ErrConnGone
-		}
-		s.fail(err)
-		s.backOff(now)
-	}
-	return nil
-}
-
-// expiry is how long a request sent now may wait: expiry, or less when
-// Config.Until comes sooner.
-func (s *Session) expiry(now time.Time) time.Duration {
-	if s.p.cfg.Until == nil {
-		return expiry
-	}
-	return min(expiry, s.p.cfg.Until().Sub(now))
-}
-
-// inFlight is how many messages the requests out may ask for: what fits
-// inFlightBytes at the expected size, or, before the first message, at
-// the largest the server takes; at least one.
-func (s *Session) inFlight() int {
-	size := s.p.sizes.expected()
-	if size == 0 {
-		size = s.nc.MaxPayload()
-	}
-	if size <= 0 {
-		return math.MaxInt
-	}
-	return int(max(1, inFlightBytes/size))
-}
-
-// pullRequest is the body of a JetStream pull request.
-type pullRequest struct {
-	Batch     int           `json:"batch"`
-	Expires   time.Duration `json:"expires"`
-	Heartbeat time.Duration `json:"idle_heartbeat"`
+	s.p.drainInboxes(s.nc, inboxes, by)
 }
 
 // wait is how long the session may wait for something to happen.
@@ -324,8 +290,13 @@ func (s *Session) wait(now time.Time) time.Duration {
 	} else {
 		s.fullSince = time.Time{}
 	}
-	if now.Before(s.notBefore) {
-		wait = min(wait, s.notBefore.Sub(now))
+	for _, l := range s.lanes {
+		if now.Before(l.notBefore) {
+			wait = min(wait, l.notBefore.Sub(now))
+		}
+	}
+	if s.tiers.idle && now.Before(s.tiers.reprobeAt) {
+		wait = min(wait, s.tiers.reprobeAt.Sub(now))
 	}
 	return wait
 }
@@ -343,72 +314,26 @@ func (s *Session) await(ctx context.Context) error {
 		var st connection.Status
 		st, s.connChanged = s.p.cfg.Source.Observe()
 		if st.State == connection.StateConnected && st.Stats.Reconnects != s.reconnects {
-			// Requests do not survive a reconnect: ask again now on a
-			// fresh inbox rather than after missed heartbeats.
+			// Requests do not survive a reconnect: ask again now on
+			// fresh inboxes rather than after missed heartbeats.
 			s.reconnects = st.Stats.Reconnects
-			s.replace(nil)
+			for _, l := range s.lanes {
+				s.replace(l, nil)
+			}
+			s.tiers = tiers{}
 		}
 	case err := <-s.p.status:
-		return s.actOn(err)
-	}
-	return nil
-}
-
-// actOn acts on a pull request's status; it fails for a status the
-// puller cannot recover from.
-func (s *Session) actOn(status error) error {
-	switch {
-	case errors.Is(status, errRequestDone), errors.Is(status, jetstream.ErrServerShutdown):
-		s.retry = 0
-	case errors.Is(status, errRequestLost):
-		s.replace(status)
-	case errors.Is(status, jetstream.ErrBadRequest), errors.Is(status, ErrStatus):
-		return fmt.Errorf("pull from consumer %s of stream %s: %w", s.p.cfg.Consumer, s.p.cfg.Stream, status)
-	case errors.Is(status, nats.ErrNoResponders) && s.notYetReachable(time.Now()):
-		s.replace(nil)
-		s.backOff(time.Now())
-	case errors.Is(status, jetstream.ErrConsumerDeleted), errors.Is(status, nats.ErrNoResponders):
-		// The consumer, its stream or JetStream is gone or moving: declare
-		// it again once a deletion has had time to finish.
-		s.replace(status)
-		if s.redeclareAt.IsZero() {
-			s.redeclareAt = time.Now().Add(redeclare.After)
+		return s.actOn(s.lanes[0], err)
+	case <-s.p.noted:
+		for _, l := range s.lanes[1:] {
+			select {
+			case err := <-l.t.status:
+				if err := s.actOn(l, err); err != nil {
+					return err
+				}
+			default:
+			}
 		}
-		s.notBefore = s.redeclareAt
-	default:
-		s.fail(status)
-		s.backOff(time.Now())
 	}
 	return nil
-}
-
-// replace moves requests to a fresh inbox, reporting cause if any; the
-// old one drains. When no inbox can be opened, the old one stays, and the
-// next loss replaces it.
-func (s *Session) replace(cause error) {
-	if cause != nil {
-		s.fail(cause)
-	}
-	fresh, err := s.p.openInbox(s.nc)
-	if err != nil {
-		return
-	}
-	s.in.retired.Store(true)
-	_ = s.in.sub.Drain()
-	s.retired = append(live(s.retired), s.in)
-	s.in = fresh
-	s.p.want.replaced()
-}
-
-// backOff holds requests back after a failure at from, longer each time.
-func (s *Session) backOff(from time.Time) {
-	s.retry = nextRetry(s.retry)
-	s.notBefore = from.Add(s.retry)
-}
-
-func nextRetry(d time.Duration) time.Duration {
-	if d == 0 {
-		return retryMin
-	}
-	return min(2*d, retryMax)
 }
