@@ -37,7 +37,7 @@ func publishThroughFault(t *testing.T, n int, cc connection.Config, cfg publishe
 	fault func(proc *natstest.Process, rec *natstest.Recorder)) {
 	t.Helper()
 	proc := natstest.StartProcess(t)
-	s := newStream(t, proc.URL(), "FAULT", "fault")
+	newStream(t, proc.URL(), "FAULT", "fault")
 	cc.Servers = []string{proc.URL()}
 	if cc.ReconnectWait == 0 {
 		cc.ReconnectWait, cc.MaxReconnectWait = 50*time.Millisecond, 200*time.Millisecond
@@ -78,7 +78,7 @@ func publishThroughFault(t *testing.T, n int, cc connection.Config, cfg publishe
 			t.Fatalf("message %d: %v", i, err)
 		}
 	}
-	got := contents(t, s)
+	got := contents(t, proc.URL(), "FAULT")
 	lost, dups := 0, 0
 	for i := range n {
 		switch got[strconv.Itoa(i)] {
@@ -219,7 +219,7 @@ func TestSpoolSurvivesACrash(t *testing.T) {
 	natstest.Eventually(t, 30*time.Second, func() bool { return p.Status().Buffered == 0 },
 		func() string { return fmt.Sprintf("the spooled messages were not all sent: %+v", p.Status()) })
 	_ = stop()
-	got := contents(t, s)
+	got := contents(t, srv.URL(), "SPOOL")
 	mu.Lock()
 	defer mu.Unlock()
 	for v := range accepted {

@@ -186,7 +186,7 @@ func TestStopWithMessagesInFlight(t *testing.T) {
 func TestServeAgainAfterAStop(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	s := newStream(t, srv.URL(), "AGAIN", "again")
+	newStream(t, srv.URL(), "AGAIN", "again")
 	srv.Shutdown()
 	rec := natstest.NewRecorder()
 	events := supervisor.Events{Hook: rec.Hook}
@@ -243,7 +243,7 @@ func TestServeAgainAfterAStop(t *testing.T) {
 	if err := stop(); !errors.Is(err, context.Canceled) {
 		t.Fatalf("second serve: %v", err)
 	}
-	got := contents(t, s)
+	got := contents(t, srv.URL(), "AGAIN")
 	for i := range 6 {
 		if got[strconv.Itoa(i)] != 1 {
 			t.Fatalf("stream holds %v", got)
