@@ -36,7 +36,9 @@ func TestConsumerNotYetReachableIsNoFailure(t *testing.T) {
 		<-done
 	}()
 	// The consumer is not there for the first requests: it becomes
-	// reachable a tenth of a second after the session opened.
+	// reachable a tenth of a second after the session opened. The wait is
+	// the fault itself: a subscriber watching for the first request would
+	// answer it, where the server must answer no responders.
 	time.Sleep(100 * time.Millisecond)
 	if _, err := js.CreateConsumer(ctx, "S", jetstream.ConsumerConfig{Durable: "h", AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
 		t.Fatal(err)

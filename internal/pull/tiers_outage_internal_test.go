@@ -89,9 +89,12 @@ func TestTieredRequestsEndByUntil(t *testing.T) {
 		until = time.Now().Add(lease) // before the session starts
 	}})
 	tr.waitIdle(t, 3)
-	time.Sleep(time.Until(until.Add(250 * time.Millisecond)))
-	// A doorbell that outlived Until would wait for ten seconds.
-	natstest.Eventually(t, time.Second, func() bool {
+	// A doorbell that outlived Until would wait for ten seconds: once
+	// Until has passed, none is waiting within a second and a quarter.
+	natstest.Eventually(t, time.Until(until)+1250*time.Millisecond, func() bool {
+		if time.Now().Before(until) {
+			return false
+		}
 		for _, name := range tierNames {
 			cons, err := tr.js.Consumer(context.Background(), "Q", name)
 			if err != nil || cons.CachedInfo().NumWaiting != 0 {
