@@ -7,7 +7,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/internal/pull"
 )
 
@@ -127,11 +126,7 @@ func (r *jsRun) drainBy() time.Time {
 // that JetStream cannot answer for now (a node lost, a leader being
 // elected), is reported at debug.
 func (j *jsHandler) consumeError(err error) {
-	key := err.Error()
-	if jsapi.Unavailable(err) {
-		key = "unavailable"
-	}
-	repeated := j.consumeFailing.Fail(key)
+	repeated := j.consumeFailing.FailErr(err)
 	j.events.Emit(ConsumeError{EventTime: j.events.Stamp(), Handler: j.name, Stream: j.cfg.Stream,
 		Consumer: j.cfg.Consumer, Err: err, Repeated: repeated})
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/internal/pull"
 )
 
@@ -65,11 +64,7 @@ func (w *Worker) pullFailed(err error) {
 	if r := w.current.Load(); r != nil && !r.entitled() {
 		return
 	}
-	key := err.Error()
-	if jsapi.Unavailable(err) {
-		key = "unavailable"
-	}
-	repeated := w.pullFailing.Fail(key)
+	repeated := w.pullFailing.FailErr(err)
 	w.events.Emit(QueueError{EventTime: w.events.Stamp(), Queue: w.queue, Op: "pull", Err: err, Repeated: repeated})
 }
 

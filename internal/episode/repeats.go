@@ -6,6 +6,8 @@ package episode
 import (
 	"sync"
 	"time"
+
+	"github.com/corral-go/corral/internal/jsapi"
 )
 
 // Repeats counts the failures of an episode, which a success ends, and
@@ -34,6 +36,18 @@ func (r *Repeats) Fail(key string) int {
 	}
 	r.n++
 	return r.n
+}
+
+// FailErr records the failure err and returns how many before it, in a
+// row, repeated it: the same text, or, as err, a sign that JetStream
+// cannot answer for now (jsapi.Unavailable: a lost node shows as several
+// of these, which are one outage).
+func (r *Repeats) FailErr(err error) int {
+	key := err.Error()
+	if jsapi.Unavailable(err) {
+		key = "unavailable"
+	}
+	return r.Fail(key)
 }
 
 // End records a success, which ends the episode: the next failure is
