@@ -76,6 +76,9 @@ type faultRun struct {
 	n       int
 	ackWait time.Duration
 	stream  jetstream.StreamConfig
+	// doubleAck has every ack confirmed, so that the acks a fault loses
+	// are counted (AckFailed) rather than unknown.
+	doubleAck bool
 }
 
 func (f faultRun) run(fault func(got *seen)) (*seen, consumer.Counters, *natstest.Recorder) {
@@ -107,7 +110,7 @@ func (f faultRun) run(fault func(got *seen)) (*seen, consumer.Counters, *natstes
 		time.Sleep(100 * time.Microsecond) // a little work
 		return nil
 	})
-	cfg := consumer.Config{Workers: 4, QueueSize: 16, JetStream: consumer.JetStream{Stream: f.stream.Name, AckWait: f.ackWait}}
+	cfg := consumer.Config{Workers: 4, QueueSize: 16, JetStream: consumer.JetStream{Stream: f.stream.Name, AckWait: f.ackWait, DoubleAck: f.doubleAck}}
 	in := startInstance(t, f.urls, "faulty", cfg, h)
 	eventually(t, "a third processed", func() bool { return got.unique() >= f.n/3 })
 	fault(got)
@@ -177,7 +180,7 @@ func TestJetStreamSurvivesLeaderStepDowns(t *testing.T) {
 	t.Parallel()
 	cluster := natstest.RunCluster(t, 3)
 	urls := strings.Split(cluster.URLs(), ",")
-	f := faultRun{t: t, urls: urls, n: 2000, ackWait: 5 * time.Second,
+	f := faultRun{t: t, urls: urls, n: 2000, ackWait: 5 * time.Second, doubleAck: true,
 		stream: jetstream.StreamConfig{Name: "STEP", Subjects: []string{"step"}, Replicas: 3}}
 	got, c, _ := f.run(func(*seen) {
 		nc, err := nats.Connect(cluster.URLs())
@@ -227,8 +230,12 @@ func TestJetStreamSurvivesLeaderStepDowns(t *testing.T) {
 			}
 		}
 	})
-	if r := got.total() - f.n; r > 20 {
-		t.Fatalf("%d redeliveries, want at most the 20 the pool held", r)
+	// The server confirms an ack of a replicated consumer once it is
+	// replicated, so a new leader redelivers only what the pool held (20)
+	// and acks never confirmed: sent while no leader took them, or taken
+	// by the old one and lost with it. A loaded machine loses more.
+	if r := got.total() - f.n; r > 20+int(c.AckFailed) {
+		t.Fatalf("%d redeliveries, want at most the 20 the pool held and the %d acks not confirmed", r, c.AckFailed)
 	}
 	if c.PeakHeld > 20 {
 		t.Fatalf("held %d messages at once, more than the pool's 20", c.PeakHeld)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/internal/afterfunc"
 	"github.com/corral-go/corral/internal/episode"
 	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/internal/pool"
@@ -107,6 +108,10 @@ func (j *jsHandler) Serve(ctx context.Context) error {
 	started := false
 	stopKeepalive := func() {}
 	defer func() { stopKeepalive() }()
+	// The grace period is timed from when the stop was asked, as the
+	// supervisor times the shutdown timeout, not from when the pull
+	// loop sees it: on a loaded machine that may be much later.
+	defer afterfunc.Run(ctx, r.beginStop)()
 
 	fail := func(err error) error {
 		r.beginStop()
@@ -150,9 +155,7 @@ func (j *jsHandler) Serve(ctx context.Context) error {
 // beginStop starts the grace period: no message starts any more (the
 // queued ones are handed back), and draining the inbox is bounded by it.
 func (r *jsRun) beginStop() {
-	if r.stopBy.Load() == 0 {
-		r.stopBy.Store(time.Now().Add(r.j.cfg.Restart.Grace()).UnixNano())
-	}
+	r.stopBy.CompareAndSwap(0, time.Now().Add(r.j.cfg.Restart.Grace()).UnixNano())
 	r.pool.Abort()
 }
 

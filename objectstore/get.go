@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/internal/afterfunc"
 	"github.com/corral-go/corral/internal/jsapi"
 )
 
@@ -139,7 +140,7 @@ func readChunks(ctx context.Context, stream jetstream.Stream, subject string, in
 	defer it.Stop()
 	// Next re-creating the consumer does not watch ctx; stopping the
 	// iterator ends it.
-	defer context.AfterFunc(ctx, it.Stop)()
+	defer afterfunc.Run(ctx, it.Stop)()
 	var size uint64
 	for i := range info.Chunks {
 		m, err := nextChunk(ctx, cons, it)

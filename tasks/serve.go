@@ -13,6 +13,7 @@ import (
 
 	"github.com/corral-go/corral/codec"
 	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/afterfunc"
 	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/internal/pool"
 	"github.com/corral-go/corral/internal/pull"
@@ -106,6 +107,9 @@ func (r *run) serve(ctx context.Context) error {
 	w.events.Emit(LeaseAcquired{EventTime: w.events.Stamp(), Queue: w.queue, Worker: r.id, Process: w.cfg.Process,
 		Capacity: w.cfg.MaxConcurrency})
 	r.pool.Start()
+	// The grace period is timed from when the stop was asked, as the
+	// supervisor times the shutdown timeout.
+	defer afterfunc.Run(ctx, r.beginStop)()
 	pctx, stopPulling := context.WithCancel(ctx)
 	defer stopPulling()
 	var wg sync.WaitGroup
