@@ -22,7 +22,7 @@
 //
 // # Lifecycle
 //
-// Each Serve of a Worker declares the queue's streams, its consumer and
+// Each Serve of a Worker declares the queue's streams, its consumers and
 // its lease bucket, takes a lease under a fresh identity, and runs tasks
 // until its ctx ends: it then takes no more, lets running tasks finish
 // within its restart policy's shutdown timeout, puts back in the queue
@@ -32,6 +32,14 @@
 // back once the lease has expired. Every worker stands for election as
 // that recoverer.
 //
+// # Order
+//
+// A task waits in one of four slots, each a consumer of the queue's
+// stream: back (tasks recovered, handed back or retried), high, normal
+// (also the queue's Subject) and low. A worker with room takes every task
+// waiting in a slot before any in the next, so tasks that come back run
+// before the backlog; a slot waits while those before it keep one.
+//
 // # Configuration
 //
 // [Config] declares the queue and this process's worker; each field's zero
@@ -40,7 +48,7 @@
 // on LeaseTTL: the lease bucket is made with the first worker's, and a
 // worker with another fails to start, naming both. They should agree on
 // ClaimWait, KeepCompleted, Storage and Replicas too: each declares the
-// queue's streams and consumer with its own, and the last to start
+// queue's streams and consumers with its own, and the last to start
 // stands. A DeadLetter subject no stream stores fails the start.
 // Process names the worker's process beside its lease, whose identity
 // changes with every Serve: in Status, in events, in the records it

@@ -107,7 +107,8 @@ func TestLeaderChangesLoseNothing(t *testing.T) {
 		"$JS.API.STREAM.LEADER.STEPDOWN.KV_corral_tasks_q",
 		"$JS.API.STREAM.LEADER.STEPDOWN.TASKS_q",
 		"$JS.API.STREAM.LEADER.STEPDOWN.TASKS_q_HELD",
-		"$JS.API.CONSUMER.LEADER.STEPDOWN.TASKS_q.workers",
+		"$JS.API.CONSUMER.LEADER.STEPDOWN.TASKS_q.normal", // where the tasks wait
+		"$JS.API.CONSUMER.LEADER.STEPDOWN.TASKS_q.back",
 	} {
 		stepDown(t, nc, api)
 	}

@@ -14,13 +14,12 @@ import (
 	"github.com/corral-go/corral/internal/jsapi"
 )
 
-// ledger is the queue's held stream and the queue subject tasks are put
-// back on: every write of the protocol goes through it.
+// ledger is the queue's held stream and its waiting copies: every write
+// of the protocol goes through it.
 type ledger struct {
 	js    jetstream.JetStream
 	held  jetstream.Stream
 	names names
-	queue string        // the subject tasks are enqueued on
 	keep  time.Duration // how long a tombstone is kept
 	dies  func(step string) bool
 }
@@ -115,7 +114,7 @@ func (l *ledger) finish(ctx context.Context, rec record, state string, cause err
 // recoverer at once) one message. It returns an error wrapping
 // errRecordGone when rec had gone already.
 func (l *ledger) putBack(ctx context.Context, rec record, next task) error {
-	if _, err := publish(ctx, l.js, putBackMsg(l.queue, next)); err != nil {
+	if _, err := publish(ctx, l.js, putBackMsg(l.names.waiting(slotBack, next.id), next)); err != nil {
 		return fmt.Errorf("put task %s back: %w", rec.id, err)
 	}
 	if l.dies(stepPutBack) {

@@ -78,7 +78,7 @@ func roundTrip(t *testing.T, l *ledger, queue jetstream.Stream, id string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	m := nats.NewMsg(l.queue)
+	m := nats.NewMsg("corral.tasks." + l.names.queue) // the queue's default Subject
 	m.Header.Set(jetstream.MsgIDHeader, id)
 	ack, err := l.js.PublishMsg(ctx, m)
 	if err != nil {
@@ -101,7 +101,7 @@ func roundTrip(t *testing.T, l *ledger, queue jetstream.Stream, id string) {
 	}
 	next := first
 	next.attempt++
-	ack, err = l.js.PublishMsg(ctx, putBackMsg(l.queue, next))
+	ack, err = l.js.PublishMsg(ctx, putBackMsg(l.names.waiting(slotBack, next.id), next))
 	if err != nil {
 		t.Fatalf("put back %q: %v", id, err)
 	}

@@ -42,7 +42,7 @@ func newTestLedger(t testing.TB) (*ledger, jetstream.Stream) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &ledger{js: js, held: held, names: w.names, queue: w.cfg.Subject, keep: w.cfg.KeepCompleted,
+	return &ledger{js: js, held: held, names: w.names, keep: w.cfg.KeepCompleted,
 		dies: func(string) bool { return false }}, queue
 }
 

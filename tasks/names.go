@@ -9,19 +9,23 @@ import (
 // "no record for this task" with one wildcard and recovery lists "every
 // record of this worker" with another.
 const (
-	heldStreamTmpl    = "%s_HELD"                    // the queue's stream name
-	heldSubjectTmpl   = "corral.tasks.%s.held.%s.%s" // queue, task token, worker
-	heldByTaskTmpl    = "corral.tasks.%s.held.%s.*"  // queue, task token
-	heldByWorkerTmpl  = "corral.tasks.%s.held.*.%s"  // queue, worker
-	heldAllTmpl       = "corral.tasks.%s.held.>"     // queue
-	waitingAllTmpl    = "corral.tasks.%s.t.>"        // queue: waiting copies and one-shot schedules
-	periodicAllTmpl   = "corral.tasks.%s.periodic.*" // queue: periodic schedules
-	queuesPattern     = "corral.tasks.*.>"           // every queue's own subjects
-	leaseBucketTmpl   = "corral_tasks_%s"            // queue
-	leaseKeyTmpl      = "w.%s"                       // worker
-	leaseKeysPattern  = "w.*"
-	recovererKey      = "recoverer"
-	queueConsumerName = "workers"
+	heldStreamTmpl   = "%s_HELD"                    // the queue's stream name
+	heldSubjectTmpl  = "corral.tasks.%s.held.%s.%s" // queue, task token, worker
+	heldByTaskTmpl   = "corral.tasks.%s.held.%s.*"  // queue, task token
+	heldByWorkerTmpl = "corral.tasks.%s.held.*.%s"  // queue, worker
+	heldAllTmpl      = "corral.tasks.%s.held.>"     // queue
+	waitingAllTmpl   = "corral.tasks.%s.t.>"        // queue: waiting copies and one-shot schedules
+	waitingTmpl      = "corral.tasks.%s.t.%d.%s"    // queue, slot, task token: a waiting copy
+	slotTmpl         = "corral.tasks.%s.t.%d.*"     // queue, slot: the copies waiting in it
+	periodicAllTmpl  = "corral.tasks.%s.periodic.*" // queue: periodic schedules
+	queuesPattern    = "corral.tasks.*.>"           // every queue's own subjects
+	leaseBucketTmpl  = "corral_tasks_%s"            // queue
+	leaseKeyTmpl     = "w.%s"                       // worker
+	leaseKeysPattern = "w.*"
+	recovererKey     = "recoverer"
+	// oldConsumerName is the one unfiltered consumer of the queue's
+	// previous layout, deleted when a worker declares the queue.
+	oldConsumerName = "workers"
 )
 
 // Headers a task carries in the queue.
@@ -72,4 +76,9 @@ func (n names) held(id, worker string) string {
 func (n names) heldByTask(id string) string  { return fmt.Sprintf(heldByTaskTmpl, n.queue, token(id)) }
 func (n names) heldByWorker(w string) string { return fmt.Sprintf(heldByWorkerTmpl, n.queue, w) }
 func (n names) heldAll() string              { return fmt.Sprintf(heldAllTmpl, n.queue) }
-func leaseKey(worker string) string          { return fmt.Sprintf(leaseKeyTmpl, worker) }
+
+// waiting is the subject of task id's copy waiting in slot s.
+func (n names) waiting(s slot, id string) string {
+	return fmt.Sprintf(waitingTmpl, n.queue, s, token(id))
+}
+func leaseKey(worker string) string { return fmt.Sprintf(leaseKeyTmpl, worker) }

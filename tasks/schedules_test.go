@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/stream"
 	"github.com/corral-go/corral/supervisor"
@@ -21,12 +22,24 @@ import (
 // the families kept for waiting copies and schedules.
 var queueSubjects = []string{"corral.tasks.q", "corral.tasks.q.t.>", "corral.tasks.q.periodic.*"}
 
+// slotConsumers are the consumers of queue q's stream, in the order a
+// worker pulls them, with their filters.
+var slotConsumers = []struct {
+	name    string
+	filters []string
+}{
+	{"back", []string{"corral.tasks.q.t.0.*"}},
+	{"high", []string{"corral.tasks.q.t.1.*"}},
+	{"normal", []string{"corral.tasks.q", "corral.tasks.q.t.2.*"}},
+	{"low", []string{"corral.tasks.q.t.3.*"}},
+}
+
 // queueStream reads back the configuration of queue q's stream and its
-// consumer, once a worker has declared both.
-func queueStream(t *testing.T, js jetstream.JetStream) (*jetstream.StreamInfo, *jetstream.ConsumerInfo) {
+// consumers, once a worker has declared them.
+func queueStream(t *testing.T, js jetstream.JetStream) (*jetstream.StreamInfo, []*jetstream.ConsumerInfo) {
 	t.Helper()
 	var si *jetstream.StreamInfo
-	var ci *jetstream.ConsumerInfo
+	var cis []*jetstream.ConsumerInfo
 	var err error
 	natstest.Eventually(t, 30*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -35,17 +48,18 @@ func queueStream(t *testing.T, js jetstream.JetStream) (*jetstream.StreamInfo, *
 		if s, err = js.Stream(ctx, "TASKS_q"); err != nil {
 			return false
 		}
-		if si, err = s.Info(ctx); err != nil {
-			return false
+		cis = cis[:0]
+		for _, sc := range slotConsumers {
+			var c jetstream.Consumer
+			if c, err = s.Consumer(ctx, sc.name); err != nil {
+				return false
+			}
+			cis = append(cis, c.CachedInfo())
 		}
-		var c jetstream.Consumer
-		if c, err = s.Consumer(ctx, "workers"); err != nil {
-			return false
-		}
-		ci, err = c.Info(ctx)
+		si, err = s.Info(ctx) // after the consumers, which it counts
 		return err == nil
-	}, func() string { return fmt.Sprintf("the queue's stream and consumer were not declared: %v", err) })
-	return si, ci
+	}, func() string { return fmt.Sprintf("the queue's stream and consumers were not declared: %v", err) })
+	return si, cis
 }
 
 // checkQueueStream fails t unless si is queue q's stream as declared now:
@@ -61,24 +75,39 @@ func checkQueueStream(t *testing.T, si *jetstream.StreamInfo) {
 
 // A worker declares the queue's stream with message schedules, rollups
 // and the subjects kept for waiting copies and schedules, beside the held
-// stream, whose subjects the server would refuse were they to overlap.
-// The queue's consumer stays unfiltered until it is replaced by consumers
-// that select no schedule: one that did would take a schedule, and its
-// ack delete it.
+// stream, whose subjects the server would refuse were they to overlap;
+// and one consumer per slot, filtered on the slot's waiting copies alone:
+// one that took a schedule would delete it by its ack.
 func TestQueueStreamAllowsSchedules(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
-	startWorker(t, srv.URL(), "q", tasks.Config{}, tasks.HandlerFunc(func(context.Context, *tasks.Task) error { return nil }), nil)
-	si, ci := queueStream(t, natstest.JetStream(t, srv.URL()))
+	startWorker(t, srv.URL(), "q", tasks.Config{ClaimWait: 7 * time.Second},
+		tasks.HandlerFunc(func(context.Context, *tasks.Task) error { return nil }), nil)
+	si, cis := queueStream(t, natstest.JetStream(t, srv.URL()))
 	checkQueueStream(t, si)
-	if f := ci.Config.FilterSubject + strings.Join(ci.Config.FilterSubjects, ","); f != "" {
-		t.Errorf("the queue's consumer filters on %q, want it unfiltered", f)
+	for i, ci := range cis {
+		c, want := ci.Config, slotConsumers[i]
+		if filters := append([]string{c.FilterSubject}, c.FilterSubjects...); !slices.Equal(filters[1:], want.filters) || filters[0] != "" {
+			t.Errorf("consumer %s filters on %q, want %q", want.name, filters, want.filters)
+		}
+		if c.AckPolicy != jetstream.AckExplicitPolicy || c.AckWait != 7*time.Second || c.MaxDeliver != -1 || c.MaxAckPending != -1 {
+			t.Errorf("consumer %s: ack %v, ack wait %v, max deliver %d, max ack pending %d; want explicit, the claim wait, no limits",
+				want.name, c.AckPolicy, c.AckWait, c.MaxDeliver, c.MaxAckPending)
+		}
+		if c.Description == "" {
+			t.Errorf("consumer %s has no description", want.name)
+		}
+	}
+	if si.State.Consumers != len(slotConsumers) {
+		t.Errorf("the queue stream has %d consumers, want the %d slots' alone", si.State.Consumers, len(slotConsumers))
 	}
 }
 
 // A queue stream declared by the previous version (the queue's Subject
-// alone, without message schedules) is updated in place when a worker
-// of this one starts, and the tasks waiting in it still run.
+// alone, without message schedules, and one unfiltered consumer) is
+// updated in place when a worker of this one starts: the consumer is
+// replaced by the slots', and the tasks waiting, those the previous
+// worker had taken and not acked included, all run.
 func TestQueueStreamOfThePreviousLayoutIsUpdated(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
@@ -100,6 +129,23 @@ func TestQueueStreamOfThePreviousLayoutIsUpdated(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A worker of the previous version had taken three and not acked them
+	// when it went.
+	old, err := js.Consumer(ctx, "TASKS_q", "workers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := old.FetchNoWait(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := 0
+	for range batch.Messages() {
+		taken++
+	}
+	if taken != 3 {
+		t.Fatalf("the previous worker took %d, want 3", taken)
+	}
 	done := newLedger()
 	startWorker(t, srv.URL(), "q", tasks.Config{}, tasks.HandlerFunc(func(_ context.Context, task *tasks.Task) error {
 		done.complete(task.ID())
@@ -108,6 +154,16 @@ func TestQueueStreamOfThePreviousLayoutIsUpdated(t *testing.T) {
 	done.waitCompleted(t, n, 30*time.Second)
 	si, _ := queueStream(t, js)
 	checkQueueStream(t, si)
+	if _, err := js.Consumer(ctx, "TASKS_q", "workers"); !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		t.Errorf("the previous layout's consumer: %v, want it deleted", err)
+	}
+	// A worker of the previous version cannot declare it again beside the
+	// slots' consumers, and so takes nothing from the queue.
+	_, err = js.CreateOrUpdateConsumer(ctx, "TASKS_q", jetstream.ConsumerConfig{Durable: "workers",
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second, MaxDeliver: -1, MaxAckPending: -1})
+	if code, _ := jsapi.Code(err); code != 10099 { // multiple non-filtered consumers not allowed on a work-queue stream
+		t.Errorf("declaring the previous layout's consumer again: %v, want it refused (10099)", err)
+	}
 }
 
 // A Subject among the queues' own subjects, under corral.tasks.<queue>.,

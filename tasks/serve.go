@@ -58,7 +58,7 @@ func (w *Worker) newRun(ctx context.Context) (*run, error) {
 	r.pool = pool.New[*delivery](pool.Config{Workers: capacity, QueueSize: capacity}, r)
 	// No pull request outlives the lease: a worker paused with some out
 	// would otherwise be delivered the very tasks recovered from it.
-	r.puller = pull.New(pull.Config{Stream: w.cfg.Stream, Consumer: queueConsumerName, Capacity: capacity,
+	r.puller = pull.New(pull.Config{Stream: w.cfg.Stream, Consumers: consumerNames(), Capacity: capacity,
 		Source: w.src, Feed: r.pool.Feed, Until: lease.Deadline, Recovered: w.pullRecovered}, r)
 	r.recoverer = &recoverer{queue: w.queue, worker: r.id, leases: leases, lock: elect, src: w.src, every: w.cfg.SweepEvery,
 		minAge: w.cfg.LeaseTTL,
@@ -192,7 +192,7 @@ func (r *run) useConn(ctx context.Context, nc *nats.Conn) error {
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", r.w.names.heldStream, err)
 	}
-	first := r.led.Swap(&ledger{js: js, held: held, names: r.w.names, queue: r.w.cfg.Subject,
+	first := r.led.Swap(&ledger{js: js, held: held, names: r.w.names,
 		keep: r.w.cfg.KeepCompleted, dies: r.w.dies}) == nil
 	if first {
 		close(r.connected)

@@ -141,7 +141,7 @@ func (w *Worker) ended(ctx context.Context, err error) error {
 	return fmt.Errorf("tasks: queue %s: %w", w.queue, err)
 }
 
-// declare declares the queue's streams, its consumer and its lease bucket.
+// declare declares the queue's streams, its consumers and its lease bucket.
 func (w *Worker) declare(ctx context.Context, nc *nats.Conn) error {
 	ctx, cancel := context.WithTimeout(ctx, jsapi.Timeout)
 	defer cancel()
@@ -160,15 +160,8 @@ func (w *Worker) declare(ctx context.Context, nc *nats.Conn) error {
 	if _, _, err := jsapi.DeclareStream(ctx, js, held); err != nil {
 		return fmt.Errorf("declare stream %s: %w", w.names.heldStream, err)
 	}
-	cc := jetstream.ConsumerConfig{Durable: queueConsumerName,
-		AckPolicy: jetstream.AckExplicitPolicy, AckWait: c.ClaimWait, MaxDeliver: -1,
-		// Each worker takes only what it has room for: a limit across all
-		// of them would cap their sum, not each.
-		MaxAckPending: -1}
-	if _, err := jsapi.Ask(ctx, func(ctx context.Context) (jetstream.Consumer, error) {
-		return js.CreateOrUpdateConsumer(ctx, c.Stream, cc)
-	}); err != nil {
-		return fmt.Errorf("declare consumer %s of stream %s: %w", queueConsumerName, c.Stream, err)
+	if err := w.declareConsumers(ctx, js); err != nil {
+		return err
 	}
 	if c.CreateDeadLetterStream != nil {
 		if _, err := c.CreateDeadLetterStream.Declare(ctx, js, c.DeadLetterStream); err != nil {

@@ -24,6 +24,10 @@ const (
 	// missed ones end it and a new one is sent, which is how a lost
 	// request (server restart, leader change) is replaced.
 	heartbeat = 2 * time.Second
+	// partialAfter is how long free room less than half the owner's may
+	// wait unasked for: long runs holding the rest would otherwise keep
+	// it unused for as long as they run.
+	partialAfter = 100 * time.Millisecond
 	// retryMin and retryMax bound the wait before pulling again after a
 	// pull failed, so a missing consumer or stream is not hammered.
 	retryMin = 100 * time.Millisecond
@@ -230,6 +234,7 @@ type Session struct {
 
 	looped    time.Time // when Run last looked for silence; it wakes every heartbeat/2
 	fullSince time.Time // the owner has held all it can since
+	partSince time.Time // room less than half the owner's has been free, unasked, since
 	timer     *time.Timer
 
 	opened time.Time // when the session began
@@ -294,6 +299,9 @@ func (s *Session) wait(now time.Time) time.Duration {
 		if now.Before(l.notBefore) {
 			wait = min(wait, l.notBefore.Sub(now))
 		}
+	}
+	if due := s.partSince.Add(partialAfter); !s.partSince.IsZero() && now.Before(due) {
+		wait = min(wait, due.Sub(now))
 	}
 	if s.tiers.idle && now.Before(s.tiers.reprobeAt) {
 		wait = min(wait, s.tiers.reprobeAt.Sub(now))

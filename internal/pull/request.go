@@ -18,9 +18,7 @@ func (s *Session) request(now time.Time) error {
 	l := s.lanes[0]
 	credits := l.in.credits.Load() // before held: see receive
 	free, limit := s.room(credits, l.in.delivered.Load())
-	// Like nats.go's Consume, ask again once half the room is free:
-	// asking for every freed slot would double the server's work.
-	if free < max(1, limit/2) || now.Before(l.notBefore) || !s.nc.IsConnected() {
+	if !s.enough(now, free, limit) || now.Before(l.notBefore) || !s.nc.IsConnected() {
 		return nil
 	}
 	expires := s.expiry(now)
@@ -31,6 +29,23 @@ func (s *Session) request(now time.Time) error {
 	req, _ := json.Marshal(pullRequest{Batch: free, Expires: expires, Heartbeat: min(heartbeat, expires/2)})
 	_, err := s.send(now, l, req, free)
 	return err
+}
+
+// enough reports whether free room, of the most that may be asked for
+// (limit), is worth asking for now. Like nats.go's Consume, a session
+// asks once half the room is free: asking for every freed slot would
+// double the server's work. Less waits at most partialAfter.
+func (s *Session) enough(now time.Time, free, limit int) bool {
+	switch {
+	case free >= max(1, limit/2):
+		return true
+	case free < 1:
+		s.partSince = time.Time{}
+		return false
+	case s.partSince.IsZero():
+		s.partSince = now
+	}
+	return now.Sub(s.partSince) >= partialAfter
 }
 
 // room is the owner's free room, with credits owed by the requests out
@@ -52,6 +67,7 @@ func (s *Session) room(credits, delivered int64) (free, limit int) {
 func (s *Session) send(now time.Time, l *lane, req []byte, batch int) (bool, error) {
 	l.in.credits.Add(int64(batch))
 	s.p.want.sent(batch, s.delivered())
+	s.partSince = time.Time{}
 	l.in.heard.Store(now.UnixNano()) // heartbeats are due from now
 	if err := s.nc.PublishRequest(l.t.subject, l.in.subject, req); err != nil {
 		l.in.dropCredits(int64(batch))

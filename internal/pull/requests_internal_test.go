@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -138,5 +139,56 @@ func TestSilenceWhileThePullerDidNotRunLosesNoRequest(t *testing.T) {
 	}
 	if errs := f.reported(); len(errs) != 1 || !errors.Is(errs[0], jetstream.ErrNoHeartbeat) {
 		t.Fatalf("reported %v, want one missed heartbeat", errs)
+	}
+}
+
+// Room less than half the owner's is asked for once it has waited
+// partialAfter unasked, with one consumer or several: an owner holding
+// long runs in the rest would otherwise keep it unused while they run.
+func TestPartialRoomIsAskedForAfterAWhile(t *testing.T) {
+	t.Parallel()
+	for _, consumers := range [][]string{{"h"}, {"h", "h2"}} {
+		t.Run(fmt.Sprint(len(consumers)), func(t *testing.T) {
+			t.Parallel()
+			srv := natstest.RunServer(t)
+			nc := connectInternal(t, srv.URL())
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			declareTestConsumer(t, ctx, nc)
+			p := newTestPullerFor(t, nc, Config{Consumers: consumers}, &owner{})
+			s, err := p.Open(nc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Drain(time.Time{})
+			request := func(now time.Time) {
+				t.Helper()
+				var err error
+				if p.tiered() {
+					err = s.requestTiered(now)
+				} else {
+					err = s.request(now)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range p.Capacity() - 1 {
+				p.held.hold() // four of five held: one free, less than half
+			}
+			t0 := time.Now()
+			request(t0)
+			request(t0.Add(partialAfter / 2))
+			if c := s.lanes[0].in.credits.Load(); c != 0 {
+				t.Fatalf("asked for %d at once, want the one free waiting %v", c, partialAfter)
+			}
+			if w := s.wait(t0.Add(partialAfter / 2)); w > partialAfter/2 {
+				t.Fatalf("the session would wait %v, past when the free room is due to be asked for", w)
+			}
+			request(t0.Add(partialAfter))
+			if c := s.lanes[0].in.credits.Load(); c != 1 {
+				t.Fatalf("asked for %d after %v, want the one free", c, partialAfter)
+			}
+		})
 	}
 }

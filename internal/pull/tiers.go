@@ -76,9 +76,9 @@ func (s *Session) requestTiered(now time.Time) error {
 	t := &s.tiers
 	if !t.round {
 		switch {
-		case t.rang, !t.idle && free >= max(1, limit/2):
+		case t.rang, !t.idle && s.enough(now, free, limit):
 			// A doorbell rang (ask for the rest of the room) or, busy,
-			// half the room is free, as with one consumer.
+			// enough of the room is free, as with one consumer.
 		case t.idle && free >= 1 && !now.Before(t.reprobeAt) && s.unwatched(now):
 		case t.idle:
 			return s.ring(now, free-int(rung))
