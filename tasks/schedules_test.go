@@ -152,6 +152,9 @@ func TestQueueStreamOfThePreviousLayoutIsUpdated(t *testing.T) {
 		return nil
 	}), nil)
 	done.waitCompleted(t, n, 30*time.Second)
+	if _, twice := done.counts(); twice > 0 {
+		t.Errorf("%d tasks completed more than once", twice)
+	}
 	si, _ := queueStream(t, js)
 	checkQueueStream(t, si)
 	if _, err := js.Consumer(ctx, "TASKS_q", "workers"); !errors.Is(err, jetstream.ErrConsumerNotFound) {
