@@ -74,7 +74,7 @@ func (c *Client) HandleTasks(queue string, cfg tasks.Config, h tasks.Handler) er
 // Nats-Schedule (tasks.ErrReservedHeader); and a task larger than the queue takes, a
 // *tasks.TooLargeError that says the limit: the server's max_payload
 // less what the queue's writes add to the task's headers (with the
-// default 1 MiB, a queue takes 1,047,197 bytes of data under a 36-byte id
+// default 1 MiB, a queue takes 1,047,242 bytes of data under a 36-byte id
 // and no headers of the task's own), or headers past the 65535 bytes a
 // stream stores.
 //
@@ -84,12 +84,9 @@ func (c *Client) HandleTasks(queue string, cfg tasks.Config, h tasks.Handler) er
 // schedules, which need nats-server 2.12 or later: on an older server
 // the publisher's declaration fails with stream.ErrSchedulesUnsupported.
 func (c *Client) Enqueue(ctx context.Context, queue string, data []byte, opts ...publisher.Option) (*publisher.Future, error) {
-	cfg, ok := c.cfg.Tasks[queue]
-	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownQueue, queue)
-	}
-	if w, ok := c.Worker(queue); ok {
-		cfg = w.Config()
+	cfg, err := c.queueConfig(queue)
+	if err != nil {
+		return nil, err
 	}
 	_, sc := cfg.QueueStream(queue)
 	m := &nats.Msg{Subject: sc.Subjects[0], Data: data, Header: nats.Header{}}
@@ -99,22 +96,62 @@ func (c *Client) Enqueue(ctx context.Context, queue string, data []byte, opts ..
 	for _, o := range opts {
 		o(m.Header)
 	}
-	if c.tracer == nil {
-		return c.enqueue(ctx, queue, m)
-	}
-	ctx, span := c.tracer.StartSend(ctx, Send{Op: "enqueue", Name: queue, Subject: m.Subject, Size: len(data)})
-	span.Inject(m.Header) // the trace context is carried by the task's records too
-	f, err := c.enqueue(ctx, queue, m)
-	span.End(err)
-	return f, err
+	return c.traceEnqueue(ctx, queue, m.Subject, len(data), m.Header, func(ctx context.Context) (*publisher.Future, error) {
+		if err := tasks.CheckTask(queue, m, c.pub.MaxPayload()); err != nil {
+			return nil, fmt.Errorf("corral: task queue %q: %w", queue, err)
+		}
+		return c.pub.PublishMsg(ctx, m)
+	})
 }
 
-// enqueue checks that queue can carry the task m and publishes it.
-func (c *Client) enqueue(ctx context.Context, queue string, m *nats.Msg) (*publisher.Future, error) {
-	if err := tasks.CheckTask(queue, m, c.pub.MaxPayload()); err != nil {
-		return nil, fmt.Errorf("corral: task queue %q: %w", queue, err)
+// EnqueueTask adds a task with data to queue as Enqueue does, with
+// options of the task queue's own: an id kept exactly as given
+// (tasks.WithID; a NUID without it), a time to wait for (tasks.At,
+// tasks.After), a priority (tasks.WithPriority) and headers
+// (tasks.WithHeader). A task to run later waits in the queue's stream as
+// a message schedule, which the server itself turns into a waiting task
+// at its time: no process of ours keeps the time, and it survives server
+// restarts and leader changes. It refuses what Enqueue refuses, and an
+// unknown priority.
+func (c *Client) EnqueueTask(ctx context.Context, queue string, data []byte, opts ...tasks.Option) (*publisher.Future, error) {
+	if _, err := c.queueConfig(queue); err != nil {
+		return nil, err
 	}
-	return c.pub.PublishMsg(ctx, m)
+	trace := nats.Header{}
+	return c.traceEnqueue(ctx, queue, "corral.tasks."+queue+".t.>", len(data), trace, func(ctx context.Context) (*publisher.Future, error) {
+		m, err := tasks.NewMessage(queue, data, c.pub.MaxPayload(), append(opts, tasks.WithHeader(trace))...)
+		if err != nil {
+			return nil, fmt.Errorf("corral: task queue %q: %w", queue, err)
+		}
+		return c.pub.PublishMsg(ctx, m)
+	})
+}
+
+// queueConfig is queue's configuration: this process's worker's, if
+// HandleTasks declared one, else the file's.
+func (c *Client) queueConfig(queue string) (tasks.Config, error) {
+	cfg, ok := c.cfg.Tasks[queue]
+	if !ok {
+		return cfg, fmt.Errorf("%w: %q", ErrUnknownQueue, queue)
+	}
+	if w, ok := c.Worker(queue); ok {
+		cfg = w.Config()
+	}
+	return cfg, nil
+}
+
+// traceEnqueue runs enqueue in a send span, when tracing, whose context
+// it writes in header first: the task's records carry it too.
+func (c *Client) traceEnqueue(ctx context.Context, queue, subject string, size int, header nats.Header,
+	enqueue func(context.Context) (*publisher.Future, error)) (*publisher.Future, error) {
+	if c.tracer == nil {
+		return enqueue(ctx)
+	}
+	ctx, span := c.tracer.StartSend(ctx, Send{Op: "enqueue", Name: queue, Subject: subject, Size: size})
+	span.Inject(header)
+	f, err := enqueue(ctx)
+	span.End(err)
+	return f, err
 }
 
 // Worker returns this process's worker of queue, declared by HandleTasks.

@@ -141,21 +141,23 @@ func publishTaskData(t *testing.T, url, id string, data []byte) {
 func TestCrashAtEveryStepLosesNoTask(t *testing.T) {
 	for _, tt := range []struct {
 		step     string
-		handBack bool // the dying worker hands the task back
+		handBack bool          // the dying worker hands the task back
+		delay    time.Duration // after this long: its put-back is a schedule
 	}{
 		{step: stepClaimed},
 		{step: stepAcked},
 		{step: stepRan},
 		{step: stepPutBack, handBack: true},
+		{step: stepPutBack, handBack: true, delay: 500 * time.Millisecond},
 	} {
-		t.Run(tt.step, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%v", tt.step, tt.delay), func(t *testing.T) {
 			t.Parallel()
 			srv := natstest.RunServer(t)
 			died := make(chan struct{})
 			handler := func(who string, handBackFirst bool) Handler {
 				return HandlerFunc(func(ctx context.Context, task *Task) error {
 					if handBackFirst && task.Attempt() == 0 {
-						return HandBack(0)
+						return HandBack(tt.delay)
 					}
 					return nil
 				})

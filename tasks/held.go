@@ -114,7 +114,7 @@ func (l *ledger) finish(ctx context.Context, rec record, state string, cause err
 // recoverer at once) one message. It returns an error wrapping
 // errRecordGone when rec had gone already.
 func (l *ledger) putBack(ctx context.Context, rec record, next task) error {
-	if _, err := publish(ctx, l.js, putBackMsg(l.names.waiting(slotBack, next.id), next)); err != nil {
+	if _, err := publish(ctx, l.js, l.names.putBackMsg(next)); err != nil {
 		return fmt.Errorf("put task %s back: %w", rec.id, err)
 	}
 	if l.dies(stepPutBack) {

@@ -101,7 +101,7 @@ func roundTrip(t *testing.T, l *ledger, queue jetstream.Stream, id string) {
 	}
 	next := first
 	next.attempt++
-	ack, err = l.js.PublishMsg(ctx, putBackMsg(l.names.waiting(slotBack, next.id), next))
+	ack, err = l.js.PublishMsg(ctx, l.names.putBackMsg(next))
 	if err != nil {
 		t.Fatalf("put back %q: %v", id, err)
 	}

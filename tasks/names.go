@@ -17,6 +17,7 @@ const (
 	waitingAllTmpl   = "corral.tasks.%s.t.>"        // queue: waiting copies and one-shot schedules
 	waitingTmpl      = "corral.tasks.%s.t.%d.%s"    // queue, slot, task token: a waiting copy
 	slotTmpl         = "corral.tasks.%s.t.%d.*"     // queue, slot: the copies waiting in it
+	scheduledTmpl    = "corral.tasks.%s.t.at.%s"    // queue, task token: its one-shot schedule
 	periodicAllTmpl  = "corral.tasks.%s.periodic.*" // queue: periodic schedules
 	queuesPattern    = "corral.tasks.*.>"           // every queue's own subjects
 	leaseBucketTmpl  = "corral_tasks_%s"            // queue
@@ -40,7 +41,11 @@ const (
 	// FailuresHeader counts the task's failed runs.
 	FailuresHeader = "Corral-Task-Failures"
 	// NotBeforeHeader is when the task may run again (unix nanoseconds),
-	// after a hand-back with a delay or a failure's backoff.
+	// on copies an earlier version put back after a hand-back with a delay
+	// or a failure's backoff; a worker passes them over until then.
+	//
+	// Deprecated: such a put-back is now a message schedule that puts the
+	// copy in the queue at that time; the header is only read.
 	NotBeforeHeader = "Corral-Task-Not-Before"
 	// AvoidHeader names the worker that put the task back: it takes the
 	// task only if no other does.
@@ -76,6 +81,10 @@ func (n names) held(id, worker string) string {
 func (n names) heldByTask(id string) string  { return fmt.Sprintf(heldByTaskTmpl, n.queue, token(id)) }
 func (n names) heldByWorker(w string) string { return fmt.Sprintf(heldByWorkerTmpl, n.queue, w) }
 func (n names) heldAll() string              { return fmt.Sprintf(heldAllTmpl, n.queue) }
+
+// scheduled is the subject of task id's schedule: it waits there until
+// its time, one schedule per task.
+func (n names) scheduled(id string) string { return fmt.Sprintf(scheduledTmpl, n.queue, token(id)) }
 
 // waiting is the subject of task id's copy waiting in slot s.
 func (n names) waiting(s slot, id string) string {

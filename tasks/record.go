@@ -75,9 +75,6 @@ func (t task) message(subject string) *nats.Msg {
 	if t.failures > 0 {
 		m.Header.Set(FailuresHeader, strconv.Itoa(t.failures))
 	}
-	if !t.notBefore.IsZero() {
-		m.Header.Set(NotBeforeHeader, strconv.FormatInt(t.notBefore.UnixNano(), 10))
-	}
 	if t.avoid != "" {
 		m.Header.Set(AvoidHeader, t.avoid)
 	}
@@ -101,11 +98,15 @@ func (n names) claimMsg(t task, h holder) *nats.Msg {
 	return m
 }
 
-// putBackMsg is next, the next attempt of a task, enqueued again on
-// subject.
-func putBackMsg(subject string, next task) *nats.Msg {
-	m := next.message(subject)
+// putBackMsg is next, the next attempt of a task, enqueued again among
+// the tasks that come back: at once, or as a schedule that puts it there
+// at its not-before time.
+func (n names) putBackMsg(next task) *nats.Msg {
+	m := next.message(n.waiting(slotBack, next.id))
 	m.Header.Set(jetstream.MsgIDHeader, putBackID(next.id, next.attempt))
+	if !next.notBefore.IsZero() {
+		schedule(m, n.scheduled(next.id), next.notBefore)
+	}
 	return m
 }
 

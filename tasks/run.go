@@ -212,12 +212,14 @@ const (
 // outcome is the write a run's result calls for, and what it counts.
 func (r *run) outcome(rec record, err error) (func(context.Context) error, *atomic.Uint64) {
 	next := rec.task
-	next.attempt++
+	next.attempt, next.notBefore = next.attempt+1, time.Time{}
 	switch delay, back := handBack(err); {
 	case err == nil:
 		return func(ctx context.Context) error { return r.ledger().finish(ctx, rec, stateDone, nil) }, &r.w.stats.completed
 	case back:
-		next.notBefore, next.avoid = time.Now().Add(delay), r.id
+		if next.avoid = r.id; delay > 0 {
+			next.notBefore = time.Now().Add(delay)
+		}
 		return func(ctx context.Context) error { return r.putBack(ctx, rec, next, err) }, &r.w.stats.handedBack
 	case r.pool.CutOff(err):
 		return func(ctx context.Context) error { return r.putBack(ctx, rec, next, err) }, &r.w.stats.handedBack

@@ -10,6 +10,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
+
+	"github.com/corral-go/corral/internal/jsapi"
 )
 
 // maxHeaders is the most bytes of headers a stream stores.
@@ -117,9 +119,26 @@ func largestHeaders(queue string, t task) int {
 	t.attempt, t.failures = math.MaxInt, math.MaxInt
 	t.notBefore, t.avoid = time.Unix(0, math.MaxInt64), h.worker
 	longest := errors.New(strings.Repeat("x", MaxErrorLen))
-	// Subjects count for neither limit.
-	return max(headerSize(n.claimMsg(t, h).Header), headerSize(putBackMsg("", t).Header),
+	// Subjects count for neither limit. A put-back with a delay is a
+	// schedule, which names the subject it fires on, and its copy the
+	// schedule's.
+	back := n.putBackMsg(t)
+	return max(headerSize(n.claimMsg(t, h).Header), headerSize(back.Header), headerSize(fired(back).Header),
 		headerSize(deadLetterMsg("", t, t.attempt, longest).Header))
+}
+
+// fired is the copy nats-server 2.15 stores when schedule m fires: m's
+// headers but those that act on the stream, and two of its own.
+func fired(m *nats.Msg) *nats.Msg {
+	c := nats.NewMsg(m.Header.Get(jetstream.ScheduleTargetHeader))
+	for k, v := range m.Header {
+		if !jsapi.ActsOnStream(k) {
+			c.Header[k] = v
+		}
+	}
+	c.Header.Set("Nats-Scheduler", m.Subject)
+	c.Header.Set("Nats-Schedule-Next", "purge")
+	return c
 }
 
 // headerSize is the size of h as nats.go encodes it: what counts against

@@ -1,0 +1,105 @@
+package corral_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/tasks"
+)
+
+// A task enqueued by EnqueueTask with an id is that id, exactly, on every
+// run: delayed, handed back, failed and dead-lettered. Ids with dots,
+// percent signs, spaces and other letters are no subject tokens, and
+// none is rewritten.
+func TestEnqueueTaskKeepsTheIDExactly(t *testing.T) {
+	t.Parallel()
+	cfg := embeddedConfig(t)
+	parsed, err := corral.ParseConfig([]byte(`
+streams:
+  RENDER_FAILED: {subjects: [render.failed]}
+tasks:
+  render: {heartbeat: 300ms, lease_ttl: 2s, claim_wait: 2s, max_failures: 1, dead_letter: render.failed, backoff: [100ms]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Streams, cfg.Tasks = parsed.Streams, parsed.Tasks
+	c, err := corral.New(cfg, embeddedServer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"dead-1.retry-1", "50% off", "a@b", "Grüße an alle"}
+	var mu sync.Mutex
+	seen := map[string][]string{} // by data, the ids each run saw
+	if err := c.HandleTasks("render", tasks.Config{}, tasks.HandlerFunc(func(_ context.Context, task *tasks.Task) error {
+		mu.Lock()
+		defer mu.Unlock()
+		key := string(task.Data())
+		seen[key] = append(seen[key], task.ID())
+		if len(seen[key]) == 1 {
+			return tasks.HandBack(100 * time.Millisecond)
+		}
+		return errors.New("fails for good")
+	})); err != nil {
+		t.Fatal(err)
+	}
+	running(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.EnqueueTask(ctx, "nope", nil); !errors.Is(err, corral.ErrUnknownQueue) {
+		t.Fatalf("EnqueueTask to an undeclared queue: %v, want ErrUnknownQueue", err)
+	}
+	if _, err := c.EnqueueTask(ctx, "render", nil, tasks.WithID("Corral-Task-x")); !errors.Is(err, tasks.ErrReservedMsgID) {
+		t.Fatalf("EnqueueTask with a reserved id: %v, want ErrReservedMsgID", err)
+	}
+	for i, id := range ids {
+		f, err := c.EnqueueTask(ctx, "render", []byte(fmt.Sprint(i)), tasks.WithID(id), tasks.After(200*time.Millisecond),
+			tasks.WithPriority(tasks.High))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nc, err := c.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dead jetstream.Stream
+	natstest.Eventually(t, 30*time.Second, func() bool {
+		if dead, err = js.Stream(ctx, "RENDER_FAILED"); err != nil {
+			return false
+		}
+		info, err := dead.Info(ctx)
+		return err == nil && info.State.Msgs == uint64(len(ids))
+	}, func() string { return fmt.Sprintf("the dead letters were not all stored: %v", err) })
+	mu.Lock()
+	defer mu.Unlock()
+	for i, id := range ids {
+		if runs := seen[fmt.Sprint(i)]; len(runs) != 2 || runs[0] != id || runs[1] != id {
+			t.Errorf("task %q was seen as %q", id, runs)
+		}
+	}
+	for seq := uint64(1); seq <= uint64(len(ids)); seq++ {
+		m, err := dead.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id := m.Header.Get(tasks.TaskIDHeader); id != ids[int(m.Data[0]-'0')] {
+			t.Errorf("dead letter %d carries the id %q, want %q", seq, id, ids[int(m.Data[0]-'0')])
+		}
+	}
+}
