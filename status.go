@@ -89,8 +89,8 @@ func (s Status) String() string {
 			}
 		case "publisher":
 			p := s.Publisher
-			fmt.Fprintf(&b, " buffered=%d in_flight=%d published=%d acked=%d retried=%d failed=%d",
-				p.Buffered, p.InFlight, p.Published, p.Acked, p.Retried, p.Failed)
+			fmt.Fprintf(&b, " buffered=%d in_flight=%d published=%d acked=%d retried=%d failed=%d refused=%d",
+				p.Buffered, p.InFlight, p.Published, p.Acked, p.Retried, p.Failed, p.Refused)
 		}
 		if ch.LastError != "" {
 			fmt.Fprintf(&b, " last_error=%q", ch.LastError)

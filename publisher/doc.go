@@ -65,7 +65,9 @@
 // declaration that failed for a passing reason is made again, and
 // PublishSync waits for it. A message a stop did not deliver fails with
 // [ErrStopped], joined with [ErrMaybeStored] or [ErrSpooled]. Final
-// failures are also [PublishFailed] events.
+// failures are also [PublishFailed] events, but for an expectation that
+// did not hold (Status.Refused): that is the answer a compare-and-set
+// asks for.
 //
 // # Concurrency
 //

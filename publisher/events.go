@@ -7,8 +7,10 @@ import (
 )
 
 // PublishFailed is emitted when a message failed for good (no stream
-// stores its subject, an expected sequence did not match, permissions...);
-// its [Future] has the error. It is emitted at most once a second:
+// stores its subject, permissions...); its [Future] has the error. An
+// expected sequence that did not match is the answer its caller asked
+// for, counted in Status.Refused, and reported so only for a message
+// recovered from the spool, whose Future nobody holds. It is emitted at most once a second:
 // Suppressed counts the failures since the previous one.
 type PublishFailed struct {
 	supervisor.EventTime

@@ -87,6 +87,9 @@ type entry struct {
 	settled  bool
 	seq      uint64   // its record's sequence in the spool
 	seg      *segment // its record's spool segment; nil without a spool, or once settled there
+	// recovered is a message a previous run left in the spool: no caller
+	// holds its Future.
+	recovered bool
 }
 
 // New validates cfg and returns a publisher that sends on the connections
@@ -131,7 +134,7 @@ func (p *Buffered) recoverSpool() ([]*entry, error) {
 	var refused []*entry
 	for _, e := range recovered {
 		p.order++
-		e.order, e.future = p.order, newFuture()
+		e.order, e.future, e.recovered = p.order, newFuture(), true
 		p.count++
 		p.bytes += e.size
 		if e.lastErr = checkMsg(e.msg); e.lastErr != nil {
@@ -187,9 +190,12 @@ type Status struct {
 	// Published counts accepted messages; Acked those a stream stored;
 	// Duplicates those it had stored already (a re-send); Retried the
 	// sends made again; Failed the messages that failed for good;
-	// Rejected the Publish calls refused for a full buffer; Undelivered
-	// the messages not delivered by a stop without a spool.
-	Published, Acked, Duplicates, Retried, Failed, Rejected, Undelivered uint64
+	// Refused those a stream did not store because an expectation
+	// (WithExpectLastSequence...) did not hold, the answer a
+	// compare-and-set asked for; Rejected the Publish calls refused for a
+	// full buffer; Undelivered the messages not delivered by a stop without
+	// a spool.
+	Published, Acked, Duplicates, Retried, Failed, Refused, Rejected, Undelivered uint64
 	// Spooled is whether accepted messages are kept in a spool.
 	Spooled bool
 	// Ready is true while Serve sends on a connection where the configured
@@ -215,12 +221,13 @@ func (p *Buffered) Observe() (Status, <-chan struct{}) {
 	c := &p.stats
 	st.Published, st.Acked, st.Duplicates = c.published.Load(), c.acked.Load(), c.duplicates.Load()
 	st.Retried, st.Failed, st.Rejected, st.Undelivered = c.retried.Load(), c.failed.Load(), c.rejected.Load(), c.undelivered.Load()
+	st.Refused = c.refused.Load()
 	return st, changed
 }
 
 // counters are the publisher's counts since it was created.
 type counters struct {
-	published, acked, retried, failed, rejected, duplicates, undelivered atomic.Uint64
+	published, acked, retried, failed, refused, rejected, duplicates, undelivered atomic.Uint64
 
 	failMu     sync.Mutex
 	lastFailAt time.Time

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -161,7 +162,8 @@ func TestMsgIDAndExpectations(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)
 	newStream(t, srv.URL(), "IDS", "ids")
-	p, _, _ := run(t, []string{srv.URL()}, publisher.Config{})
+	var undelivered atomic.Int64
+	p, rec, _ := run(t, []string{srv.URL()}, publisher.Config{OnUndelivered: func(*nats.Msg, error) { undelivered.Add(1) }})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	first, err := p.PublishSync(ctx, "ids", []byte("a"), publisher.WithMsgID("same"))
@@ -180,8 +182,11 @@ func TestMsgIDAndExpectations(t *testing.T) {
 	if !errors.As(err, &apiErr) || apiErr.ErrorCode != jetstream.JSErrCodeStreamWrongLastSequence {
 		t.Fatalf("wrong expected sequence: got %v", err)
 	}
-	if st := p.Status(); st.Failed != 1 || st.Retried != 0 || st.Duplicates != 1 {
-		t.Fatalf("status: %+v", st)
+	if st := p.Status(); st.Failed != 0 || st.Refused != 1 || st.Retried != 0 || st.Duplicates != 1 {
+		t.Fatalf("status: %+v; want the refused expectation counted as Refused, not Failed", st)
+	}
+	if failed := natstest.All[publisher.PublishFailed](rec); len(failed) > 0 || undelivered.Load() > 0 {
+		t.Fatalf("the refused expectation was reported as a failure: %+v, OnUndelivered %d times", failed, undelivered.Load())
 	}
 }
 

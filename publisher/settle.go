@@ -131,6 +131,9 @@ func (p *Buffered) settle(e *entry, ack *jetstream.PubAck, err error) {
 		if ack.Duplicate {
 			p.stats.duplicates.Add(1)
 		}
+	} else if jsapi.WrongLastSequence(err) && !e.recovered {
+		// The answer to a compare-and-set, for its caller alone.
+		p.stats.refused.Add(1)
 	} else {
 		p.stats.failed.Add(1)
 		p.failedEvent(e, err)
