@@ -83,8 +83,9 @@ func askUntil[T any](ctx context.Context, req func(ctx context.Context) (T, erro
 }
 
 // NotAvailable reports whether err is a cluster's answer that it cannot
-// serve the request for now (CodeClusterNotAvailable).
+// serve the request for now: CodeClusterNotAvailable, CodeStreamOffline
+// or CodeConsumerOffline.
 func NotAvailable(err error) bool {
 	code, _ := Code(err)
-	return code == CodeClusterNotAvailable
+	return code == CodeClusterNotAvailable || code == CodeStreamOffline || code == CodeConsumerOffline
 }

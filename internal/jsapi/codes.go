@@ -21,6 +21,14 @@ const (
 	// temporarily unavailable") is a cluster's answer while it has no
 	// leader for the request: asked again later, it answers.
 	CodeClusterNotAvailable jetstream.ErrorCode = 10008
+	// CodeStreamOffline and CodeConsumerOffline (JSStreamOfflineErr,
+	// JSConsumerOfflineErr: "stream is offline", "consumer is offline")
+	// are a cluster's answer while the peers of a stream or consumer are
+	// lost or its leader is not among them, as while a node is lost: asked
+	// again later, it answers. The variants with a reason (10194, 10195)
+	// say that the server cannot run it at all.
+	CodeStreamOffline   jetstream.ErrorCode = 10118
+	CodeConsumerOffline jetstream.ErrorCode = 10119
 	// CodeConsumerCreate (JSConsumerCreateErrF) is what the server's
 	// addConsumerWithAction returns when updateConfig (server/consumer.go)
 	// refuses to change an existing consumer: "deliver policy can not be

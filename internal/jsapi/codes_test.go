@@ -86,3 +86,17 @@ func TestTooLarge(t *testing.T) {
 		}
 	}
 }
+
+// A cluster's answers that pass by themselves are Unavailable; an asset
+// offline for a reason (the server cannot run it) is not.
+func TestUnavailableAnswers(t *testing.T) {
+	for code, want := range map[jetstream.ErrorCode]bool{
+		jsapi.CodeClusterNotAvailable: true, jsapi.CodeStreamOffline: true, jsapi.CodeConsumerOffline: true,
+		10194: false, 10195: false, jetstream.JSErrCodeStreamNotFound: false,
+	} {
+		err := fmt.Errorf("watch: %w", &jetstream.APIError{Code: 500, ErrorCode: code})
+		if got := jsapi.Unavailable(err); got != want {
+			t.Errorf("error code %d: Unavailable %v, want %v", code, got, want)
+		}
+	}
+}
