@@ -74,7 +74,7 @@ func (c *Client) HandleTasks(queue string, cfg tasks.Config, h tasks.Handler) er
 // Nats-Schedule (tasks.ErrReservedHeader); and a task larger than the queue takes, a
 // *tasks.TooLargeError that says the limit: the server's max_payload
 // less what the queue's writes add to the task's headers (with the
-// default 1 MiB, a queue takes 1,047,242 bytes of data under a 36-byte id
+// default 1 MiB, a queue takes 1,047,199 bytes of data under a 36-byte id
 // and no headers of the task's own), or headers past the 65535 bytes a
 // stream stores.
 //
@@ -113,18 +113,29 @@ func (c *Client) Enqueue(ctx context.Context, queue string, data []byte, opts ..
 // at its time: no process of ours keeps the time, and it survives server
 // restarts and leader changes. It refuses what Enqueue refuses, and an
 // unknown priority.
-func (c *Client) EnqueueTask(ctx context.Context, queue string, data []byte, opts ...tasks.Option) (*publisher.Future, error) {
-	if _, err := c.queueConfig(queue); err != nil {
+//
+// It returns once the task is buffered; the Enqueued's Wait says whether
+// it was enqueued, or is a duplicate: a task with its id waits, is
+// scheduled, runs, or completed within keep_completed (a
+// *tasks.DuplicateError that says which). A task that failed for good is
+// no duplicate: enqueued again under its id, it runs again.
+func (c *Client) EnqueueTask(ctx context.Context, queue string, data []byte, opts ...tasks.Option) (*tasks.Enqueued, error) {
+	cfg, err := c.queueConfig(queue)
+	if err != nil {
 		return nil, err
 	}
 	trace := nats.Header{}
-	return c.traceEnqueue(ctx, queue, "corral.tasks."+queue+".t.>", len(data), trace, func(ctx context.Context) (*publisher.Future, error) {
-		m, err := tasks.NewMessage(queue, data, c.pub.MaxPayload(), append(opts, tasks.WithHeader(trace))...)
-		if err != nil {
+	var m *nats.Msg
+	f, err := c.traceEnqueue(ctx, queue, "corral.tasks."+queue+".t.>", len(data), trace, func(ctx context.Context) (*publisher.Future, error) {
+		if m, err = tasks.NewMessage(queue, data, c.pub.MaxPayload(), append(opts, tasks.WithHeader(trace))...); err != nil {
 			return nil, fmt.Errorf("corral: task queue %q: %w", queue, err)
 		}
 		return c.pub.PublishMsg(ctx, m)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return tasks.Track(queue, cfg, m, c.conn, f.Wait), nil
 }
 
 // queueConfig is queue's configuration: this process's worker's, if

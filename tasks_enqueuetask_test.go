@@ -66,9 +66,23 @@ tasks:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.Wait(ctx); err != nil {
+		if err := f.Wait(ctx); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// A duplicate is the answer to the enqueue's compare-and-set, not a
+	// publisher's failure.
+	for i := range 2 {
+		f, err := c.EnqueueTask(ctx, "render", nil, tasks.WithID("later"), tasks.After(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Wait(ctx); i == 1 && !errors.Is(err, tasks.ErrDuplicate) || i == 0 && err != nil {
+			t.Fatalf("enqueue %d of a task for later: %v", i, err)
+		}
+	}
+	if st := c.Status().Publisher; st.Failed != 0 || st.Refused != 1 {
+		t.Errorf("publisher: %+v, want the duplicate refused and nothing failed", st)
 	}
 	nc, err := c.Conn(ctx)
 	if err != nil {

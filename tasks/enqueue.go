@@ -99,7 +99,9 @@ func WithHeader(h nats.Header) Option {
 // unknown. The message goes to the queue's stream, as
 // corral.Client's EnqueueTask publishes it: on a subject of its own
 // beside the queue's Subject, by its priority, or, to wait until a time,
-// as a message schedule.
+// as a message schedule. It is stored only if no copy or schedule of a
+// task with its id waits in the queue: the server refuses it otherwise
+// (a wrong last sequence), and Enqueued says which.
 func NewMessage(queue string, data []byte, maxPayload int64, opts ...Option) (*nats.Msg, error) {
 	var o options
 	for _, opt := range opts {
@@ -111,9 +113,7 @@ func NewMessage(queue string, data []byte, maxPayload int64, opts ...Option) (*n
 	if o.id == "" {
 		o.id = nuid.Next()
 	}
-	n := names{queue: queue}
-	m := nats.NewMsg(n.waiting(o.priority.slot(), o.id))
-	m.Data = data
+	m := &nats.Msg{Data: data, Header: nats.Header{}}
 	for k, v := range o.header {
 		m.Header[k] = v
 	}
@@ -121,13 +121,25 @@ func NewMessage(queue string, data []byte, maxPayload int64, opts ...Option) (*n
 	if err := CheckTask(queue, m, maxPayload); err != nil {
 		return nil, err
 	}
-	// A copy a schedule makes keeps no Msg-Id: the id goes in the
-	// queue's own header.
-	m.Header.Set(TaskIDHeader, o.id)
-	if !o.at.IsZero() {
-		schedule(m, n.scheduled(o.id), o.at)
+	t := parseTask(m.Header, data, 0)
+	t.nonce = nuid.Next()
+	return names{queue: queue}.enqueueMsg(t, o.priority.slot(), o.at), nil
+}
+
+// enqueueMsg is t's message into the queue, waiting in slot s or, with at
+// set, as a schedule that puts it there at at. The id goes in the queue's
+// own header: a copy a schedule makes keeps no Msg-Id. The Msg-Id is the
+// EnqueueTask call's, so that a re-send is one message but a task
+// enqueued again under the id of one that failed is not taken for it.
+func (n names) enqueueMsg(t task, s slot, at time.Time) *nats.Msg {
+	m := t.message(n.waiting(s, t.id))
+	m.Header.Set(jetstream.MsgIDHeader, ReservedMsgIDPrefix+"enqueue:"+t.nonce)
+	m.Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, n.waitingByTask(t.id))
+	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, "0")
+	if !at.IsZero() {
+		schedule(m, n.scheduled(t.id), at)
 	}
-	return m, nil
+	return m
 }
 
 // schedule makes m a message schedule on subject that puts m, as it is,

@@ -30,8 +30,14 @@ func TestNewMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	if want := "corral.tasks.q.t.1.a%2Eb%20c%25%C3%BC"; m.Subject != want || m.Header.Get(tasks.TaskIDHeader) != id ||
-		m.Header.Get(jetstream.MsgIDHeader) != id || m.Header.Get("K") != "v" || m.Header.Get(jetstream.ScheduleHeader) != "" {
+		m.Header.Get("K") != "v" || m.Header.Get(jetstream.ScheduleHeader) != "" {
 		t.Errorf("subject %s, headers %v; want %s, the id %q kept, K, no schedule", m.Subject, m.Header, want, id)
+	}
+	// Stored only while no copy or schedule of the id waits; the Msg-Id is
+	// the call's, in the queue's own space.
+	if h := m.Header; h.Get(jetstream.ExpectedLastSubjSeqSubjHeader) != "corral.tasks.q.t.*.a%2Eb%20c%25%C3%BC" ||
+		h.Get(jetstream.ExpectedLastSubjSeqHeader) != "0" || !strings.HasPrefix(h.Get(jetstream.MsgIDHeader), tasks.ReservedMsgIDPrefix) {
+		t.Errorf("headers %v: want the expectation over the id's waiting copies, and a Msg-Id of the queue's", h)
 	}
 	at := time.Date(2030, 1, 2, 3, 4, 5, 6, time.FixedZone("x", 3600))
 	m, err = tasks.NewMessage("q", nil, 1<<20, tasks.WithID("a"), tasks.At(at))

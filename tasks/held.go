@@ -38,14 +38,15 @@ type heldError struct{ seq uint64 }
 
 func (e *heldError) Error() string { return fmt.Sprintf("task already held (record %d)", e.seq) }
 
-// claim writes t's held record for h, on the condition that the task
-// has no record at all (held by anyone, or recently finished). It
+// claim writes t's held record for h, on the condition that the task's
+// last record is at sequence after: 0 for none at all (held by anyone, or
+// recently finished), a failed run's tombstone for a retry (see decide). It
 // returns the record's sequence, a *heldError naming the record that
 // exists, an error wrapping errUnsure when the claim may have been stored,
 // or another error when it was refused (one jsapi.TooLarge matches when
 // the record was too large to send or store).
-func (l *ledger) claim(ctx context.Context, t task, h holder) (uint64, error) {
-	ack, err := publish(ctx, l.js, l.names.claimMsg(t, h))
+func (l *ledger) claim(ctx context.Context, t task, h holder, after uint64) (uint64, error) {
+	ack, err := publish(ctx, l.js, l.names.claimMsg(t, h, after))
 	if err == nil {
 		return ack.Sequence, nil
 	}

@@ -88,7 +88,7 @@ func roundTrip(t *testing.T, l *ledger, queue jetstream.Stream, id string) {
 	if first.id != id {
 		t.Fatalf("enqueued as %q, read as %q", id, first.id)
 	}
-	seq, err := l.claim(ctx, first, holder{worker: "w"})
+	seq, err := l.claim(ctx, first, holder{worker: "w"}, 0)
 	var held *heldError
 	if errors.As(err, &held) { // claimed by an earlier input: its record is this id's
 		seq, err = held.seq, nil

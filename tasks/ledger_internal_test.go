@@ -55,7 +55,7 @@ func TestPutBackTwiceLeavesOneCopy(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	tk := task{id: "job", header: nats.Header{}, data: []byte("x")}
-	seq, err := l.claim(ctx, tk, holder{worker: "w1"})
+	seq, err := l.claim(ctx, tk, holder{worker: "w1"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

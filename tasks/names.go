@@ -9,21 +9,22 @@ import (
 // "no record for this task" with one wildcard and recovery lists "every
 // record of this worker" with another.
 const (
-	heldStreamTmpl   = "%s_HELD"                    // the queue's stream name
-	heldSubjectTmpl  = "corral.tasks.%s.held.%s.%s" // queue, task token, worker
-	heldByTaskTmpl   = "corral.tasks.%s.held.%s.*"  // queue, task token
-	heldByWorkerTmpl = "corral.tasks.%s.held.*.%s"  // queue, worker
-	heldAllTmpl      = "corral.tasks.%s.held.>"     // queue
-	waitingAllTmpl   = "corral.tasks.%s.t.>"        // queue: waiting copies and one-shot schedules
-	waitingTmpl      = "corral.tasks.%s.t.%d.%s"    // queue, slot, task token: a waiting copy
-	slotTmpl         = "corral.tasks.%s.t.%d.*"     // queue, slot: the copies waiting in it
-	scheduledTmpl    = "corral.tasks.%s.t.at.%s"    // queue, task token: its one-shot schedule
-	periodicAllTmpl  = "corral.tasks.%s.periodic.*" // queue: periodic schedules
-	queuesPattern    = "corral.tasks.*.>"           // every queue's own subjects
-	leaseBucketTmpl  = "corral_tasks_%s"            // queue
-	leaseKeyTmpl     = "w.%s"                       // worker
-	leaseKeysPattern = "w.*"
-	recovererKey     = "recoverer"
+	heldStreamTmpl    = "%s_HELD"                    // the queue's stream name
+	heldSubjectTmpl   = "corral.tasks.%s.held.%s.%s" // queue, task token, worker
+	heldByTaskTmpl    = "corral.tasks.%s.held.%s.*"  // queue, task token
+	heldByWorkerTmpl  = "corral.tasks.%s.held.*.%s"  // queue, worker
+	heldAllTmpl       = "corral.tasks.%s.held.>"     // queue
+	waitingAllTmpl    = "corral.tasks.%s.t.>"        // queue: waiting copies and one-shot schedules
+	waitingTmpl       = "corral.tasks.%s.t.%d.%s"    // queue, slot, task token: a waiting copy
+	slotTmpl          = "corral.tasks.%s.t.%d.*"     // queue, slot: the copies waiting in it
+	waitingByTaskTmpl = "corral.tasks.%s.t.*.%s"     // queue, task token: its copy waiting, or its schedule
+	scheduledTmpl     = "corral.tasks.%s.t.at.%s"    // queue, task token: its one-shot schedule
+	periodicAllTmpl   = "corral.tasks.%s.periodic.*" // queue: periodic schedules
+	queuesPattern     = "corral.tasks.*.>"           // every queue's own subjects
+	leaseBucketTmpl   = "corral_tasks_%s"            // queue
+	leaseKeyTmpl      = "w.%s"                       // worker
+	leaseKeysPattern  = "w.*"
+	recovererKey      = "recoverer"
 	// oldConsumerName is the one unfiltered consumer of the queue's
 	// previous layout, deleted when a worker declares the queue.
 	oldConsumerName = "workers"
@@ -58,9 +59,13 @@ const (
 	workerHeader    = "Corral-Task-Worker"
 	processHeader   = "Corral-Task-Process" // the worker's Config.Process
 	lastErrorHeader = "Corral-Task-Error"
-	stateHeld       = "held"
-	stateDone       = "done"
-	stateFailed     = "failed"
+	// nonceHeader is the EnqueueTask call a copy, record or tombstone
+	// comes from: a retry of a failed task under its id has another one
+	// than the run that failed, and a duplicate than the task it repeats.
+	nonceHeader = "Corral-Task-Nonce"
+	stateHeld   = "held"
+	stateDone   = "done"
+	stateFailed = "failed"
 )
 
 // names are the wire names of one queue.
@@ -85,6 +90,12 @@ func (n names) heldAll() string              { return fmt.Sprintf(heldAllTmpl, n
 // scheduled is the subject of task id's schedule: it waits there until
 // its time, one schedule per task.
 func (n names) scheduled(id string) string { return fmt.Sprintf(scheduledTmpl, n.queue, token(id)) }
+
+// waitingByTask matches task id's copy waiting in any slot, and its
+// schedule.
+func (n names) waitingByTask(id string) string {
+	return fmt.Sprintf(waitingByTaskTmpl, n.queue, token(id))
+}
 
 // waiting is the subject of task id's copy waiting in slot s.
 func (n names) waiting(s slot, id string) string {

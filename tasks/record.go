@@ -22,6 +22,7 @@ type task struct {
 	failures  int
 	notBefore time.Time
 	avoid     string // a worker the task should not go back to
+	nonce     string // the EnqueueTask call it comes from, if any
 	data      []byte
 	header    nats.Header // the task's own headers, without the protocol's
 }
@@ -46,6 +47,7 @@ func parseTask(h nats.Header, data []byte, seq uint64) task {
 		t.notBefore = time.Unix(0, nb)
 	}
 	t.avoid = h.Get(AvoidHeader)
+	t.nonce = h.Get(nonceHeader)
 	for k, v := range h {
 		if !protocolHeader(k) && !jsapi.ActsOnStream(k) {
 			t.header[k] = v
@@ -78,6 +80,9 @@ func (t task) message(subject string) *nats.Msg {
 	if t.avoid != "" {
 		m.Header.Set(AvoidHeader, t.avoid)
 	}
+	if t.nonce != "" {
+		m.Header.Set(nonceHeader, t.nonce)
+	}
 	return m
 }
 
@@ -88,13 +93,14 @@ func (t task) message(subject string) *nats.Msg {
 // sent.
 
 // claimMsg is t's held record for h, written on the condition that the
-// task has no record at all, held by anyone or recently finished.
-func (n names) claimMsg(t task, h holder) *nats.Msg {
+// task's last record is at sequence after: 0 for none at all, held by
+// anyone or recently finished; a failed run's tombstone for a retry.
+func (n names) claimMsg(t task, h holder, after uint64) *nats.Msg {
 	m := t.message(n.held(t.id, h.worker))
 	m.Header.Set(stateHeader, stateHeld)
 	h.set(m.Header)
 	m.Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, n.heldByTask(t.id))
-	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, "0")
+	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(after, 10))
 	return m
 }
 
@@ -135,6 +141,9 @@ func (n names) tombstoneMsg(rec record, state string, cause error, keep time.Dur
 	m.Header.Set(AttemptHeader, strconv.Itoa(rec.attempt))
 	m.Header.Set(stateHeader, state)
 	rec.holder.set(m.Header)
+	if rec.nonce != "" {
+		m.Header.Set(nonceHeader, rec.nonce)
+	}
 	if cause != nil {
 		m.Header.Set(lastErrorHeader, errorText(cause))
 	}

@@ -54,7 +54,7 @@ func (r *run) Handle(ctx context.Context, d *delivery) error {
 		return errPassed
 	}
 	d.reserved = t.id
-	seq, err := r.claim(ctx, t)
+	seq, err := r.claim(ctx, t, 0)
 	if err == nil {
 		d.rec = record{task: t, holder: r.holder(), state: stateHeld, seq: seq}
 	} else if d.rec, err = r.decide(ctx, d, t, err); err != nil {
@@ -93,9 +93,9 @@ func (r *run) Handle(ctx context.Context, d *delivery) error {
 // this worker can tell, so the copy is not given up meanwhile. Asking
 // again finds the stored claim as a record of this worker's own, which
 // decide returns.
-func (r *run) claim(ctx context.Context, t task) (uint64, error) {
+func (r *run) claim(ctx context.Context, t task, after uint64) (uint64, error) {
 	for wait := settleRetryMin; ; wait = min(2*wait, settleRetryMax) {
-		seq, err := r.ledger().claim(ctx, t, r.holder())
+		seq, err := r.ledger().claim(ctx, t, r.holder(), after)
 		if !errors.Is(err, errUnsure) || ctx.Err() != nil || !r.entitled() {
 			return seq, err
 		}
@@ -141,6 +141,16 @@ func (r *run) decide(ctx context.Context, d *delivery, t task, err error) (recor
 		// This worker's own claim, and no run of the task here: its answer
 		// was lost.
 		return rec, nil
+	case retries(d, t, rec):
+		// The task enqueued again under the id of one that failed for
+		// good: its run goes on from the failed one's attempt, its
+		// failures counted afresh, claimed after the tombstone alone.
+		t.attempt, t.failures = rec.attempt+1, 0
+		seq, err := r.claim(ctx, t, rec.seq)
+		if err != nil {
+			return r.decide(ctx, d, t, err)
+		}
+		return record{task: t, holder: r.holder(), state: stateHeld, seq: seq}, nil
 	case rec.state != stateHeld, rec.attempt >= t.attempt:
 		// Finished, or held since this copy was made: a duplicate.
 		r.w.stats.duplicates.Add(1)
@@ -151,6 +161,15 @@ func (r *run) decide(ctx context.Context, d *delivery, t task, err error) (recor
 		_ = d.nak(retryDelay)
 	}
 	return record{}, errPassed
+}
+
+// retries reports whether the copy d carries, of task t, is the task
+// enqueued again after rec, its failed run's tombstone: by another
+// EnqueueTask call, stored since. A copy of the failed run itself (the
+// same call) is a duplicate.
+func retries(d *delivery, t task, rec record) bool {
+	return rec.state == stateFailed && t.nonce != "" && t.nonce != rec.nonce && t.attempt == 0 &&
+		d.meta.Timestamp.After(rec.stored)
 }
 
 // Settle writes the outcome of a run: the task done, handed back, failed

@@ -107,7 +107,7 @@ func (e *TooLargeError) Unwrap() []error {
 }
 
 // largestHeaders is the size of the largest headers a write of the queue's
-// carries about t: its claim, a put-back or its dead letter, each
+// carries about t: its EnqueueTask, its claim, a put-back or its dead letter, each
 // measured as nats.go encodes it, with t's counts and times at their
 // longest, the longest process name a claim carries (MaxProcessLen) and
 // the longest error text a dead letter keeps.
@@ -117,14 +117,14 @@ func largestHeaders(queue string, t task) int {
 	// longest.
 	h := holder{worker: nuid.Next(), process: strings.Repeat("p", MaxProcessLen)}
 	t.attempt, t.failures = math.MaxInt, math.MaxInt
-	t.notBefore, t.avoid = time.Unix(0, math.MaxInt64), h.worker
+	t.notBefore, t.avoid, t.nonce = time.Unix(0, math.MaxInt64), h.worker, nuid.Next()
 	longest := errors.New(strings.Repeat("x", MaxErrorLen))
 	// Subjects count for neither limit. A put-back with a delay is a
 	// schedule, which names the subject it fires on, and its copy the
 	// schedule's.
 	back := n.putBackMsg(t)
-	return max(headerSize(n.claimMsg(t, h).Header), headerSize(back.Header), headerSize(fired(back).Header),
-		headerSize(deadLetterMsg("", t, t.attempt, longest).Header))
+	return max(headerSize(n.enqueueMsg(t, slotBack, t.notBefore).Header), headerSize(n.claimMsg(t, h, math.MaxUint64).Header),
+		headerSize(back.Header), headerSize(fired(back).Header), headerSize(deadLetterMsg("", t, t.attempt, longest).Header))
 }
 
 // fired is the copy nats-server 2.15 stores when schedule m fires: m's

@@ -22,7 +22,7 @@ const (
 	longErrorPrefix = "t-err-"
 	longErrorLen    = 100 << 10
 	// bigTask fits in a queue of the default 1 MiB max payload; tooBig
-	// does not (the largest is 1,047,242 bytes with a short id).
+	// does not (the largest is 1,047,199 bytes with a short id).
 	bigTask, tooBig = 1_000_000, 1_100_000
 )
 

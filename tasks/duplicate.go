@@ -1,0 +1,206 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/jsapi"
+)
+
+// ErrDuplicate is matched by the *DuplicateError Enqueued.Wait returns.
+var ErrDuplicate = errors.New("tasks: a task with this id is in the queue")
+
+// DuplicateError is a task not enqueued because the queue has one with
+// its id: waiting, scheduled, running, or completed within KeepCompleted.
+// A task that failed for good is no duplicate: enqueued again under its
+// id, it runs again as the same task. The caller may ignore the error:
+// the task it asked for is there.
+type DuplicateError struct {
+	Queue, ID string
+	// State is the other task's: StateWaiting, StateScheduled,
+	// StateRunning or StateCompleted.
+	State State
+	// At is when a scheduled task runs.
+	At time.Time
+	// Worker and Process are who runs a running task, or ran a completed
+	// one.
+	Worker, Process string
+}
+
+// Error says which task, and where it is.
+func (e *DuplicateError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "tasks: queue %s: task %q is %s", e.Queue, e.ID, e.State)
+	switch {
+	case !e.At.IsZero():
+		fmt.Fprintf(&b, " for %s", e.At.Format(time.RFC3339Nano))
+	case e.Worker != "":
+		fmt.Fprintf(&b, " by worker %s of %s", e.Worker, e.Process)
+	}
+	return b.String()
+}
+
+// Is reports whether target is ErrDuplicate.
+func (e *DuplicateError) Is(target error) bool { return target == ErrDuplicate }
+
+// Enqueued is a task on its way into its queue, as corral.Client's
+// EnqueueTask hands it to the buffered publisher. Wait says whether it
+// was enqueued, or is a duplicate.
+type Enqueued struct {
+	id, nonce string
+	names     names
+	stream    string // the queue's
+	src       connection.Source
+	stored    func(context.Context) (*jetstream.PubAck, error)
+
+	mu   sync.Mutex
+	done bool
+	err  error
+}
+
+// Track follows m, a message of NewMessage for queue, configured by cfg,
+// into the queue: stored is the publisher's wait for its ack (a Future's
+// Wait), and src the connection to look at the queue with.
+func Track(queue string, cfg Config, m *nats.Msg, src connection.Source, stored func(context.Context) (*jetstream.PubAck, error)) *Enqueued {
+	cfg = cfg.withDefaults(queue)
+	return &Enqueued{id: m.Header.Get(TaskIDHeader), nonce: m.Header.Get(nonceHeader), names: newNames(queue, cfg),
+		stream: cfg.Stream, src: src, stored: stored}
+}
+
+// ID is the task's id: the one given (WithID), or the NUID it was given.
+func (e *Enqueued) ID() string { return e.id }
+
+// Wait waits until the queue's stream has stored the task, and returns
+// nil; or until the queue is known to have a task with its id, and
+// returns a *DuplicateError (matching ErrDuplicate) that says where that
+// task is; or returns the publisher's error, or ctx's. A duplicate found
+// only once the task was stored (the other running or completed) is
+// removed from the queue before it runs. Once it has answered nil or a
+// duplicate, Wait answers the same again.
+func (e *Enqueued) Wait(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done {
+		return e.err
+	}
+	ack, err := e.stored(ctx)
+	if err != nil && !jsapi.WrongLastSequence(err) {
+		return err
+	}
+	nc, _, cerr := e.src.Conn(ctx)
+	if cerr != nil {
+		return cerr
+	}
+	js, cerr := jetstream.New(nc)
+	if cerr != nil {
+		return cerr
+	}
+	if err == nil {
+		err = e.afterStored(ctx, js, ack.Sequence)
+	} else {
+		err = e.afterRefused(ctx, js, err)
+	}
+	if err == nil || errors.Is(err, ErrDuplicate) {
+		e.done, e.err = true, err
+	}
+	return err
+}
+
+// afterStored checks a task stored at seq against the held stream: a
+// task with its id running or completed makes it a duplicate, removed
+// from the queue (were the removal lost, its claim drops it).
+func (e *Enqueued) afterStored(ctx context.Context, js jetstream.JetStream, seq uint64) error {
+	dup, err := e.held(ctx, js)
+	if err != nil || dup == nil {
+		return err
+	}
+	if s, serr := js.Stream(ctx, e.stream); serr == nil {
+		_ = s.DeleteMsg(ctx, seq)
+	}
+	return dup
+}
+
+// afterRefused finds out why the queue's stream refused the task: a copy
+// or schedule of its id waits (its own, when a re-send was refused after
+// the first was stored), or waited and was taken meanwhile.
+func (e *Enqueued) afterRefused(ctx context.Context, js jetstream.JetStream, refusal error) error {
+	s, err := js.Stream(ctx, e.stream)
+	if err != nil {
+		return err
+	}
+	last, err := s.GetLastMsgForSubject(ctx, e.names.waitingByTask(e.id))
+	switch {
+	case err == nil && last.Header.Get(nonceHeader) == e.nonce:
+		return nil
+	case err == nil && last.Header.Get(jetstream.ScheduleHeader) != "":
+		at, _ := time.Parse(time.RFC3339Nano, strings.TrimPrefix(last.Header.Get(jetstream.ScheduleHeader), "@at "))
+		return &DuplicateError{Queue: e.names.queue, ID: e.id, State: StateScheduled, At: at}
+	case err == nil:
+		return &DuplicateError{Queue: e.names.queue, ID: e.id, State: StateWaiting}
+	case !errors.Is(err, jetstream.ErrMsgNotFound):
+		return err
+	}
+	dup, err := e.held(ctx, js)
+	switch {
+	case err != nil:
+		return err
+	case dup != nil:
+		return dup
+	case e.ran(ctx, js):
+		return nil
+	}
+	return refusal
+}
+
+// held returns a *DuplicateError for the task with e's id that the held
+// stream knows running or completed, if it is another's than e's.
+func (e *Enqueued) held(ctx context.Context, js jetstream.JetStream) (*DuplicateError, error) {
+	rec, ok, err := e.lastRecord(ctx, js)
+	if err != nil || !ok || rec.nonce == e.nonce {
+		return nil, err
+	}
+	dup := &DuplicateError{Queue: e.names.queue, ID: e.id, Worker: rec.worker, Process: rec.process}
+	switch rec.state {
+	case stateHeld:
+		dup.State = StateRunning
+	case stateDone:
+		dup.State = StateCompleted
+	default:
+		return nil, nil // failed for good: a retry
+	}
+	return dup, nil
+}
+
+// ran reports whether the held stream's last record of e's id is e's own:
+// stored, it was taken from the queue.
+func (e *Enqueued) ran(ctx context.Context, js jetstream.JetStream) bool {
+	rec, ok, err := e.lastRecord(ctx, js)
+	return err == nil && ok && rec.nonce == e.nonce
+}
+
+// lastRecord is the held stream's last record or tombstone of e's id.
+func (e *Enqueued) lastRecord(ctx context.Context, js jetstream.JetStream) (record, bool, error) {
+	s, err := js.Stream(ctx, e.names.heldStream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return record{}, false, nil // no worker has declared it: none ran
+	}
+	if err != nil {
+		return record{}, false, err
+	}
+	m, err := s.GetLastMsgForSubject(ctx, e.names.heldByTask(e.id))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return record{}, false, nil
+	}
+	if err != nil {
+		return record{}, false, err
+	}
+	return parseRecord(m), true, nil
+}
