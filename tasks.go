@@ -138,6 +138,17 @@ func (c *Client) EnqueueTask(ctx context.Context, queue string, data []byte, opt
 	return tasks.Track(queue, cfg, m, c.conn, f.Wait), nil
 }
 
+// Tasks returns queue's Queue, to read a task's state, result or last
+// error by its id (Info) and to wait for it to end (Wait). It fails with
+// ErrUnknownQueue for a queue Config.Tasks does not declare.
+func (c *Client) Tasks(queue string) (*tasks.Queue, error) {
+	cfg, err := c.queueConfig(queue)
+	if err != nil {
+		return nil, err
+	}
+	return tasks.NewQueue(queue, cfg, c.conn), nil
+}
+
 // queueConfig is queue's configuration: this process's worker's, if
 // HandleTasks declared one, else the file's.
 func (c *Client) queueConfig(queue string) (tasks.Config, error) {

@@ -26,7 +26,8 @@ func TestEnqueueTaskKeepsTheIDExactly(t *testing.T) {
 streams:
   RENDER_FAILED: {subjects: [render.failed]}
 tasks:
-  render: {heartbeat: 300ms, lease_ttl: 2s, claim_wait: 2s, max_failures: 1, dead_letter: render.failed, backoff: [100ms]}
+  render: {heartbeat: 300ms, lease_ttl: 2s, claim_wait: 2s, max_failures: 1, dead_letter: render.failed, backoff: [100ms],
+           keep_results: 5m, max_result: 1KiB}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -106,6 +107,21 @@ tasks:
 		if runs := seen[fmt.Sprint(i)]; len(runs) != 2 || runs[0] != id || runs[1] != id {
 			t.Errorf("task %q was seen as %q", id, runs)
 		}
+	}
+	q, err := c.Tasks("render")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if i, err := q.Info(ctx, id); err != nil || i.ID != id || i.State != tasks.StateFailed || i.Err != "fails for good" {
+			t.Errorf("Info(%q): %+v, %v; want it failed with its error", id, i, err)
+		}
+	}
+	if _, err := c.Tasks("nope"); !errors.Is(err, corral.ErrUnknownQueue) {
+		t.Errorf("Tasks of an undeclared queue: %v, want ErrUnknownQueue", err)
+	}
+	if w, _ := c.Worker("render"); w.Config().MaxResult != 1<<10 || w.Config().KeepResults != 5*time.Minute {
+		t.Errorf("max_result %d, keep_results %v; want 1KiB and 5m from the file", w.Config().MaxResult, w.Config().KeepResults)
 	}
 	for seq := uint64(1); seq <= uint64(len(ids)); seq++ {
 		m, err := dead.GetMsg(ctx, seq)

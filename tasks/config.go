@@ -70,6 +70,15 @@ type Config struct {
 	// late duplicate of it is dropped instead of run again. At least twice
 	// ClaimWait, at most 87600h (ten years). Default 2m.
 	KeepCompleted time.Duration `yaml:"keep_completed"`
+	// KeepResults is how long a completed task's result (Task.SetResult)
+	// is kept, with its tombstone, for Queue.Info and Queue.Wait to read.
+	// At least KeepCompleted, at most 87600h (ten years). Default
+	// KeepCompleted.
+	KeepResults time.Duration `yaml:"keep_results"`
+	// MaxResult is the most bytes a task's result may have: Task.SetResult
+	// refuses more, as it does more than the server's max_payload takes
+	// beside the tombstone's headers. Range 0 to 64 MiB. Default 64 KiB.
+	MaxResult conf.ByteSize `yaml:"max_result"`
 	// SweepEvery is how often the elected recoverer looks for tasks held by
 	// workers that have no lease, beside reacting to every expired lease
 	// at once. Range 0 to 87600h (ten years). Default 1m.
@@ -100,6 +109,8 @@ const (
 	defaultFailures    = 5
 	defaultKeep        = 2 * time.Minute
 	defaultSweep       = time.Minute
+	defaultMaxResult   = 64 << 10
+	maxMaxResult       = 64 << 20
 )
 
 // withDefaults fills the zero fields of the configuration of queue.
@@ -131,6 +142,12 @@ func (c Config) withDefaults(queue string) Config {
 	if c.KeepCompleted == 0 {
 		c.KeepCompleted = max(defaultKeep, 2*c.ClaimWait)
 	}
+	if c.KeepResults == 0 {
+		c.KeepResults = c.KeepCompleted
+	}
+	if c.MaxResult == 0 {
+		c.MaxResult = defaultMaxResult
+	}
 	if c.SweepEvery == 0 {
 		c.SweepEvery = defaultSweep
 	}
@@ -159,11 +176,13 @@ func (c Config) Validate() error {
 	if p.Durations(conf.MaxDuration,
 		conf.NamedDuration{Name: "heartbeat", V: c.Heartbeat}, conf.NamedDuration{Name: "lease_ttl", V: c.LeaseTTL},
 		conf.NamedDuration{Name: "claim_wait", V: c.ClaimWait}, conf.NamedDuration{Name: "timeout", V: c.Timeout},
-		conf.NamedDuration{Name: "keep_completed", V: c.KeepCompleted}, conf.NamedDuration{Name: "sweep_every", V: c.SweepEvery},
+		conf.NamedDuration{Name: "keep_completed", V: c.KeepCompleted}, conf.NamedDuration{Name: "keep_results", V: c.KeepResults},
+		conf.NamedDuration{Name: "sweep_every", V: c.SweepEvery},
 	) {
 		c.validateTimes(p) // it multiplies durations: only once each is in range
 	}
 	p.Between("max_failures", int64(c.MaxFailures), -1, conf.MaxCount)
+	p.Between("max_result", int64(c.MaxResult), 0, maxMaxResult)
 	for i, b := range c.Backoff {
 		p.Durations(conf.MaxDuration, conf.NamedDuration{Name: fmt.Sprintf("backoff[%d]", i), V: b})
 	}
@@ -204,6 +223,10 @@ func (c Config) validateTimes(p conf.Problems) {
 	if d.KeepCompleted < 2*d.ClaimWait {
 		p.Addf("keep_completed", "%v must be at least twice claim_wait (%v): a completed task's late duplicate is dropped only while it is remembered",
 			d.KeepCompleted, d.ClaimWait)
+	}
+	if d.KeepResults < d.KeepCompleted {
+		p.Addf("keep_results", "%v must be at least keep_completed (%v): a result outlives its task's tombstone only as long as it",
+			d.KeepResults, d.KeepCompleted)
 	}
 }
 

@@ -28,6 +28,10 @@ func TestConfigRanges(t *testing.T) {
 		{"timeout", tasks.Config{Timeout: -1}},
 		{"keep_completed", tasks.Config{KeepCompleted: math.MaxInt64}},
 		{"sweep_every", tasks.Config{SweepEvery: math.MaxInt64}},
+		{"keep_results", tasks.Config{KeepResults: math.MaxInt64}},
+		{"keep_results", tasks.Config{KeepCompleted: time.Hour, KeepResults: time.Minute}},
+		{"max_result", tasks.Config{MaxResult: -1}},
+		{"max_result", tasks.Config{MaxResult: 64<<20 + 1}},
 		{"max_failures", tasks.Config{MaxFailures: -2}},
 		{"max_failures", tasks.Config{MaxFailures: math.MaxInt32 + 1}},
 		{"backoff[0]", tasks.Config{Backoff: []time.Duration{math.MaxInt64}}},
@@ -44,8 +48,9 @@ func TestConfigRanges(t *testing.T) {
 		t.Errorf("got %v, want heartbeat and max_failures both", err)
 	}
 	top := tasks.Config{MaxConcurrency: 1 << 16, Heartbeat: 87600 * time.Hour / 3, LeaseTTL: 87600 * time.Hour,
-		ClaimWait: 87600 * time.Hour / 2, KeepCompleted: 87600 * time.Hour, SweepEvery: 87600 * time.Hour,
-		Timeout: 87600 * time.Hour, MaxFailures: math.MaxInt32}
+		ClaimWait: 87600 * time.Hour / 2, KeepCompleted: 87600 * time.Hour, KeepResults: 87600 * time.Hour, SweepEvery: 87600 * time.Hour,
+		MaxResult: 64 << 20,
+		Timeout:   87600 * time.Hour, MaxFailures: math.MaxInt32}
 	if err := top.Validate(); err != nil {
 		t.Errorf("the top of every range: %v", err)
 	}

@@ -46,7 +46,7 @@ func (r *run) retire(ctx context.Context, rec record, next task, cause error) er
 		next.notBefore = time.Now().Add(r.w.cfg.Backoff[len(r.w.cfg.Backoff)-1])
 		return r.ledger().putBack(ctx, rec, next)
 	}
-	if err := r.ledger().finish(ctx, rec, stateFailed, ended.Err); err != nil {
+	if err := r.ledger().finish(ctx, rec, stateFailed, ended.Err, nil); err != nil {
 		return err
 	}
 	r.emit(ended)

@@ -19,6 +19,7 @@ type delivery struct {
 	reserved string // the task's ID, while no other copy of it runs here
 	claimed  bool
 	rec      record
+	task     *Task // the run, once it started
 }
 
 var (

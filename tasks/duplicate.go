@@ -56,8 +56,7 @@ func (e *DuplicateError) Is(target error) bool { return target == ErrDuplicate }
 // was enqueued, or is a duplicate.
 type Enqueued struct {
 	id, nonce string
-	names     names
-	stream    string // the queue's
+	look      lookup
 	src       connection.Source
 	stored    func(context.Context) (*jetstream.PubAck, error)
 
@@ -71,8 +70,8 @@ type Enqueued struct {
 // Wait), and src the connection to look at the queue with.
 func Track(queue string, cfg Config, m *nats.Msg, src connection.Source, stored func(context.Context) (*jetstream.PubAck, error)) *Enqueued {
 	cfg = cfg.withDefaults(queue)
-	return &Enqueued{id: m.Header.Get(TaskIDHeader), nonce: m.Header.Get(nonceHeader), names: newNames(queue, cfg),
-		stream: cfg.Stream, src: src, stored: stored}
+	return &Enqueued{id: m.Header.Get(TaskIDHeader), nonce: m.Header.Get(nonceHeader),
+		look: lookup{names: newNames(queue, cfg), stream: cfg.Stream}, src: src, stored: stored}
 }
 
 // ID is the task's id: the one given (WithID), or the NUID it was given.
@@ -122,7 +121,7 @@ func (e *Enqueued) afterStored(ctx context.Context, js jetstream.JetStream, seq 
 	if err != nil || dup == nil {
 		return err
 	}
-	if s, serr := js.Stream(ctx, e.stream); serr == nil {
+	if s, serr := js.Stream(ctx, e.look.stream); serr == nil {
 		_ = s.DeleteMsg(ctx, seq)
 	}
 	return dup
@@ -132,21 +131,15 @@ func (e *Enqueued) afterStored(ctx context.Context, js jetstream.JetStream, seq 
 // or schedule of its id waits (its own, when a re-send was refused after
 // the first was stored), or waited and was taken meanwhile.
 func (e *Enqueued) afterRefused(ctx context.Context, js jetstream.JetStream, refusal error) error {
-	s, err := js.Stream(ctx, e.stream)
-	if err != nil {
-		return err
-	}
-	last, err := s.GetLastMsgForSubject(ctx, e.names.waitingByTask(e.id))
+	last, err := e.look.lastWaiting(ctx, js, e.id)
 	switch {
-	case err == nil && last.Header.Get(nonceHeader) == e.nonce:
-		return nil
-	case err == nil && last.Header.Get(jetstream.ScheduleHeader) != "":
-		at, _ := time.Parse(time.RFC3339Nano, strings.TrimPrefix(last.Header.Get(jetstream.ScheduleHeader), "@at "))
-		return &DuplicateError{Queue: e.names.queue, ID: e.id, State: StateScheduled, At: at}
-	case err == nil:
-		return &DuplicateError{Queue: e.names.queue, ID: e.id, State: StateWaiting}
-	case !errors.Is(err, jetstream.ErrMsgNotFound):
+	case err != nil:
 		return err
+	case last != nil && last.Header.Get(nonceHeader) == e.nonce:
+		return nil
+	case last != nil:
+		i := e.look.waitingInfo(e.id, last)
+		return &DuplicateError{Queue: i.Queue, ID: e.id, State: i.State, At: i.At}
 	}
 	dup, err := e.held(ctx, js)
 	switch {
@@ -163,44 +156,17 @@ func (e *Enqueued) afterRefused(ctx context.Context, js jetstream.JetStream, ref
 // held returns a *DuplicateError for the task with e's id that the held
 // stream knows running or completed, if it is another's than e's.
 func (e *Enqueued) held(ctx context.Context, js jetstream.JetStream) (*DuplicateError, error) {
-	rec, ok, err := e.lastRecord(ctx, js)
-	if err != nil || !ok || rec.nonce == e.nonce {
-		return nil, err
+	rec, ok, err := e.look.lastRecord(ctx, js, e.id)
+	if err != nil || !ok || rec.nonce == e.nonce || rec.state == stateFailed {
+		return nil, err // a task that failed for good is retried
 	}
-	dup := &DuplicateError{Queue: e.names.queue, ID: e.id, Worker: rec.worker, Process: rec.process}
-	switch rec.state {
-	case stateHeld:
-		dup.State = StateRunning
-	case stateDone:
-		dup.State = StateCompleted
-	default:
-		return nil, nil // failed for good: a retry
-	}
-	return dup, nil
+	i := e.look.heldInfo(rec)
+	return &DuplicateError{Queue: i.Queue, ID: e.id, State: i.State, Worker: i.Worker, Process: i.Process}, nil
 }
 
 // ran reports whether the held stream's last record of e's id is e's own:
 // stored, it was taken from the queue.
 func (e *Enqueued) ran(ctx context.Context, js jetstream.JetStream) bool {
-	rec, ok, err := e.lastRecord(ctx, js)
+	rec, ok, err := e.look.lastRecord(ctx, js, e.id)
 	return err == nil && ok && rec.nonce == e.nonce
-}
-
-// lastRecord is the held stream's last record or tombstone of e's id.
-func (e *Enqueued) lastRecord(ctx context.Context, js jetstream.JetStream) (record, bool, error) {
-	s, err := js.Stream(ctx, e.names.heldStream)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return record{}, false, nil // no worker has declared it: none ran
-	}
-	if err != nil {
-		return record{}, false, err
-	}
-	m, err := s.GetLastMsgForSubject(ctx, e.names.heldByTask(e.id))
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return record{}, false, nil
-	}
-	if err != nil {
-		return record{}, false, err
-	}
-	return parseRecord(m), true, nil
 }

@@ -29,6 +29,9 @@ var (
 	ErrReservedHeader = errors.New("tasks: the header is reserved for the queue's own")
 	// ErrTaskTooLarge is matched by the *TooLargeError CheckTask returns.
 	ErrTaskTooLarge = errors.New("tasks: task too large")
+	// ErrResultTooLarge is matched by the *ResultTooLargeError
+	// Task.SetResult returns.
+	ErrResultTooLarge = errors.New("tasks: result too large")
 )
 
 // ReservedMsgIDPrefix begins the Msg-Ids of the queue's own writes (a

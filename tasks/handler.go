@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -29,8 +30,12 @@ func (f HandlerFunc) Run(ctx context.Context, t *Task) error { return f(ctx, t) 
 // Task is one run of a task by the worker that holds it. A Task belongs
 // to the Run call it is passed to.
 type Task struct {
-	rec   record
-	queue string
+	rec       record
+	queue     string
+	maxResult int // the longest result its tombstone can keep
+
+	mu  sync.Mutex
+	res []byte
 }
 
 // ID is the task's identity, the same in every run: the id (Nats-Msg-Id)
@@ -63,6 +68,48 @@ func (t *Task) Worker() string { return t.rec.worker }
 // refuse a token smaller than the largest it has seen: a run that lost
 // its lease, still writing, is then refused downstream too.
 func (t *Task) Token() uint64 { return t.rec.seq }
+
+// SetResult keeps a copy of b as the task's result, in place of one set
+// before: once the run completes (Run returns nil), the task's tombstone
+// keeps it for KeepResults, for Queue.Info and Queue.Wait to read. A
+// result past MaxResult, or past what the server's max_payload takes
+// beside the tombstone's headers, is refused with a *ResultTooLargeError
+// (matching ErrResultTooLarge), and the one set before stays. A run that
+// fails or hands the task back leaves no result.
+func (t *Task) SetResult(b []byte) error {
+	if len(b) > t.maxResult {
+		return &ResultTooLargeError{Size: len(b), Limit: t.maxResult}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.res = append(make([]byte, 0, len(b)), b...)
+	return nil
+}
+
+// result is the run's result; nil when none was set.
+func (t *Task) result() []byte {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.res
+}
+
+// ResultTooLargeError is a result Task.SetResult refused. It matches
+// ErrResultTooLarge.
+type ResultTooLargeError struct {
+	Size, Limit int // in bytes
+}
+
+// Error says both sizes.
+func (e *ResultTooLargeError) Error() string {
+	return fmt.Sprintf("tasks: a result of %d bytes: a task's tombstone keeps at most %d (max_result, and the server's max_payload less its headers)",
+		e.Size, e.Limit)
+}
+
+// Is reports whether target is ErrResultTooLarge.
+func (e *ResultTooLargeError) Is(target error) bool { return target == ErrResultTooLarge }
 
 // HandBack returns an error that hands the task back to the queue, to be
 // taken after delay (0: at once) by another worker if one can take it.

@@ -21,7 +21,9 @@ type ledger struct {
 	held  jetstream.Stream
 	names names
 	keep  time.Duration // how long a tombstone is kept
-	dies  func(step string) bool
+	// keepResults is how long a tombstone with a result is kept.
+	keepResults time.Duration
+	dies        func(step string) bool
 }
 
 // errDied is what a step returns after a test made the process die there.
@@ -91,8 +93,12 @@ func (l *ledger) read(ctx context.Context, seq uint64) (record, error) {
 // finish replaces rec with a tombstone in state, on the condition that
 // rec is still the task's record: a worker whose task was put back by
 // the recoverer finds ErrFenced.
-func (l *ledger) finish(ctx context.Context, rec record, state string, cause error) error {
-	m := l.names.tombstoneMsg(rec, state, cause, l.keep)
+func (l *ledger) finish(ctx context.Context, rec record, state string, cause error, result []byte) error {
+	keep := l.keep
+	if result != nil {
+		keep = l.keepResults
+	}
+	m := l.names.tombstoneMsg(rec, state, cause, keep, result)
 	_, err := publish(ctx, l.js, m)
 	if !jsapi.WrongLastSequence(err) {
 		return err

@@ -33,9 +33,10 @@ type task struct {
 type record struct {
 	task
 	holder
-	state  string
-	seq    uint64    // the record's stream sequence: the run's fencing token
-	stored time.Time // when the server stored it
+	state   string
+	seq     uint64    // the record's stream sequence: the run's fencing token
+	stored  time.Time // when the server stored it
+	lastErr string    // a failed run's tombstone's; a completed one's data is its result
 }
 
 // parseTask reads a copy of a task delivered at stream sequence seq.
@@ -62,7 +63,7 @@ func protocolHeader(k string) bool { return strings.HasPrefix(k, "Corral-Task-")
 func parseRecord(m *jetstream.RawStreamMsg) record {
 	return record{task: parseTask(m.Header, m.Data, m.Sequence),
 		holder: holder{worker: m.Header.Get(workerHeader), process: m.Header.Get(processHeader)},
-		state:  m.Header.Get(stateHeader), seq: m.Sequence, stored: m.Time}
+		state:  m.Header.Get(stateHeader), seq: m.Sequence, stored: m.Time, lastErr: m.Header.Get(lastErrorHeader)}
 }
 
 // message is t as a message on subject, with its protocol headers.
@@ -134,9 +135,11 @@ func deadLetterMsg(subject string, t task, attempt int, cause error) *nats.Msg {
 }
 
 // tombstoneMsg replaces rec with a tombstone in state, kept for keep, on
-// the condition that rec is still the task's record.
-func (n names) tombstoneMsg(rec record, state string, cause error, keep time.Duration) *nats.Msg {
+// the condition that rec is still the task's record. Its data is the
+// run's result, if any.
+func (n names) tombstoneMsg(rec record, state string, cause error, keep time.Duration, result []byte) *nats.Msg {
 	m := nats.NewMsg(n.held(rec.id, rec.worker))
+	m.Data = result
 	m.Header.Set(TaskIDHeader, rec.id)
 	m.Header.Set(AttemptHeader, strconv.Itoa(rec.attempt))
 	m.Header.Set(stateHeader, state)

@@ -79,7 +79,8 @@ func (r *run) Handle(ctx context.Context, d *delivery) error {
 		rctx, cancel = context.WithTimeout(ctx, r.w.cfg.Timeout)
 		defer cancel()
 	}
-	err = r.w.handler.Run(rctx, &Task{rec: d.rec, queue: r.w.queue})
+	d.task = &Task{rec: d.rec, queue: r.w.queue, maxResult: r.maxResult(d.rec)}
+	err = r.w.handler.Run(rctx, d.task)
 	if r.w.dies(stepRan) {
 		d.claimed = false
 		return errPassed
@@ -163,6 +164,17 @@ func (r *run) decide(ctx context.Context, d *delivery, t task, err error) (recor
 	return record{}, errPassed
 }
 
+// maxResult is the longest result rec's tombstone can keep: MaxResult,
+// or less when the server's max_payload takes less beside its headers.
+func (r *run) maxResult(rec record) int {
+	limit := int(r.w.cfg.MaxResult)
+	if l := r.ledger(); l != nil {
+		tomb := l.names.tombstoneMsg(rec, stateDone, nil, r.w.cfg.KeepResults, nil)
+		limit = min(limit, int(l.js.Conn().MaxPayload())-headerSize(tomb.Header))
+	}
+	return max(limit, 0)
+}
+
 // retries reports whether the copy d carries, of task t, is the task
 // enqueued again after rec, its failed run's tombstone: by another
 // EnqueueTask call, stored since. A copy of the failed run itself (the
@@ -186,7 +198,7 @@ func (r *run) Settle(ctx context.Context, d *delivery, err error) {
 	if errors.Is(err, errPassed) || !d.claimed {
 		return
 	}
-	write, count := r.outcome(d.rec, err)
+	write, count := r.outcome(d.rec, err, d.task.result())
 	for wait := settleRetryMin; ; wait = min(2*wait, settleRetryMax) {
 		if !r.entitled() {
 			// LeaseLost reports it, once for all the tasks the run held.
@@ -228,13 +240,14 @@ const (
 	settleRetryMax = 2 * time.Second
 )
 
-// outcome is the write a run's result calls for, and what it counts.
-func (r *run) outcome(rec record, err error) (func(context.Context) error, *atomic.Uint64) {
+// outcome is the write a run's end calls for, and what it counts: with
+// err nil, a tombstone that keeps result.
+func (r *run) outcome(rec record, err error, result []byte) (func(context.Context) error, *atomic.Uint64) {
 	next := rec.task
 	next.attempt, next.notBefore = next.attempt+1, time.Time{}
 	switch delay, back := handBack(err); {
 	case err == nil:
-		return func(ctx context.Context) error { return r.ledger().finish(ctx, rec, stateDone, nil) }, &r.w.stats.completed
+		return func(ctx context.Context) error { return r.ledger().finish(ctx, rec, stateDone, nil, result) }, &r.w.stats.completed
 	case back:
 		if next.avoid = r.id; delay > 0 {
 			next.notBefore = time.Now().Add(delay)

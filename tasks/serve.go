@@ -193,7 +193,7 @@ func (r *run) useConn(ctx context.Context, nc *nats.Conn) error {
 		return fmt.Errorf("stream %s: %w", r.w.names.heldStream, err)
 	}
 	first := r.led.Swap(&ledger{js: js, held: held, names: r.w.names,
-		keep: r.w.cfg.KeepCompleted, dies: r.w.dies}) == nil
+		keep: r.w.cfg.KeepCompleted, keepResults: r.w.cfg.KeepResults, dies: r.w.dies}) == nil
 	if first {
 		close(r.connected)
 	}

@@ -1,0 +1,131 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ErrTaskNotFound is returned by Queue.Info and Queue.Wait for an id the
+// queue does not know: never enqueued, or finished longer ago than
+// KeepCompleted (KeepResults with a result).
+var ErrTaskNotFound = errors.New("tasks: no task with this id in the queue")
+
+// Info is what a queue's streams say of a task.
+type Info struct {
+	Queue, ID string
+	State     State
+	// Since is when the task entered its state, by the server's clock:
+	// when its copy or schedule was stored, its run claimed (started), or
+	// its tombstone written (ended).
+	Since time.Time
+	// At is when a scheduled task runs.
+	At time.Time
+	// Attempt counts the times it went back to the queue, Failures its
+	// failed runs.
+	Attempt, Failures int
+	// Worker and Process are who runs it, or ran it last.
+	Worker, Process string
+	// Result is a completed task's result (Task.SetResult), nil without
+	// one; Err a failed task's last error, at most MaxErrorLen bytes.
+	Result []byte
+	Err    string
+}
+
+// finished reports whether the task's run is over for good: completed or
+// failed.
+func (i Info) finished() bool { return i.State == StateCompleted || i.State == StateFailed }
+
+// lookup reads what a queue's streams hold of tasks.
+type lookup struct {
+	names  names
+	stream string // the queue's
+}
+
+// info is what the queue's streams say of task id: the newer of its last
+// record or tombstone and its copy or schedule waiting.
+func (l lookup) info(ctx context.Context, js jetstream.JetStream, id string) (Info, error) {
+	rec, held, err := l.lastRecord(ctx, js, id)
+	if err != nil {
+		return Info{}, err
+	}
+	copy, err := l.lastWaiting(ctx, js, id)
+	if err != nil {
+		return Info{}, err
+	}
+	switch {
+	case copy != nil && (!held || copy.Time.After(rec.stored)):
+		return l.waitingInfo(id, copy), nil
+	case held:
+		return l.heldInfo(rec), nil
+	}
+	return Info{}, ErrTaskNotFound
+}
+
+// heldInfo is Info from the task's record or tombstone.
+func (l lookup) heldInfo(rec record) Info {
+	i := Info{Queue: l.names.queue, ID: rec.id, Since: rec.stored, Attempt: rec.attempt, Failures: rec.failures,
+		Worker: rec.worker, Process: rec.process}
+	switch rec.state {
+	case stateHeld:
+		i.State = StateRunning
+	case stateDone:
+		i.State = StateCompleted
+		if len(rec.data) > 0 {
+			i.Result = rec.data
+		}
+	default:
+		i.State, i.Err = StateFailed, rec.lastErr
+	}
+	return i
+}
+
+// waitingInfo is Info from the task's copy or schedule in the queue.
+func (l lookup) waitingInfo(id string, m *jetstream.RawStreamMsg) Info {
+	t := parseTask(m.Header, m.Data, m.Sequence)
+	i := Info{Queue: l.names.queue, ID: id, State: StateWaiting, Since: m.Time, Attempt: t.attempt, Failures: t.failures}
+	if s := m.Header.Get(jetstream.ScheduleHeader); s != "" {
+		i.State = StateScheduled
+		i.At, _ = time.Parse(time.RFC3339Nano, strings.TrimPrefix(s, "@at "))
+	} else if nb, err := strconv.ParseInt(m.Header.Get(NotBeforeHeader), 10, 64); err == nil {
+		i.State, i.At = StateScheduled, time.Unix(0, nb) // an earlier version's delayed put-back
+	}
+	return i
+}
+
+// lastRecord is the held stream's last record or tombstone of task id.
+func (l lookup) lastRecord(ctx context.Context, js jetstream.JetStream, id string) (record, bool, error) {
+	s, err := js.Stream(ctx, l.names.heldStream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return record{}, false, nil // no worker has declared it: none ran
+	}
+	if err != nil {
+		return record{}, false, err
+	}
+	m, err := s.GetLastMsgForSubject(ctx, l.names.heldByTask(id))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return record{}, false, nil
+	}
+	if err != nil {
+		return record{}, false, err
+	}
+	return parseRecord(m), true, nil
+}
+
+// lastWaiting is the queue stream's copy or schedule of task id waiting,
+// nil if none.
+func (l lookup) lastWaiting(ctx context.Context, js jetstream.JetStream, id string) (*jetstream.RawStreamMsg, error) {
+	s, err := js.Stream(ctx, l.stream)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.GetLastMsgForSubject(ctx, l.names.waitingByTask(id))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, nil
+	}
+	return m, err
+}
