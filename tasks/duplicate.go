@@ -56,6 +56,7 @@ func (e *DuplicateError) Is(target error) bool { return target == ErrDuplicate }
 // was enqueued, or is a duplicate.
 type Enqueued struct {
 	id, nonce string
+	msg       *nats.Msg // as NewMessage made it, to send again
 	look      lookup
 	src       connection.Source
 	stored    func(context.Context) (*jetstream.PubAck, error)
@@ -70,7 +71,7 @@ type Enqueued struct {
 // Wait), and src the connection to look at the queue with.
 func Track(queue string, cfg Config, m *nats.Msg, src connection.Source, stored func(context.Context) (*jetstream.PubAck, error)) *Enqueued {
 	cfg = cfg.withDefaults(queue)
-	return &Enqueued{id: m.Header.Get(TaskIDHeader), nonce: m.Header.Get(nonceHeader),
+	return &Enqueued{id: m.Header.Get(TaskIDHeader), nonce: m.Header.Get(nonceHeader), msg: m,
 		look: lookup{names: newNames(queue, cfg), stream: cfg.Stream}, src: src, stored: stored}
 }
 
@@ -102,16 +103,35 @@ func (e *Enqueued) Wait(ctx context.Context) error {
 	if cerr != nil {
 		return cerr
 	}
-	if err == nil {
-		err = e.afterStored(ctx, js, ack.Sequence)
-	} else {
-		err = e.afterRefused(ctx, js, err)
+	for tries := 1; ; tries++ {
+		if err == nil {
+			err = e.afterStored(ctx, js, ack.Sequence)
+			break
+		}
+		var stale bool
+		if stale, err = e.afterRefused(ctx, js, err); !stale || tries == staleTries {
+			break
+		}
+		// The copy that refused it was claimed, and its ack is on its way.
+		sleep(ctx, staleWait)
+		ack, err = js.PublishMsg(ctx, e.msg)
+		if err != nil && !jsapi.WrongLastSequence(err) {
+			return err
+		}
 	}
 	if err == nil || errors.Is(err, ErrDuplicate) {
 		e.done, e.err = true, err
 	}
 	return err
 }
+
+// A copy that was claimed stays in the queue until its ack is taken in:
+// an enqueue of its id refused by it is sent again, staleTries times at
+// most, staleWait apart.
+const (
+	staleTries = 50
+	staleWait  = 20 * time.Millisecond
+)
 
 // afterStored checks a task stored at seq against the held stream: a
 // task with its id running or completed makes it a duplicate, removed
@@ -129,36 +149,53 @@ func (e *Enqueued) afterStored(ctx context.Context, js jetstream.JetStream, seq 
 
 // afterRefused finds out why the queue's stream refused the task: a copy
 // or schedule of its id waits (its own, when a re-send was refused after
-// the first was stored), or waited and was taken meanwhile.
-func (e *Enqueued) afterRefused(ctx context.Context, js jetstream.JetStream, refusal error) error {
+// the first was stored), or waited and was taken meanwhile. stale says
+// that the copy that refused it was claimed already: sent again once its
+// ack is taken in, the task is stored.
+func (e *Enqueued) afterRefused(ctx context.Context, js jetstream.JetStream, refusal error) (stale bool, err error) {
 	last, err := e.look.lastWaiting(ctx, js, e.id)
 	switch {
 	case err != nil:
-		return err
+		return false, err
 	case last != nil && last.Header.Get(nonceHeader) == e.nonce:
-		return nil
+		return false, nil
 	case last != nil:
+		if e.claimed(ctx, js, last) {
+			return true, refusal
+		}
 		i := e.look.waitingInfo(e.id, last)
-		return &DuplicateError{Queue: i.Queue, ID: e.id, State: i.State, At: i.At}
+		return false, &DuplicateError{Queue: i.Queue, ID: e.id, State: i.State, At: i.At}
 	}
 	dup, err := e.held(ctx, js)
 	switch {
 	case err != nil:
-		return err
+		return false, err
 	case dup != nil:
-		return dup
+		return false, dup
 	case e.ran(ctx, js):
-		return nil
+		return false, nil
 	}
-	return refusal
+	return true, refusal // taken meanwhile: its record may be on its way
+}
+
+// claimed reports whether copy, a copy of e's task waiting, was claimed
+// already: the held stream has a record of its enqueue at its attempt or
+// later.
+func (e *Enqueued) claimed(ctx context.Context, js jetstream.JetStream, copy *jetstream.RawStreamMsg) bool {
+	rec, ok, err := e.look.lastRecord(ctx, js, e.id)
+	if err != nil || !ok || copy.Header.Get(jetstream.ScheduleHeader) != "" {
+		return false
+	}
+	t := parseTask(copy.Header, copy.Data, copy.Sequence)
+	return rec.nonce == t.nonce && rec.attempt >= t.attempt
 }
 
 // held returns a *DuplicateError for the task with e's id that the held
 // stream knows running or completed, if it is another's than e's.
 func (e *Enqueued) held(ctx context.Context, js jetstream.JetStream) (*DuplicateError, error) {
 	rec, ok, err := e.look.lastRecord(ctx, js, e.id)
-	if err != nil || !ok || rec.nonce == e.nonce || rec.state == stateFailed {
-		return nil, err // a task that failed for good is retried
+	if err != nil || !ok || rec.nonce == e.nonce || rec.state == stateFailed || rec.state == stateCancelled {
+		return nil, err // a task that failed for good, or was cancelled, is retried
 	}
 	i := e.look.heldInfo(rec)
 	return &DuplicateError{Queue: i.Queue, ID: e.id, State: i.State, Worker: i.Worker, Process: i.Process}, nil

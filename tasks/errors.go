@@ -27,6 +27,12 @@ var (
 	// header of the queue's own (beginning Corral-Task-), or a message
 	// schedule's (beginning Nats-Schedule, Nats-Scheduler included).
 	ErrReservedHeader = errors.New("tasks: the header is reserved for the queue's own")
+	// ErrCancelled is the cause (context.Cause) of a run's ctx cancelled
+	// by Queue.Cancel, and what a run cut short so ended with.
+	ErrCancelled = errors.New("tasks: the task was cancelled")
+	// ErrFinished is returned by Queue.Cancel for a task that completed or
+	// failed already: there is nothing left to cancel.
+	ErrFinished = errors.New("tasks: the task has ended already")
 	// ErrTaskTooLarge is matched by the *TooLargeError CheckTask returns.
 	ErrTaskTooLarge = errors.New("tasks: task too large")
 	// ErrResultTooLarge is matched by the *ResultTooLargeError

@@ -36,9 +36,11 @@ type Info struct {
 	Err    string
 }
 
-// finished reports whether the task's run is over for good: completed or
-// failed.
-func (i Info) finished() bool { return i.State == StateCompleted || i.State == StateFailed }
+// finished reports whether the task is over for good: completed, failed
+// or cancelled.
+func (i Info) finished() bool {
+	return i.State == StateCompleted || i.State == StateFailed || i.State == StateCancelled
+}
 
 // lookup reads what a queue's streams hold of tasks.
 type lookup struct {
@@ -73,6 +75,8 @@ func (l lookup) heldInfo(rec record) Info {
 	switch rec.state {
 	case stateHeld:
 		i.State = StateRunning
+	case stateCancelled:
+		i.State = StateCancelled
 	case stateDone:
 		i.State = StateCompleted
 		if len(rec.data) > 0 {

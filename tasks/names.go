@@ -9,20 +9,22 @@ import (
 // "no record for this task" with one wildcard and recovery lists "every
 // record of this worker" with another.
 const (
-	heldStreamTmpl    = "%s_HELD"                    // the queue's stream name
-	heldSubjectTmpl   = "corral.tasks.%s.held.%s.%s" // queue, task token, worker
-	heldByTaskTmpl    = "corral.tasks.%s.held.%s.*"  // queue, task token
-	heldByWorkerTmpl  = "corral.tasks.%s.held.*.%s"  // queue, worker
-	heldAllTmpl       = "corral.tasks.%s.held.>"     // queue
-	waitingAllTmpl    = "corral.tasks.%s.t.>"        // queue: waiting copies and one-shot schedules
-	waitingTmpl       = "corral.tasks.%s.t.%d.%s"    // queue, slot, task token: a waiting copy
-	slotTmpl          = "corral.tasks.%s.t.%d.*"     // queue, slot: the copies waiting in it
-	waitingByTaskTmpl = "corral.tasks.%s.t.*.%s"     // queue, task token: its copy waiting, or its schedule
-	scheduledTmpl     = "corral.tasks.%s.t.at.%s"    // queue, task token: its one-shot schedule
-	periodicAllTmpl   = "corral.tasks.%s.periodic.*" // queue: periodic schedules
-	queuesPattern     = "corral.tasks.*.>"           // every queue's own subjects
-	leaseBucketTmpl   = "corral_tasks_%s"            // queue
-	leaseKeyTmpl      = "w.%s"                       // worker
+	heldStreamTmpl    = "%s_HELD"                        // the queue's stream name
+	heldSubjectTmpl   = "corral.tasks.%s.held.%s.%s"     // queue, task token, worker
+	heldByTaskTmpl    = "corral.tasks.%s.held.%s.*"      // queue, task token
+	heldByWorkerTmpl  = "corral.tasks.%s.held.*.%s"      // queue, worker
+	heldAllTmpl       = "corral.tasks.%s.held.>"         // queue
+	cancelTmpl        = "corral.tasks.%s.held.%s.cancel" // queue, task token: its cancel marker (no lease id is "cancel")
+	cancelsTmpl       = "corral.tasks.%s.held.*.cancel"  // queue: every cancel marker
+	waitingAllTmpl    = "corral.tasks.%s.t.>"            // queue: waiting copies and one-shot schedules
+	waitingTmpl       = "corral.tasks.%s.t.%d.%s"        // queue, slot, task token: a waiting copy
+	slotTmpl          = "corral.tasks.%s.t.%d.*"         // queue, slot: the copies waiting in it
+	waitingByTaskTmpl = "corral.tasks.%s.t.*.%s"         // queue, task token: its copy waiting, or its schedule
+	scheduledTmpl     = "corral.tasks.%s.t.at.%s"        // queue, task token: its one-shot schedule
+	periodicAllTmpl   = "corral.tasks.%s.periodic.*"     // queue: periodic schedules
+	queuesPattern     = "corral.tasks.*.>"               // every queue's own subjects
+	leaseBucketTmpl   = "corral_tasks_%s"                // queue
+	leaseKeyTmpl      = "w.%s"                           // worker
 	leaseKeysPattern  = "w.*"
 	recovererKey      = "recoverer"
 	// oldConsumerName is the one unfiltered consumer of the queue's
@@ -62,10 +64,11 @@ const (
 	// nonceHeader is the EnqueueTask call a copy, record or tombstone
 	// comes from: a retry of a failed task under its id has another one
 	// than the run that failed, and a duplicate than the task it repeats.
-	nonceHeader = "Corral-Task-Nonce"
-	stateHeld   = "held"
-	stateDone   = "done"
-	stateFailed = "failed"
+	nonceHeader    = "Corral-Task-Nonce"
+	stateHeld      = "held"
+	stateDone      = "done"
+	stateFailed    = "failed"
+	stateCancelled = "cancelled" // a cancel marker, or the tombstone of a run it cut short
 )
 
 // names are the wire names of one queue.
@@ -86,6 +89,9 @@ func (n names) held(id, worker string) string {
 func (n names) heldByTask(id string) string  { return fmt.Sprintf(heldByTaskTmpl, n.queue, token(id)) }
 func (n names) heldByWorker(w string) string { return fmt.Sprintf(heldByWorkerTmpl, n.queue, w) }
 func (n names) heldAll() string              { return fmt.Sprintf(heldAllTmpl, n.queue) }
+
+// cancel is the subject of task id's cancel marker.
+func (n names) cancel(id string) string { return fmt.Sprintf(cancelTmpl, n.queue, token(id)) }
 
 // scheduled is the subject of task id's schedule: it waits there until
 // its time, one schedule per task.

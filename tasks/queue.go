@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/jsapi"
 )
 
 // Queue is a task queue seen from outside its workers: what a task with a
@@ -18,13 +19,14 @@ import (
 type Queue struct {
 	look lookup
 	src  connection.Source
+	cfg  Config // with its defaults
 }
 
 // NewQueue returns queue, configured by cfg, as seen on the connections
 // of src.
 func NewQueue(queue string, cfg Config, src connection.Source) *Queue {
 	cfg = cfg.withDefaults(queue)
-	return &Queue{look: lookup{names: newNames(queue, cfg), stream: cfg.Stream}, src: src}
+	return &Queue{look: lookup{names: newNames(queue, cfg), stream: cfg.Stream}, src: src, cfg: cfg}
 }
 
 // Info returns what the queue's streams say of the task id: waiting,
@@ -92,6 +94,89 @@ func (q *Queue) Wait(ctx context.Context, id string) (Info, error) {
 			return i, nil
 		}
 	}
+}
+
+// Cancel cancels the task id and returns the state it found it in. A
+// task waiting or scheduled never runs: its copy or schedule is deleted,
+// and any copy of it a worker takes (a put-back, a late schedule, a copy
+// enqueued on the queue's Subject, where Info cannot look it up) is
+// dropped. A running task's ctx is cancelled, with the cause ErrCancelled,
+// as soon as its worker hears of it (milliseconds: every worker watches
+// the queue's cancels), and the task ends as cancelled, or as completed if
+// its handler returns nil all the same: Info says which. A task that
+// ended already is left as it is: Cancel
+// returns its state and ErrFinished. The cancel is remembered for
+// KeepCompleted, and enqueued again under its id the task runs again. An
+// id the queue's streams do not show is cancelled all the same, and
+// StateUnknown returned.
+func (q *Queue) Cancel(ctx context.Context, id string) (State, error) {
+	if err := checkID(id); err != nil {
+		return StateUnknown, err
+	}
+	js, err := q.js(ctx)
+	if err != nil {
+		return StateUnknown, err
+	}
+	now, err := q.look.info(ctx, js, id)
+	switch {
+	case errors.Is(err, ErrTaskNotFound):
+		now.State = StateUnknown
+	case err != nil:
+		return StateUnknown, err
+	case now.finished():
+		return now.State, ErrFinished
+	}
+	copy, err := q.look.lastWaiting(ctx, js, id)
+	if err != nil {
+		return StateUnknown, err
+	}
+	nonce := ""
+	if copy != nil {
+		nonce = copy.Header.Get(nonceHeader)
+	} else if rec, ok, _ := q.look.lastRecord(ctx, js, id); ok {
+		nonce = rec.nonce
+	}
+	// The marker first: from then on no claim of the task is stored, so a
+	// copy taken before it is deleted is dropped. Before any worker ran,
+	// the held stream is declared as a worker would.
+	marker := q.look.names.cancelMsg(id, nonce, q.cfg.KeepCompleted)
+	_, err = js.PublishMsg(ctx, marker)
+	if jsapi.StreamMissing(err) {
+		if err = declareHeld(ctx, js, q.cfg, q.look.names); err == nil {
+			_, err = js.PublishMsg(ctx, marker)
+		}
+	}
+	if err != nil {
+		return StateUnknown, fmt.Errorf("tasks: cancel task %q: %w", id, err)
+	}
+	if err := q.deleteWaiting(ctx, js, id, copy); err != nil {
+		return now.State, fmt.Errorf("tasks: cancel task %q: %w", id, err)
+	}
+	return now.State, nil
+}
+
+// deleteWaiting deletes task id's copy or schedule waiting, first, and
+// what takes its place meanwhile: a schedule that fires as it is deleted
+// leaves a copy, which no marker stops while no worker has declared the
+// held stream.
+func (q *Queue) deleteWaiting(ctx context.Context, js jetstream.JetStream, id string, copy *jetstream.RawStreamMsg) error {
+	s, err := js.Stream(ctx, q.look.stream)
+	if err != nil {
+		return err
+	}
+	for range 3 {
+		if copy == nil {
+			return nil
+		}
+		err := s.DeleteMsg(ctx, copy.Sequence)
+		if code, _ := jsapi.Code(err); err != nil && code != jsapi.CodeMsgDeleteFailed && !errors.Is(err, jetstream.ErrMsgNotFound) {
+			return fmt.Errorf("delete its copy: %w", err)
+		}
+		if copy, err = q.look.lastWaiting(ctx, js, id); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("delete its copy: still one at sequence %d", copy.Sequence)
 }
 
 // heldStream is the queue's held stream, once a worker has declared it:

@@ -3,6 +3,7 @@ package tasks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -73,10 +74,11 @@ func (r *run) Handle(ctx context.Context, d *delivery) error {
 		return errPassed
 	}
 	r.w.stats.started.Add(1)
-	rctx := ctx
+	rctx, stop := r.cancels.start(ctx, t.id, d.rec.seq)
+	defer stop()
 	if r.w.cfg.Timeout > 0 {
 		var cancel context.CancelFunc
-		rctx, cancel = context.WithTimeout(ctx, r.w.cfg.Timeout)
+		rctx, cancel = context.WithTimeout(rctx, r.w.cfg.Timeout)
 		defer cancel()
 	}
 	d.task = &Task{rec: d.rec, queue: r.w.queue, maxResult: r.maxResult(d.rec)}
@@ -84,6 +86,9 @@ func (r *run) Handle(ctx context.Context, d *delivery) error {
 	if r.w.dies(stepRan) {
 		d.claimed = false
 		return errPassed
+	}
+	if err != nil && errors.Is(context.Cause(rctx), ErrCancelled) {
+		err = fmt.Errorf("%w: %w", ErrCancelled, err)
 	}
 	return err
 }
@@ -152,6 +157,11 @@ func (r *run) decide(ctx context.Context, d *delivery, t task, err error) (recor
 			return r.decide(ctx, d, t, err)
 		}
 		return record{task: t, holder: r.holder(), state: stateHeld, seq: seq}, nil
+	case rec.state == stateCancelled:
+		// Cancelled (a marker, or a run it cut short) and not enqueued
+		// again since: dropped.
+		r.w.stats.cancelled.Add(1)
+		_ = d.ack()
 	case rec.state != stateHeld, rec.attempt >= t.attempt:
 		// Finished, or held since this copy was made: a duplicate.
 		r.w.stats.duplicates.Add(1)
@@ -180,7 +190,7 @@ func (r *run) maxResult(rec record) int {
 // EnqueueTask call, stored since. A copy of the failed run itself (the
 // same call) is a duplicate.
 func retries(d *delivery, t task, rec record) bool {
-	return rec.state == stateFailed && t.nonce != "" && t.nonce != rec.nonce && t.attempt == 0 &&
+	return (rec.state == stateFailed || rec.state == stateCancelled) && t.nonce != "" && t.nonce != rec.nonce && t.attempt == 0 &&
 		d.meta.Timestamp.After(rec.stored)
 }
 
@@ -248,6 +258,8 @@ func (r *run) outcome(rec record, err error, result []byte) (func(context.Contex
 	switch delay, back := handBack(err); {
 	case err == nil:
 		return func(ctx context.Context) error { return r.ledger().finish(ctx, rec, stateDone, nil, result) }, &r.w.stats.completed
+	case errors.Is(err, ErrCancelled):
+		return func(ctx context.Context) error { return r.ledger().finish(ctx, rec, stateCancelled, err, nil) }, &r.w.stats.cancelled
 	case back:
 		if next.avoid = r.id; delay > 0 {
 			next.notBefore = time.Now().Add(delay)

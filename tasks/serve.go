@@ -120,6 +120,7 @@ func (r *run) serve(ctx context.Context) error {
 		case <-pctx.Done():
 		}
 	})
+	wg.Go(func() { r.watchCancels(pctx) })
 	// A lease lost at any time until the tasks have stopped, their grace
 	// included, cuts them off at once.
 	stopped := make(chan struct{})

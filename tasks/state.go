@@ -17,4 +17,10 @@ const (
 	// error) and left the queue, dead-lettered when DeadLetter is set;
 	// known for KeepCompleted.
 	StateFailed State = "failed"
+	// StateCancelled: cancelled by Queue.Cancel before it ended; known for
+	// KeepCompleted.
+	StateCancelled State = "cancelled"
+	// StateUnknown: the queue's streams show no task of the id (Cancel's
+	// answer for one it cancels all the same).
+	StateUnknown State = "unknown"
 )

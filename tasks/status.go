@@ -65,6 +65,9 @@ type Counters struct {
 	// LeasesLost counts the times the worker lost its lease (each a
 	// LeaseLost event).
 	LeasesLost uint64
+	// Cancelled counts the tasks Queue.Cancel stopped here: a run cut
+	// short, or a copy dropped before it ran.
+	Cancelled uint64
 }
 
 // Status returns a snapshot of the worker.
@@ -73,7 +76,7 @@ func (w *Worker) Status() Status {
 		Started: w.stats.started.Load(), Completed: w.stats.completed.Load(), Failed: w.stats.failed.Load(),
 		HandedBack: w.stats.handedBack.Load(), Duplicates: w.stats.duplicates.Load(), PassedOver: w.stats.passedOver.Load(),
 		Rejected: w.stats.rejected.Load(), Unconfirmed: w.stats.unconfirmed.Load(), Recovered: w.stats.recovered.Load(),
-		LeasesLost: w.stats.leasesLost.Load()}}
+		LeasesLost: w.stats.leasesLost.Load(), Cancelled: w.stats.cancelled.Load()}}
 	r := w.current.Load()
 	if r == nil {
 		return st

@@ -105,6 +105,7 @@ type run struct {
 	fenced     atomic.Bool
 	fenceOnce  sync.Once
 	running    sync.Map     // task IDs a copy of which is being claimed or run
+	cancels    cancels      // the runs Queue.Cancel may cut short, and the markers seen
 	declaredAt atomic.Int64 // unix nanoseconds: the last declaration a claim asked for
 	serving    atomic.Bool
 	stopBy     atomic.Int64 // unix nanoseconds: when a stop's grace ends
@@ -154,11 +155,8 @@ func (w *Worker) declare(ctx context.Context, nc *nats.Conn) error {
 	if _, err := queue.Declare(ctx, js, name); err != nil {
 		return err
 	}
-	storage, replicas := jsapi.Storage(c.Storage), max(c.Replicas, 1)
-	held := jetstream.StreamConfig{Name: w.names.heldStream, Subjects: []string{w.names.heldAll()},
-		MaxMsgsPerSubject: 1, AllowMsgTTL: true, Storage: storage, Replicas: replicas}
-	if _, _, err := jsapi.DeclareStream(ctx, js, held); err != nil {
-		return fmt.Errorf("declare stream %s: %w", w.names.heldStream, err)
+	if err := declareHeld(ctx, js, c, w.names); err != nil {
+		return err
 	}
 	if err := w.declareConsumers(ctx, js); err != nil {
 		return err
@@ -172,6 +170,16 @@ func (w *Worker) declare(ctx context.Context, nc *nats.Conn) error {
 		return err
 	}
 	return w.declareLeases(ctx, js)
+}
+
+// declareHeld declares the queue's held stream, configured by c.
+func declareHeld(ctx context.Context, js jetstream.JetStream, c Config, n names) error {
+	held := jetstream.StreamConfig{Name: n.heldStream, Subjects: []string{n.heldAll()},
+		MaxMsgsPerSubject: 1, AllowMsgTTL: true, Storage: jsapi.Storage(c.Storage), Replicas: max(c.Replicas, 1)}
+	if _, _, err := jsapi.DeclareStream(ctx, js, held); err != nil {
+		return fmt.Errorf("declare stream %s: %w", n.heldStream, err)
+	}
+	return nil
 }
 
 // declareLeases declares the queue's lease bucket, or checks that the one
@@ -220,7 +228,7 @@ func (w *Worker) declareLeases(ctx context.Context, js jetstream.JetStream) erro
 
 // counters are a worker's counts since it was made.
 type counters struct {
-	started, completed, failed, handedBack, duplicates, passedOver, rejected, unconfirmed, recovered, leasesLost atomic.Uint64
+	started, completed, failed, handedBack, duplicates, passedOver, rejected, unconfirmed, recovered, leasesLost, cancelled atomic.Uint64
 }
 
 // queueError reports a failure of the run under way to talk to the
