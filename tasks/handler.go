@@ -34,8 +34,12 @@ type Task struct {
 	queue     string
 	maxResult int // the longest result its tombstone can keep
 
-	mu  sync.Mutex
-	res []byte
+	reports *reports // its worker's, which Progress joins
+
+	mu        sync.Mutex
+	res       []byte
+	prog      []byte // the latest progress reported
+	progDirty bool   // reported since the worker last wrote it
 }
 
 // ID is the task's identity, the same in every run: the id (Nats-Msg-Id)

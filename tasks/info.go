@@ -30,6 +30,9 @@ type Info struct {
 	Attempt, Failures int
 	// Worker and Process are who runs it, or ran it last.
 	Worker, Process string
+	// Progress is the latest progress its runs reported (Task.Progress),
+	// nil without one.
+	Progress []byte
 	// Result is a completed task's result (Task.SetResult), nil without
 	// one; Err a failed task's last error, at most MaxErrorLen bytes.
 	Result []byte
@@ -59,13 +62,21 @@ func (l lookup) info(ctx context.Context, js jetstream.JetStream, id string) (In
 	if err != nil {
 		return Info{}, err
 	}
+	var i Info
 	switch {
 	case copy != nil && (!held || copy.Time.After(rec.stored)):
-		return l.waitingInfo(id, copy), nil
+		i = l.waitingInfo(id, copy)
 	case held:
-		return l.heldInfo(rec), nil
+		i = l.heldInfo(rec)
+	default:
+		return Info{}, ErrTaskNotFound
 	}
-	return Info{}, ErrTaskNotFound
+	if s, err := js.Stream(ctx, l.names.heldStream); err == nil {
+		if m, err := s.GetLastMsgForSubject(ctx, l.names.progress(id)); err == nil {
+			i.Progress = m.Data
+		}
+	}
+	return i, nil
 }
 
 // heldInfo is Info from the task's record or tombstone.

@@ -16,6 +16,8 @@ const (
 	heldAllTmpl       = "corral.tasks.%s.held.>"         // queue
 	cancelTmpl        = "corral.tasks.%s.held.%s.cancel" // queue, task token: its cancel marker (no lease id is "cancel")
 	cancelsTmpl       = "corral.tasks.%s.held.*.cancel"  // queue: every cancel marker
+	progressTmpl      = "corral.tasks.%s.progress.%s"    // queue, task token: its latest progress
+	progressAllTmpl   = "corral.tasks.%s.progress.*"     // queue
 	waitingAllTmpl    = "corral.tasks.%s.t.>"            // queue: waiting copies and one-shot schedules
 	waitingTmpl       = "corral.tasks.%s.t.%d.%s"        // queue, slot, task token: a waiting copy
 	slotTmpl          = "corral.tasks.%s.t.%d.*"         // queue, slot: the copies waiting in it
@@ -89,6 +91,9 @@ func (n names) held(id, worker string) string {
 func (n names) heldByTask(id string) string  { return fmt.Sprintf(heldByTaskTmpl, n.queue, token(id)) }
 func (n names) heldByWorker(w string) string { return fmt.Sprintf(heldByWorkerTmpl, n.queue, w) }
 func (n names) heldAll() string              { return fmt.Sprintf(heldAllTmpl, n.queue) }
+
+// progress is the subject of task id's latest progress.
+func (n names) progress(id string) string { return fmt.Sprintf(progressTmpl, n.queue, token(id)) }
 
 // cancel is the subject of task id's cancel marker.
 func (n names) cancel(id string) string { return fmt.Sprintf(cancelTmpl, n.queue, token(id)) }

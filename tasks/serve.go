@@ -121,6 +121,7 @@ func (r *run) serve(ctx context.Context) error {
 		}
 	})
 	wg.Go(func() { r.watchCancels(pctx) })
+	wg.Go(func() { r.flushProgress(pctx) })
 	// A lease lost at any time until the tasks have stopped, their grace
 	// included, cuts them off at once.
 	stopped := make(chan struct{})

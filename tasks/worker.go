@@ -106,6 +106,7 @@ type run struct {
 	fenceOnce  sync.Once
 	running    sync.Map     // task IDs a copy of which is being claimed or run
 	cancels    cancels      // the runs Queue.Cancel may cut short, and the markers seen
+	progress   reports      // the runs that reported progress since the last flush
 	declaredAt atomic.Int64 // unix nanoseconds: the last declaration a claim asked for
 	serving    atomic.Bool
 	stopBy     atomic.Int64 // unix nanoseconds: when a stop's grace ends
@@ -174,7 +175,7 @@ func (w *Worker) declare(ctx context.Context, nc *nats.Conn) error {
 
 // declareHeld declares the queue's held stream, configured by c.
 func declareHeld(ctx context.Context, js jetstream.JetStream, c Config, n names) error {
-	held := jetstream.StreamConfig{Name: n.heldStream, Subjects: []string{n.heldAll()},
+	held := jetstream.StreamConfig{Name: n.heldStream, Subjects: []string{n.heldAll(), fmt.Sprintf(progressAllTmpl, n.queue)},
 		MaxMsgsPerSubject: 1, AllowMsgTTL: true, Storage: jsapi.Storage(c.Storage), Replicas: max(c.Replicas, 1)}
 	if _, _, err := jsapi.DeclareStream(ctx, js, held); err != nil {
 		return fmt.Errorf("declare stream %s: %w", n.heldStream, err)
