@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -131,5 +132,37 @@ tasks:
 		if id := m.Header.Get(tasks.TaskIDHeader); id != ids[int(m.Data[0]-'0')] {
 			t.Errorf("dead letter %d carries the id %q, want %q", seq, id, ids[int(m.Data[0]-'0')])
 		}
+	}
+}
+
+// Periodic schedules are declared in the file as in code, and a bad one
+// is refused at validation, named by its path.
+func TestSchedulesFromTheFile(t *testing.T) {
+	t.Parallel()
+	cfg, err := corral.ParseConfig([]byte(`
+tasks:
+  reports:
+    schedules:
+      nightly: {cron: "0 0 2 * * *", time_zone: Europe/Paris, data: '{"kind":"daily"}'}
+      sweep:   {every: 1m, priority: low, latest_only: true}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.Tasks["reports"].Schedules
+	want := map[string]tasks.Schedule{
+		"nightly": {Cron: "0 0 2 * * *", TimeZone: "Europe/Paris", Data: `{"kind":"daily"}`},
+		"sweep":   {Every: time.Minute, Priority: tasks.Low, LatestOnly: true},
+	}
+	if len(got) != len(want) || got["nightly"] != want["nightly"] || got["sweep"] != want["sweep"] {
+		t.Fatalf("schedules %+v, want %+v", got, want)
+	}
+	if _, err := corral.ParseConfig([]byte("tasks: {reports: {schedules: {s: {every: 1m, priority: urgent}}}}")); err == nil ||
+		!strings.Contains(err.Error(), "urgent") {
+		t.Errorf("an unknown priority: %v, want it refused naming it", err)
+	}
+	cfg.Tasks["reports"] = tasks.Config{Schedules: map[string]tasks.Schedule{"nightly": {Cron: "0 2 * * *"}}}
+	if err := cfg.Validate(); !errors.Is(err, corral.ErrInvalidConfig) || !strings.Contains(err.Error(), "tasks.reports.schedules.nightly.cron:") {
+		t.Errorf("a five-field cron: %v, want an error naming tasks.reports.schedules.nightly.cron", err)
 	}
 }

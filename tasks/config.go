@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/corral-go/corral/internal/conf"
@@ -93,6 +94,13 @@ type Config struct {
 	// Default DefaultProcess(""), "<host>/<pid>"; a corral.Client's
 	// HandleTasks gives "<name>@<host>/<pid>", with the Client's name.
 	Process string `yaml:"process"`
+	// Schedules are the queue's periodic tasks, by name (letters, digits,
+	// - and _): the worker declares them on the queue's stream when it
+	// starts, and deletes those Corral declared that it no longer has.
+	// Workers of a queue should declare the same: the last to start
+	// stands. In a corral.Config, the file's schedules, if it has any,
+	// replace those declared in code.
+	Schedules map[string]Schedule `yaml:"schedules"`
 	// Restart is the worker's restart policy; zero fields inherit the
 	// tree's.
 	Restart supervisor.Policy `yaml:"restart"`
@@ -199,6 +207,14 @@ func (c Config) Validate() error {
 		if !c.CreateDeadLetterStream.Stores(c.DeadLetter) {
 			p.Addf("create_dead_letter_stream", "does not store dead_letter %q", c.DeadLetter)
 		}
+	}
+	for name, s := range c.Schedules {
+		path := "schedules." + name
+		if name == "" || len(name) > maxScheduleName || strings.IndexFunc(name, func(r rune) bool { return r >= 0x80 || !literal(byte(r)) }) >= 0 {
+			p.Addf(path, "a schedule's name is 1 to %d letters, digits, - and _", maxScheduleName)
+			continue
+		}
+		s.validate(p, path)
 	}
 	if err := checkProcess(c.Process); err != nil {
 		p.Addf("process", "%v", err)

@@ -37,6 +37,20 @@ func (p Priority) String() string {
 	return fmt.Sprintf("Priority(%d)", int(p))
 }
 
+// UnmarshalText reads a priority by its name: high, normal or low.
+func (p *Priority) UnmarshalText(b []byte) error {
+	for _, q := range []Priority{High, Normal, Low} {
+		if string(b) == q.String() {
+			*p = q
+			return nil
+		}
+	}
+	return fmt.Errorf("tasks: unknown priority %q: want high, normal or low", b)
+}
+
+// MarshalText writes the priority's name.
+func (p Priority) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
 // slot is where a task of priority p waits.
 func (p Priority) slot() slot {
 	switch p {

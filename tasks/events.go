@@ -185,3 +185,33 @@ func (QueueRecovered) Kind() string { return "tasks.queue_recovered" }
 
 // Level returns InfoLevel.
 func (QueueRecovered) Level() supervisor.Level { return supervisor.InfoLevel }
+
+// ScheduleDeclared is emitted when a worker writes a periodic schedule of
+// its configuration that the queue did not have as it is: new, or
+// changed. Workers that find it unchanged write nothing.
+type ScheduleDeclared struct {
+	supervisor.EventTime
+	Queue    string
+	Schedule string
+	Pattern  string // as the server reads it: "@every 1m0s", a cron expression
+}
+
+// Kind returns "tasks.schedule_declared".
+func (ScheduleDeclared) Kind() string { return "tasks.schedule_declared" }
+
+// Level returns InfoLevel.
+func (ScheduleDeclared) Level() supervisor.Level { return supervisor.InfoLevel }
+
+// ScheduleRemoved is emitted when a worker deletes a periodic schedule
+// that Corral declared and its configuration no longer has.
+type ScheduleRemoved struct {
+	supervisor.EventTime
+	Queue    string
+	Schedule string
+}
+
+// Kind returns "tasks.schedule_removed".
+func (ScheduleRemoved) Kind() string { return "tasks.schedule_removed" }
+
+// Level returns InfoLevel.
+func (ScheduleRemoved) Level() supervisor.Level { return supervisor.InfoLevel }

@@ -54,6 +54,10 @@ func (t *Task) Data() []byte { return t.rec.data }
 // Header is the headers the task was enqueued with, without Corral's.
 func (t *Task) Header() nats.Header { return t.rec.header }
 
+// Schedule names the periodic schedule (Config.Schedules) that enqueued
+// the task; empty for a task enqueued otherwise.
+func (t *Task) Schedule() string { return t.rec.schedule }
+
 // Queue names the task's queue.
 func (t *Task) Queue() string { return t.queue }
 

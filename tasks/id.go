@@ -5,6 +5,7 @@ import (
 	"net/textproto"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
@@ -65,6 +66,13 @@ func head(s string, n int) string {
 func taskID(h nats.Header, seq uint64) string {
 	if id := h.Get(TaskIDHeader); id != "" {
 		return id
+	}
+	if name, next := h.Get(scheduleNameHeader), h.Get("Nats-Schedule-Next"); name != "" && next != "" && next != "purge" {
+		// A periodic schedule's tick: its time says which, the same for
+		// the copies a tick fired twice (a leader change) makes.
+		if at, err := time.Parse(time.RFC3339Nano, next); err == nil {
+			return tickID(name) + "@" + at.UTC().Format(time.RFC3339Nano)
+		}
 	}
 	if id := h.Get(jetstream.MsgIDHeader); checkID(id) == nil {
 		return id

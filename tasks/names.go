@@ -24,6 +24,7 @@ const (
 	waitingByTaskTmpl = "corral.tasks.%s.t.*.%s"         // queue, task token: its copy waiting, or its schedule
 	scheduledTmpl     = "corral.tasks.%s.t.at.%s"        // queue, task token: its one-shot schedule
 	periodicAllTmpl   = "corral.tasks.%s.periodic.*"     // queue: periodic schedules
+	periodicTmpl      = "corral.tasks.%s.periodic.%s"    // queue, schedule name
 	queuesPattern     = "corral.tasks.*.>"               // every queue's own subjects
 	leaseBucketTmpl   = "corral_tasks_%s"                // queue
 	leaseKeyTmpl      = "w.%s"                           // worker
@@ -59,10 +60,15 @@ const (
 
 // Headers of held records.
 const (
-	stateHeader     = "Corral-Task-State"
-	workerHeader    = "Corral-Task-Worker"
-	processHeader   = "Corral-Task-Process" // the worker's Config.Process
-	lastErrorHeader = "Corral-Task-Error"
+	// scheduleNameHeader names the periodic schedule a schedule message
+	// is, and a task it enqueued comes from; scheduleDefHeader is the
+	// schedule's digest (Schedule.definition).
+	scheduleNameHeader = "Corral-Task-Schedule"
+	scheduleDefHeader  = "Corral-Task-Schedule-Def"
+	stateHeader        = "Corral-Task-State"
+	workerHeader       = "Corral-Task-Worker"
+	processHeader      = "Corral-Task-Process" // the worker's Config.Process
+	lastErrorHeader    = "Corral-Task-Error"
 	// nonceHeader is the EnqueueTask call a copy, record or tombstone
 	// comes from: a retry of a failed task under its id has another one
 	// than the run that failed, and a duplicate than the task it repeats.

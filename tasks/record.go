@@ -23,6 +23,7 @@ type task struct {
 	notBefore time.Time
 	avoid     string // a worker the task should not go back to
 	nonce     string // the EnqueueTask call it comes from, if any
+	schedule  string // the periodic schedule it comes from, if any
 	data      []byte
 	header    nats.Header // the task's own headers, without the protocol's
 }
@@ -49,6 +50,7 @@ func parseTask(h nats.Header, data []byte, seq uint64) task {
 	}
 	t.avoid = h.Get(AvoidHeader)
 	t.nonce = h.Get(nonceHeader)
+	t.schedule = h.Get(scheduleNameHeader)
 	for k, v := range h {
 		if !protocolHeader(k) && !jsapi.ActsOnStream(k) {
 			t.header[k] = v
@@ -83,6 +85,9 @@ func (t task) message(subject string) *nats.Msg {
 	}
 	if t.nonce != "" {
 		m.Header.Set(nonceHeader, t.nonce)
+	}
+	if t.schedule != "" {
+		m.Header.Set(scheduleNameHeader, t.schedule)
 	}
 	return m
 }

@@ -162,6 +162,9 @@ func (w *Worker) declare(ctx context.Context, nc *nats.Conn) error {
 	if err := w.declareConsumers(ctx, js); err != nil {
 		return err
 	}
+	if err := w.reconcile(ctx, js); err != nil {
+		return err
+	}
 	if c.CreateDeadLetterStream != nil {
 		if _, err := c.CreateDeadLetterStream.Declare(ctx, js, c.DeadLetterStream); err != nil {
 			return err
