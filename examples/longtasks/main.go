@@ -25,7 +25,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral"
-	"github.com/corral-go/corral/embedded"
+	"github.com/corral-go/corral/examples/internal/fleet"
 	"github.com/corral-go/corral/publisher"
 	"github.com/corral-go/corral/tasks"
 )
@@ -55,7 +55,7 @@ func run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	url, stopServer, err := startServer(ctx, dir)
+	url, stopServer, err := fleet.StartServer(ctx, dir)
 	if err != nil {
 		return err
 	}
@@ -102,31 +102,11 @@ func run(ctx context.Context, out io.Writer) error {
 	return report(out, workers, done, took, renewals(), held.total())
 }
 
-// startServer runs the embedded server the workers share.
-func startServer(ctx context.Context, dir string) (string, func(), error) {
-	srv, err := embedded.New(corral.ServerConfig{StoreDir: dir})
-	if err != nil {
-		return "", nil, err
-	}
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(sctx) }()
-	stop := func() { cancel(); <-done }
-	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
-	defer wcancel()
-	url, err := srv.ClientURL(wctx)
-	if err != nil {
-		stop()
-		return "", nil, err
-	}
-	return url, stop, nil
-}
-
 // worker is one worker process: a Client with its own link to the server.
 type worker struct {
 	name   string
 	client *corral.Client
-	link   *link
+	link   *fleet.Link
 	cancel context.CancelFunc
 	done   chan error
 	once   sync.Once
@@ -163,7 +143,7 @@ func startWorkers(ctx context.Context, url string, held *heldTime, capacities ma
 }
 
 func startWorker(ctx context.Context, url, name string, capacity int, held *heldTime) (*worker, error) {
-	l, err := newLink(url[len("nats://"):])
+	l, err := fleet.NewLink(url[len("nats://"):])
 	if err != nil {
 		return nil, err
 	}

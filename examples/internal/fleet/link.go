@@ -1,4 +1,7 @@
-package main
+// Package fleet runs what the examples' worker processes share: the
+// embedded server, and a link between each process and it that the
+// examples fail on purpose.
+package fleet
 
 import (
 	"io"
@@ -6,10 +9,10 @@ import (
 	"sync"
 )
 
-// link stands between a worker and the server, so that the example can
+// Link stands between a worker and the server, so that the example can
 // fail the worker's network: cut it for good (the machine is gone) or
 // pause it (the process is stopped, or partitioned, then comes back).
-type link struct {
+type Link struct {
 	target string
 	ln     net.Listener
 
@@ -21,21 +24,23 @@ type link struct {
 	wg     sync.WaitGroup
 }
 
-func newLink(target string) (*link, error) {
+// NewLink listens on a loopback port of its own and carries what
+// arrives there to target (host:port).
+func NewLink(target string) (*Link, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	l := &link{target: target, ln: ln}
+	l := &Link{target: target, ln: ln}
 	l.resume = sync.NewCond(&l.mu)
 	l.wg.Go(l.accept)
 	return l, nil
 }
 
 // URL is where the worker connects.
-func (l *link) URL() string { return "nats://" + l.ln.Addr().String() }
+func (l *Link) URL() string { return "nats://" + l.ln.Addr().String() }
 
-func (l *link) accept() {
+func (l *Link) accept() {
 	for {
 		c, err := l.ln.Accept()
 		if err != nil {
@@ -62,7 +67,7 @@ func (l *link) accept() {
 
 // pipe copies from src to dst, holding what it read while the link is
 // paused.
-func (l *link) pipe(dst io.WriteCloser, src io.ReadCloser) {
+func (l *Link) pipe(dst io.WriteCloser, src io.ReadCloser) {
 	defer dst.Close()
 	defer src.Close()
 	buf := make([]byte, 32<<10)
@@ -89,14 +94,14 @@ func (l *link) pipe(dst io.WriteCloser, src io.ReadCloser) {
 }
 
 // Pause stops carrying bytes either way; connections stay open.
-func (l *link) Pause() {
+func (l *Link) Pause() {
 	l.mu.Lock()
 	l.paused = true
 	l.mu.Unlock()
 }
 
 // Resume carries bytes again.
-func (l *link) Resume() {
+func (l *Link) Resume() {
 	l.mu.Lock()
 	l.paused = false
 	l.mu.Unlock()
@@ -104,7 +109,7 @@ func (l *link) Resume() {
 }
 
 // Cut closes every connection and refuses new ones, for good.
-func (l *link) Cut() {
+func (l *Link) Cut() {
 	l.mu.Lock()
 	l.cut = true
 	conns := l.conns
@@ -117,7 +122,7 @@ func (l *link) Cut() {
 }
 
 // Close cuts the link and waits for its goroutines.
-func (l *link) Close() {
+func (l *Link) Close() {
 	l.Cut()
 	_ = l.ln.Close()
 	l.wg.Wait()
