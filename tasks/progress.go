@@ -110,6 +110,19 @@ func (r *run) flushProgress(ctx context.Context) {
 	}
 }
 
+// flushLast writes the progress task reported since the last flush, if
+// any, before its tombstone fences it: the last value a completed task
+// reported stays readable.
+func (r *run) flushLast(ctx context.Context, task *Task) {
+	if task == nil {
+		return
+	}
+	if b, ok := task.takeProgress(); ok {
+		l := r.ledger()
+		_, _ = publish(ctx, l.js, l.names.progressMsg(task.rec, b, r.w.cfg.KeepCompleted))
+	}
+}
+
 // progressMsg is rec's task's progress b, stored on the condition that
 // rec is still its record, kept for keep.
 func (n names) progressMsg(rec record, b []byte, keep time.Duration) *nats.Msg {

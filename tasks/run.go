@@ -208,7 +208,7 @@ func (r *run) Settle(ctx context.Context, d *delivery, err error) {
 	if errors.Is(err, errPassed) || !d.claimed {
 		return
 	}
-	write, count := r.outcome(d.rec, err, d.task.result())
+	write, count := r.outcome(d.rec, err, d.task)
 	for wait := settleRetryMin; ; wait = min(2*wait, settleRetryMax) {
 		if !r.entitled() {
 			// LeaseLost reports it, once for all the tasks the run held.
@@ -251,13 +251,17 @@ const (
 )
 
 // outcome is the write a run's end calls for, and what it counts: with
-// err nil, a tombstone that keeps result.
-func (r *run) outcome(rec record, err error, result []byte) (func(context.Context) error, *atomic.Uint64) {
+// err nil, the task's last progress, then a tombstone that keeps its
+// result.
+func (r *run) outcome(rec record, err error, task *Task) (func(context.Context) error, *atomic.Uint64) {
 	next := rec.task
 	next.attempt, next.notBefore = next.attempt+1, time.Time{}
 	switch delay, back := handBack(err); {
 	case err == nil:
-		return func(ctx context.Context) error { return r.ledger().finish(ctx, rec, stateDone, nil, result) }, &r.w.stats.completed
+		return func(ctx context.Context) error {
+			r.flushLast(ctx, task)
+			return r.ledger().finish(ctx, rec, stateDone, nil, task.result())
+		}, &r.w.stats.completed
 	case errors.Is(err, ErrCancelled):
 		return func(ctx context.Context) error { return r.ledger().finish(ctx, rec, stateCancelled, err, nil) }, &r.w.stats.cancelled
 	case back:

@@ -1,0 +1,170 @@
+// Command jobs runs the task queue as a job system, on the embedded
+// server: two workers of different capacities in one process take tasks
+// enqueued for later, a periodic task both declare, tasks cancelled while
+// they wait or run, tasks that report progress and return results read
+// back by id, enqueues of ids the queue has; then, with 1,000 tasks
+// waiting, a third worker holding 50 long tasks loses its connection for
+// good, and its tasks run again elsewhere before the backlog. It prints
+// one line and exits 0 only if nothing ran early, twice or not at all:
+//
+//	go run ./examples/jobs
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/examples/internal/fleet"
+	"github.com/corral-go/corral/tasks"
+)
+
+const queue = "jobs"
+
+// queueConfig is every worker's: a dead worker's tasks go to others 3s
+// after its last renewal; the periodic task comes every second.
+var queueConfig = tasks.Config{Heartbeat: time.Second, LeaseTTL: 3 * time.Second, ClaimWait: 5 * time.Second,
+	KeepCompleted: 10 * time.Minute, SweepEvery: 2 * time.Second,
+	Schedules: map[string]tasks.Schedule{"tick": {Every: time.Second}}}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "jobs:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, out io.Writer) error {
+	dir, err := os.MkdirTemp("", "corral-jobs")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	url, stopServer, err := fleet.StartServer(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer stopServer()
+
+	j := newJournal()
+	a, err := startWorker(ctx, url, "a", 64, j.handler("a"))
+	if err != nil {
+		return err
+	}
+	defer a.stop()
+	b, err := startWorker(ctx, url, "b", 16, j.handler("b"))
+	if err != nil {
+		return err
+	}
+	defer b.stop()
+	q, err := a.client.Tasks(queue)
+	if err != nil {
+		return err
+	}
+	var s summary
+	steps := []func(context.Context, *worker, *tasks.Queue, *journal, *summary) error{
+		scheduled, cancelled, results, duplicates, periodic,
+	}
+	for _, step := range steps {
+		if err := step(ctx, a, q, j, &s); err != nil {
+			return err
+		}
+	}
+	if err := recovery(ctx, url, a, b, q, j, &s); err != nil {
+		return err
+	}
+	s.lost = j.lost(ctx, q)
+	fmt.Fprintln(out, s)
+	return s.check()
+}
+
+// worker is one worker process: a Client with its own link to the server.
+type worker struct {
+	name   string
+	client *corral.Client
+	link   *fleet.Link
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func (w *worker) stop() {
+	if w.cancel != nil {
+		w.cancel()
+		<-w.done
+		w.link.Close()
+		w.cancel = nil
+	}
+}
+
+func (w *worker) status() tasks.Status {
+	tw, _ := w.client.Worker(queue)
+	return tw.Status()
+}
+
+// startWorker starts a worker process of the given capacity, and waits
+// until it serves.
+func startWorker(ctx context.Context, url, name string, capacity int, h tasks.Handler) (*worker, error) {
+	l, err := fleet.NewLink(url[len("nats://"):])
+	if err != nil {
+		return nil, err
+	}
+	var cfg corral.Config
+	cfg.Name = name
+	cfg.Connection.Servers = []string{l.URL()}
+	cfg.Tasks = map[string]tasks.Config{queue: queueConfig}
+	c, err := corral.New(cfg)
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	if err := c.HandleTasks(queue, tasks.Config{MaxConcurrency: capacity}, h); err != nil {
+		l.Close()
+		return nil, err
+	}
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	w := &worker{name: name, client: c, link: l, cancel: cancel, done: make(chan error, 1)}
+	go func() { w.done <- c.Run(rctx) }()
+	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
+	defer wcancel()
+	if err := c.Ready(wctx); err != nil {
+		w.stop()
+		return nil, fmt.Errorf("%s not ready: %w", name, err)
+	}
+	return w, nil
+}
+
+// enqueue enqueues a task with id and data, and waits until the queue
+// has it (or says it is a duplicate).
+func enqueue(ctx context.Context, w *worker, id, data string, opts ...tasks.Option) error {
+	f, err := w.client.EnqueueTask(ctx, queue, []byte(data), append(opts, tasks.WithID(id))...)
+	if err != nil {
+		return err
+	}
+	return f.Wait(ctx)
+}
+
+// until polls cond every period until it holds, for at most two minutes.
+func until(ctx context.Context, every time.Duration, cond func() bool) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+var errFailed = errors.New("a task ran early, twice or not at all, or was not found as it should be")
