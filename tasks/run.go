@@ -38,14 +38,7 @@ func (r *run) Handle(ctx context.Context, d *delivery) error {
 		return errPassed
 	}
 	t := parseTask(d.raw.Header, d.raw.Data, d.meta.Sequence.Stream)
-	if wait := time.Until(t.notBefore); wait > 0 {
-		r.w.stats.passedOver.Add(1)
-		_ = d.nak(wait)
-		return errPassed
-	}
-	if t.avoid == r.id && d.meta.NumDelivered <= avoidDeliveries {
-		r.w.stats.passedOver.Add(1)
-		_ = d.nak(avoidDelay)
+	if r.passOver(d, t) {
 		return errPassed
 	}
 	// One copy of a task at a time: another copy here may be putting it
@@ -91,6 +84,23 @@ func (r *run) Handle(ctx context.Context, d *delivery) error {
 		err = fmt.Errorf("%w: %w", ErrCancelled, err)
 	}
 	return err
+}
+
+// passOver lets go of the copy d of t, and reports so, when it is not to
+// run here now: not due yet (a copy an earlier version delayed), or put
+// back by this worker and not yet passed over by others.
+func (r *run) passOver(d *delivery, t task) bool {
+	wait := time.Until(t.notBefore)
+	switch {
+	case wait > 0:
+	case t.avoid == r.id && d.meta.NumDelivered <= avoidDeliveries:
+		wait = avoidDelay
+	default:
+		return false
+	}
+	r.w.stats.passedOver.Add(1)
+	_ = d.nak(wait)
+	return true
 }
 
 // claim claims t for this worker, asking again for as long as the
