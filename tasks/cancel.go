@@ -3,6 +3,7 @@ package tasks
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -20,9 +21,10 @@ const markedFor = time.Minute
 // cancels are the runs of a worker that Queue.Cancel may cut short, and
 // the cancel markers its watch saw lately, by task id.
 type cancels struct {
-	mu     sync.Mutex
-	runs   map[string]runCancel
-	marked map[string]marker
+	mu      sync.Mutex
+	runs    map[string]runCancel
+	marked  map[string]marker
+	pruneAt time.Time // when marked is next pruned
 }
 
 type runCancel struct {
@@ -58,16 +60,21 @@ func (c *cancels) start(ctx context.Context, id string, seq uint64) (context.Con
 	}
 }
 
-// mark takes in the cancel marker of task id, stored at seq, and cuts its
-// run short if it began before it.
-func (c *cancels) mark(id string, seq uint64) {
+// mark takes in the cancel marker of task id, stored at seq when, and
+// cuts its run short if it began before it. A marker older than
+// markedFor is not remembered: no claim that preceded it is still to
+// start its run.
+func (c *cancels) mark(id string, seq uint64, stored time.Time) {
 	now := time.Now()
 	c.mu.Lock()
 	if c.marked == nil {
 		c.marked = map[string]marker{}
 	}
-	c.marked[id] = marker{seq: seq, seen: now}
-	if len(c.marked) > 1024 {
+	if now.Sub(stored) < markedFor {
+		c.marked[id] = marker{seq: seq, seen: now}
+	}
+	if now.After(c.pruneAt) { // at most once in markedFor: amortised
+		c.pruneAt = now.Add(markedFor)
 		for k, m := range c.marked {
 			if now.Sub(m.seen) > markedFor {
 				delete(c.marked, k)
@@ -90,7 +97,7 @@ func (r *run) watchCancels(ctx context.Context) {
 		Filters: []string{fmt.Sprintf(cancelsTmpl, w.queue)},
 		Deliver: func(_ context.Context, m jetstream.Msg) error {
 			if meta, err := m.Metadata(); err == nil {
-				r.cancels.mark(m.Headers().Get(TaskIDHeader), meta.Sequence.Stream)
+				r.cancels.mark(m.Headers().Get(TaskIDHeader), meta.Sequence.Stream, meta.Timestamp)
 			}
 			return nil
 		}}, w.src)
@@ -103,15 +110,17 @@ func (r *run) watchCancels(ctx context.Context) {
 }
 
 // cancelMsg is the marker that cancels task id, of the enqueue nonce
-// names (its copies are dropped; a later enqueue runs again), kept for
-// keep.
-func (n names) cancelMsg(id, nonce string, keep time.Duration) *nats.Msg {
+// names, when the queue's last sequence is last: the copies of that
+// enqueue and those stored by then are dropped; another enqueue stored
+// later runs. It is kept for keep.
+func (n names) cancelMsg(id, nonce string, last uint64, keep time.Duration) *nats.Msg {
 	m := nats.NewMsg(n.cancel(id))
 	m.Header.Set(TaskIDHeader, id)
 	m.Header.Set(stateHeader, stateCancelled)
 	if nonce != "" {
 		m.Header.Set(nonceHeader, nonce)
 	}
+	m.Header.Set(copyHeader, strconv.FormatUint(last, 10))
 	m.Header.Set(jetstream.MsgTTLHeader, keep.String())
 	return m
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/tasks"
@@ -114,4 +116,106 @@ func TestCancelRunning(t *testing.T) {
 	natstest.Eventually(t, 10*time.Second, func() bool { return w.w.Status().Counters.Cancelled == 1 }, func() string {
 		return fmt.Sprintf("%+v", w.w.Status().Counters)
 	})
+}
+
+// A task cancelled and enqueued again runs again, and a put-back of that
+// run (here after a failure) runs too: the cancel's marker, on a subject
+// of its own, is again the task's last word once the run's record is gone.
+func TestRetryAfterCancelIsPutBackAndRuns(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	nc := natstest.Connect(t, srv.URL())
+	declareQueue(t, nc, tasks.Config{}, "q")
+	q := tasks.NewQueue("q", tasks.Config{}, connection.NewFixed(nc))
+	if err := enqueueOne(t, nc, "job"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cancel(t, q, "job"); err != nil {
+		t.Fatal(err)
+	}
+	if err := enqueueOne(t, nc, "job"); err != nil {
+		t.Fatalf("enqueue the cancelled task again: %v", err)
+	}
+	runs := make(chan int, 3)
+	n := 0
+	startWorker(t, srv.URL(), "q", tasks.Config{Backoff: []time.Duration{100 * time.Millisecond}, MaxConcurrency: 1},
+		tasks.HandlerFunc(func(context.Context, *tasks.Task) error {
+			n++ // one run at a time
+			runs <- n
+			if n == 1 {
+				return errors.New("fails once")
+			}
+			return nil
+		}), nil)
+	wantState(t, q, "job", tasks.StateCompleted)
+	if got := len(runs); got != 2 {
+		t.Fatalf("%d runs, want the failed one and its retry", got)
+	}
+}
+
+// A running task cancelled keeps its id until its run ends: Info says it
+// runs, and enqueued again meanwhile it is a running duplicate, not a
+// second run beside the first.
+func TestCancelledWhileRunningKeepsItsID(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	nc := natstest.Connect(t, srv.URL())
+	declareQueue(t, nc, tasks.Config{}, "q")
+	q := tasks.NewQueue("q", tasks.Config{}, connection.NewFixed(nc))
+	started, release := make(chan struct{}, 2), make(chan struct{})
+	for range 2 {
+		startWorker(t, srv.URL(), "q", tasks.Config{}, tasks.HandlerFunc(func(ctx context.Context, _ *tasks.Task) error {
+			started <- struct{}{}
+			<-release // ignores its ctx
+			return nil
+		}), nil)
+	}
+	defer close(release)
+	if err := enqueueOne(t, nc, "job"); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	if st, err := cancel(t, q, "job"); err != nil || st != tasks.StateRunning {
+		t.Fatalf("cancel: %s, %v", st, err)
+	}
+	if i, err := info(t, q, "job"); err != nil || i.State != tasks.StateRunning {
+		t.Fatalf("Info after the cancel, the run still going: %+v, %v; want running", i, err)
+	}
+	wantDuplicate(t, enqueueOne(t, nc, "job"), "job", tasks.StateRunning)
+	select {
+	case <-started:
+		t.Fatal("a second run started beside the cancelled one")
+	default:
+	}
+}
+
+// Wait gives up when its ctx ends, even with the server gone.
+func TestWaitEndsWithItsContext(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	nc := natstest.Connect(t, srv.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	declareQueue(t, nc, tasks.Config{}, "q")
+	q := tasks.NewQueue("q", tasks.Config{}, connection.NewFixed(nc))
+	startWorker(t, srv.URL(), "q", tasks.Config{}, tasks.HandlerFunc(func(ctx context.Context, _ *tasks.Task) error {
+		<-ctx.Done()
+		return ctx.Err()
+	}), nil)
+	if err := enqueueOne(t, nc, "job"); err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, q, "job", tasks.StateRunning)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := q.Wait(ctx, "job"); done <- err }()
+	srv.Shutdown()
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Wait returned %v, want its ctx's error", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Wait still blocked 20s after its ctx ended")
+	}
+	srv.Start() // the worker then puts its task back as it stops
 }

@@ -158,9 +158,18 @@ func (e *Enqueued) afterRefused(ctx context.Context, js jetstream.JetStream, ref
 	case err != nil:
 		return false, err
 	case last != nil && last.Header.Get(nonceHeader) == e.nonce:
-		return false, nil
+		// Stored by a send whose answer was lost: checked as stored.
+		return false, e.afterStored(ctx, js, last.Sequence)
 	case last != nil:
 		if e.claimed(ctx, js, last) {
+			// Claimed: running or ended, the record says; a task that
+			// ended for good is enqueued again once the copy's ack is in.
+			switch dup, err := e.held(ctx, js); {
+			case err != nil:
+				return false, err
+			case dup != nil:
+				return false, dup
+			}
 			return true, refusal
 		}
 		i := e.look.waitingInfo(e.id, last)
@@ -194,6 +203,14 @@ func (e *Enqueued) claimed(ctx context.Context, js jetstream.JetStream, copy *je
 // stream knows running or completed, if it is another's than e's.
 func (e *Enqueued) held(ctx context.Context, js jetstream.JetStream) (*DuplicateError, error) {
 	rec, ok, err := e.look.lastRecord(ctx, js, e.id)
+	if err == nil && ok && rec.marker() {
+		// Cancelled while it runs: until the run ends, it is running.
+		if s, serr := js.Stream(ctx, e.look.names.heldStream); serr == nil {
+			if live, found, lerr := liveRecord(ctx, s, e.look.names, e.id); lerr == nil && found {
+				rec = live
+			}
+		}
+	}
 	if err != nil || !ok || rec.nonce == e.nonce || rec.state == stateFailed || rec.state == stateCancelled {
 		return nil, err // a task that failed for good, or was cancelled, is retried
 	}

@@ -75,8 +75,9 @@ type options struct {
 
 // WithID gives the task id, kept exactly as given (Task.ID, events, dead
 // letters) or refused: see CheckTask for the ids a queue takes. Without
-// it the task gets a NUID. An id makes a task enqueued twice within the
-// queue stream's duplicate window one task.
+// it the task gets a NUID. While a task with the id waits, is scheduled,
+// runs, or completed within KeepCompleted (KeepResults with a result),
+// the queue refuses another (Enqueued.Wait returns a *DuplicateError).
 func WithID(id string) Option { return func(o *options) { o.id = id } }
 
 // At has the task wait until t, by the server's clock: the queue's stream

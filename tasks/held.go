@@ -80,6 +80,13 @@ func lastSequence(err error) (uint64, bool) {
 	return seq, err == nil
 }
 
+// running reports whether a run still holds task id (or whether that
+// could not be told): its cancel marker does not end it.
+func (l *ledger) running(ctx context.Context, id string) bool {
+	_, ok, err := liveRecord(ctx, l.held, l.names, id)
+	return ok || err != nil
+}
+
 // read returns the record at seq; jetstream.ErrMsgNotFound when it has
 // gone (put back, or replaced by a tombstone that expired).
 func (l *ledger) read(ctx context.Context, seq uint64) (record, error) {

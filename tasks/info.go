@@ -62,6 +62,14 @@ func (l lookup) info(ctx context.Context, js jetstream.JetStream, id string) (In
 	if err != nil {
 		return Info{}, err
 	}
+	if held && rec.marker() {
+		// Cancelled while it runs: until the run ends, it is running.
+		if s, err := js.Stream(ctx, l.names.heldStream); err == nil {
+			if live, ok, err := liveRecord(ctx, s, l.names, id); err == nil && ok {
+				rec = live
+			}
+		}
+	}
 	var i Info
 	switch {
 	case copy != nil && (!held || copy.Time.After(rec.stored)):
@@ -129,6 +137,32 @@ func (l lookup) lastRecord(ctx context.Context, js jetstream.JetStream, id strin
 		return record{}, false, err
 	}
 	return parseRecord(m), true, nil
+}
+
+// liveRecord returns the record of a run that still holds task id, if
+// any: a cancel marker written after it hides it from the last message of
+// held.<task>.*.
+func liveRecord(ctx context.Context, s jetstream.Stream, n names, id string) (record, bool, error) {
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(n.heldByTask(id)))
+	if err != nil {
+		return record{}, false, err
+	}
+	for subj := range info.State.Subjects {
+		if subj == n.cancel(id) {
+			continue
+		}
+		m, err := s.GetLastMsgForSubject(ctx, subj)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			return record{}, false, err
+		}
+		if rec := parseRecord(m); rec.state == stateHeld {
+			return rec, true, nil
+		}
+	}
+	return record{}, false, nil
 }
 
 // lastWaiting is the queue stream's copy or schedule of task id waiting,

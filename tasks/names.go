@@ -72,7 +72,11 @@ const (
 	// nonceHeader is the EnqueueTask call a copy, record or tombstone
 	// comes from: a retry of a failed task under its id has another one
 	// than the run that failed, and a duplicate than the task it repeats.
-	nonceHeader    = "Corral-Task-Nonce"
+	nonceHeader = "Corral-Task-Nonce"
+	// copyHeader is the queue stream's sequence of the copy a record was
+	// claimed from, or, on a cancel marker, the queue's last sequence when
+	// it was written: a copy stored after it is a task enqueued again.
+	copyHeader     = "Corral-Task-Copy"
 	stateHeld      = "held"
 	stateDone      = "done"
 	stateFailed    = "failed"

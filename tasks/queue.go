@@ -36,7 +36,7 @@ func NewQueue(queue string, cfg Config, src connection.Source) *Queue {
 // for an id the queue does not know, and ErrInvalidTaskID for one it
 // could not hold.
 func (q *Queue) Info(ctx context.Context, id string) (Info, error) {
-	if err := checkID(id); err != nil {
+	if err := checkLookupID(id); err != nil {
 		return Info{}, err
 	}
 	js, err := q.js(ctx)
@@ -52,7 +52,7 @@ func (q *Queue) Info(ctx context.Context, id string) (Info, error) {
 // for anew. It returns ErrTaskNotFound for an id the queue does not know
 // now, and ctx's error once ctx ends.
 func (q *Queue) Wait(ctx context.Context, id string) (Info, error) {
-	if err := checkID(id); err != nil {
+	if err := checkLookupID(id); err != nil {
 		return Info{}, err
 	}
 	js, err := q.js(ctx)
@@ -68,12 +68,19 @@ func (q *Queue) Wait(ctx context.Context, id string) (Info, error) {
 		return Info{}, err
 	}
 	// The task's last record, then every change: a tombstone written
-	// since its state was read ends the wait.
-	cons, err := held.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{q.look.names.heldByTask(id)}, DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy})
+	// since its state was read ends the wait. A consumer of its own, made
+	// and deleted here, so that nothing outlives ctx.
+	cons, err := held.CreateConsumer(ctx, jetstream.ConsumerConfig{FilterSubject: q.look.names.heldByTask(id),
+		DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy, AckPolicy: jetstream.AckNonePolicy,
+		InactiveThreshold: time.Minute, MemoryStorage: true})
 	if err != nil {
 		return Info{}, err
 	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = held.DeleteConsumer(dctx, cons.CachedInfo().Name)
+	}()
 	for {
 		m, err := cons.Next(jetstream.FetchContext(ctx))
 		switch {
@@ -88,9 +95,14 @@ func (q *Queue) Wait(ctx context.Context, id string) (Info, error) {
 		if merr != nil {
 			continue
 		}
-		raw := &jetstream.RawStreamMsg{Subject: m.Subject(), Sequence: meta.Sequence.Stream, Header: m.Headers(),
-			Data: m.Data(), Time: meta.Timestamp}
-		if i := q.look.heldInfo(parseRecord(raw)); i.finished() && i.Since.After(now.Since) {
+		rec := parseRecord(&jetstream.RawStreamMsg{Subject: m.Subject(), Sequence: meta.Sequence.Stream, Header: m.Headers(),
+			Data: m.Data(), Time: meta.Timestamp})
+		if rec.marker() {
+			if _, live, err := liveRecord(ctx, held, q.look.names, id); err != nil || live {
+				continue // cancelled while it runs: its run's end ends the wait
+			}
+		}
+		if i := q.look.heldInfo(rec); i.finished() && i.Since.After(now.Since) {
 			return i, nil
 		}
 	}
@@ -110,7 +122,7 @@ func (q *Queue) Wait(ctx context.Context, id string) (Info, error) {
 // id the queue's streams do not show is cancelled all the same, and
 // StateUnknown returned.
 func (q *Queue) Cancel(ctx context.Context, id string) (State, error) {
-	if err := checkID(id); err != nil {
+	if err := checkLookupID(id); err != nil {
 		return StateUnknown, err
 	}
 	js, err := q.js(ctx)
@@ -130,6 +142,16 @@ func (q *Queue) Cancel(ctx context.Context, id string) (State, error) {
 	if err != nil {
 		return StateUnknown, err
 	}
+	// Copies stored up to here are the cancelled task's; one enqueued
+	// after the cancel is the task enqueued again, and runs.
+	queueStream, err := js.Stream(ctx, q.look.stream)
+	if err != nil {
+		return StateUnknown, err
+	}
+	qi, err := queueStream.Info(ctx)
+	if err != nil {
+		return StateUnknown, err
+	}
 	nonce := ""
 	if copy != nil {
 		nonce = copy.Header.Get(nonceHeader)
@@ -139,7 +161,7 @@ func (q *Queue) Cancel(ctx context.Context, id string) (State, error) {
 	// The marker first: from then on no claim of the task is stored, so a
 	// copy taken before it is deleted is dropped. Before any worker ran,
 	// the held stream is declared as a worker would.
-	marker := q.look.names.cancelMsg(id, nonce, q.cfg.KeepCompleted)
+	marker := q.look.names.cancelMsg(id, nonce, qi.State.LastSeq, q.cfg.KeepCompleted)
 	_, err = js.PublishMsg(ctx, marker)
 	if jsapi.StreamMissing(err) {
 		if err = declareHeld(ctx, js, q.cfg, q.look.names); err == nil {
@@ -149,23 +171,24 @@ func (q *Queue) Cancel(ctx context.Context, id string) (State, error) {
 	if err != nil {
 		return StateUnknown, fmt.Errorf("tasks: cancel task %q: %w", id, err)
 	}
-	if err := q.deleteWaiting(ctx, js, id, copy); err != nil {
+	if err := q.deleteWaiting(ctx, js, id, copy, nonce, qi.State.LastSeq); err != nil {
 		return now.State, fmt.Errorf("tasks: cancel task %q: %w", id, err)
 	}
 	return now.State, nil
 }
 
 // deleteWaiting deletes task id's copy or schedule waiting, first, and
-// what takes its place meanwhile: a schedule that fires as it is deleted
-// leaves a copy, which no marker stops while no worker has declared the
-// held stream.
-func (q *Queue) deleteWaiting(ctx context.Context, js jetstream.JetStream, id string, copy *jetstream.RawStreamMsg) error {
+// what takes its place meanwhile (a schedule that fires as it is deleted
+// leaves a copy), as long as it is the cancelled enqueue's (nonce) or was
+// stored by last: a copy of another, stored after the cancel, is the task
+// enqueued again.
+func (q *Queue) deleteWaiting(ctx context.Context, js jetstream.JetStream, id string, copy *jetstream.RawStreamMsg, nonce string, last uint64) error {
 	s, err := js.Stream(ctx, q.look.stream)
 	if err != nil {
 		return err
 	}
 	for range 3 {
-		if copy == nil {
+		if copy == nil || copy.Sequence > last && copy.Header.Get(nonceHeader) != nonce {
 			return nil
 		}
 		err := s.DeleteMsg(ctx, copy.Sequence)
@@ -177,6 +200,15 @@ func (q *Queue) deleteWaiting(ctx context.Context, js jetstream.JetStream, id st
 		}
 	}
 	return fmt.Errorf("delete its copy: still one at sequence %d", copy.Sequence)
+}
+
+// checkLookupID checks an id to look a task up by: as checkID, but one in
+// the queue's reserved space (a periodic schedule's tick) is taken.
+func checkLookupID(id string) error {
+	if err := checkID(id); err != nil && !errors.Is(err, ErrReservedMsgID) {
+		return err
+	}
+	return nil
 }
 
 // heldStream is the queue's held stream, once a worker has declared it:

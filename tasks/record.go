@@ -24,6 +24,7 @@ type task struct {
 	avoid     string // a worker the task should not go back to
 	nonce     string // the EnqueueTask call it comes from, if any
 	schedule  string // the periodic schedule it comes from, if any
+	copySeq   uint64 // see copyHeader: set on records and markers
 	data      []byte
 	header    nats.Header // the task's own headers, without the protocol's
 }
@@ -51,6 +52,7 @@ func parseTask(h nats.Header, data []byte, seq uint64) task {
 	t.avoid = h.Get(AvoidHeader)
 	t.nonce = h.Get(nonceHeader)
 	t.schedule = h.Get(scheduleNameHeader)
+	t.copySeq, _ = strconv.ParseUint(h.Get(copyHeader), 10, 64)
 	for k, v := range h {
 		if !protocolHeader(k) && !jsapi.ActsOnStream(k) {
 			t.header[k] = v
@@ -60,6 +62,9 @@ func parseTask(h nats.Header, data []byte, seq uint64) task {
 }
 
 func protocolHeader(k string) bool { return strings.HasPrefix(k, "Corral-Task-") }
+
+// marker reports whether rec is a cancel marker, which no worker holds.
+func (rec record) marker() bool { return rec.state == stateCancelled && rec.worker == "" }
 
 // parseRecord reads a held record.
 func parseRecord(m *jetstream.RawStreamMsg) record {
@@ -88,6 +93,9 @@ func (t task) message(subject string) *nats.Msg {
 	}
 	if t.schedule != "" {
 		m.Header.Set(scheduleNameHeader, t.schedule)
+	}
+	if t.copySeq != 0 {
+		m.Header.Set(copyHeader, strconv.FormatUint(t.copySeq, 10))
 	}
 	return m
 }
@@ -151,6 +159,9 @@ func (n names) tombstoneMsg(rec record, state string, cause error, keep time.Dur
 	rec.holder.set(m.Header)
 	if rec.nonce != "" {
 		m.Header.Set(nonceHeader, rec.nonce)
+	}
+	if rec.copySeq != 0 {
+		m.Header.Set(copyHeader, strconv.FormatUint(rec.copySeq, 10))
 	}
 	if cause != nil {
 		m.Header.Set(lastErrorHeader, errorText(cause))

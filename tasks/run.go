@@ -38,6 +38,7 @@ func (r *run) Handle(ctx context.Context, d *delivery) error {
 		return errPassed
 	}
 	t := parseTask(d.raw.Header, d.raw.Data, d.meta.Sequence.Stream)
+	t.copySeq = d.meta.Sequence.Stream
 	if r.passOver(d, t) {
 		return errPassed
 	}
@@ -157,11 +158,17 @@ func (r *run) decide(ctx context.Context, d *delivery, t task, err error) (recor
 		// This worker's own claim, and no run of the task here: its answer
 		// was lost.
 		return rec, nil
-	case retries(d, t, rec):
+	case retries(t, rec) && rec.marker() && r.ledger().running(ctx, t.id):
+		// Cancelled while it runs: the run ends first.
+		_ = d.nak(retryDelay)
+	case retries(t, rec):
 		// The task enqueued again under the id of one that failed for
-		// good: its run goes on from the failed one's attempt, its
-		// failures counted afresh, claimed after the tombstone alone.
-		t.attempt, t.failures = rec.attempt+1, 0
+		// good or was cancelled: a fresh copy goes on from the ended
+		// run's attempt, its failures counted afresh; a put-back of it
+		// keeps its own. Claimed after the tombstone or marker alone.
+		if t.attempt == 0 {
+			t.attempt, t.failures = rec.attempt+1, 0
+		}
 		seq, err := r.claim(ctx, t, rec.seq)
 		if err != nil {
 			return r.decide(ctx, d, t, err)
@@ -195,13 +202,14 @@ func (r *run) maxResult(rec record) int {
 	return max(limit, 0)
 }
 
-// retries reports whether the copy d carries, of task t, is the task
-// enqueued again after rec, its failed run's tombstone: by another
-// EnqueueTask call, stored since. A copy of the failed run itself (the
-// same call) is a duplicate.
-func retries(d *delivery, t task, rec record) bool {
-	return (rec.state == stateFailed || rec.state == stateCancelled) && t.nonce != "" && t.nonce != rec.nonce && t.attempt == 0 &&
-		d.meta.Timestamp.After(rec.stored)
+// retries reports whether copy t is the task enqueued again after rec, a
+// failed run's tombstone or a cancel: by another EnqueueTask call (its
+// nonce), stored in the queue after the copy rec's run was claimed from
+// or after the cancel (its sequence), or a put-back of such a run. A copy
+// of the ended run itself, or of one before it, is not.
+func retries(t task, rec record) bool {
+	return (rec.state == stateFailed || rec.state == stateCancelled) && t.nonce != "" && t.nonce != rec.nonce &&
+		t.copySeq > rec.copySeq
 }
 
 // Settle writes the outcome of a run: the task done, handed back, failed

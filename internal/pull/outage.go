@@ -16,14 +16,21 @@ func (s *Session) fail(l *lane, err error) {
 	}
 	s.p.owner.Failed(err)
 	l.failedAt = time.Now().UnixNano()
+	if s.episodeAt == 0 {
+		s.episodeAt = l.failedAt
+	}
 }
 
 // noteAnswers tells the owner, through Config.Recovered, that the
 // consumers answer again (a message, a heartbeat, the end of a request
 // on the current inbox) after the failures reported since they last
-// did: once every consumer that failed has answered since.
+// did: once every consumer that failed has answered since, and every one
+// with a request out has answered since the first failure. Consumers
+// lead by different servers fail at different times in one outage (a
+// node lost): one that has not answered yet may be failing too, and the
+// episode lasts until it has.
 func (s *Session) noteAnswers() {
-	answers, failing := false, false
+	failing, pending := false, false
 	for _, l := range s.lanes {
 		answered := l.in.answered.Load()
 		if answered != 0 {
@@ -31,12 +38,15 @@ func (s *Session) noteAnswers() {
 		}
 		if l.failedAt != 0 && answered > l.failedAt {
 			l.failedAt = 0
-			answers = true
 		}
 		failing = failing || l.failedAt != 0
+		pending = pending || l.in.credits.Load() > 0 && answered <= s.episodeAt
 	}
-	if answers && !failing && s.p.cfg.Recovered != nil {
-		s.p.cfg.Recovered()
+	if s.episodeAt != 0 && !failing && !pending {
+		s.episodeAt = 0
+		if s.p.cfg.Recovered != nil {
+			s.p.cfg.Recovered()
+		}
 	}
 }
 

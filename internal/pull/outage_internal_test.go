@@ -2,6 +2,8 @@ package pull
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,5 +50,36 @@ func TestConsumerNotYetReachableIsNoFailure(t *testing.T) {
 	})
 	if got := o.reported(); len(got) > 0 {
 		t.Fatalf("failures reported for a consumer that answered within a second: %v", got)
+	}
+}
+
+// With several consumers, an outage is one episode until every consumer
+// with a request out has answered since its first failure: a consumer
+// led from the lost node fails later than the first, and ending the
+// episode before it answered would open a second one for the same loss.
+func TestTiersEpisodeWaitsForEveryConsumerAsked(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	nc := connectInternal(t, srv.URL())
+	var recovered atomic.Int32
+	p := newTestPullerFor(t, nc, Config{Consumers: []string{"h", "h2"}, Recovered: func() { recovered.Add(1) }}, &owner{})
+	s, err := p.Open(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Drain(time.Time{})
+	first, second := s.lanes[0], s.lanes[1]
+	second.in.credits.Store(1) // a doorbell out, unanswered
+	s.fail(first, errors.New("no heartbeat"))
+	first.in.answered.Store(time.Now().Add(time.Millisecond).UnixNano())
+	s.noteAnswers()
+	if n := recovered.Load(); n != 0 {
+		t.Fatalf("recovered %d times while a consumer asked had not answered since the failure", n)
+	}
+	second.in.answered.Store(time.Now().Add(2 * time.Millisecond).UnixNano())
+	s.noteAnswers()
+	s.noteAnswers()
+	if n := recovered.Load(); n != 1 {
+		t.Fatalf("recovered %d times once every consumer answered, want once", n)
 	}
 }

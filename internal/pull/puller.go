@@ -235,6 +235,7 @@ type Session struct {
 	looped    time.Time // when Run last looked for silence; it wakes every heartbeat/2
 	fullSince time.Time // the owner has held all it can since
 	partSince time.Time // room less than half the owner's has been free, unasked, since
+	episodeAt int64     // unix nanoseconds of the first failure of the episode under way, 0 for none
 	timer     *time.Timer
 
 	opened time.Time // when the session began
