@@ -187,19 +187,26 @@ func (q *Queue) deleteWaiting(ctx context.Context, js jetstream.JetStream, id st
 	if err != nil {
 		return err
 	}
+	cancelled := func(m *jetstream.RawStreamMsg) bool {
+		return m != nil && (m.Sequence <= last || m.Header.Get(nonceHeader) == nonce)
+	}
+	var derr error
 	for range 3 {
-		if copy == nil || copy.Sequence > last && copy.Header.Get(nonceHeader) != nonce {
+		if !cancelled(copy) {
 			return nil
 		}
-		err := s.DeleteMsg(ctx, copy.Sequence)
-		if code, _ := jsapi.Code(err); err != nil && code != jsapi.CodeMsgDeleteFailed && !errors.Is(err, jetstream.ErrMsgNotFound) {
-			return fmt.Errorf("delete its copy: %w", err)
-		}
+		// A delete refused because the copy went meanwhile (its claim's
+		// ack taken in) is no failure; nats.go gives the server's reason
+		// as text alone, so what is left tells.
+		derr = s.DeleteMsg(ctx, copy.Sequence)
 		if copy, err = q.look.lastWaiting(ctx, js, id); err != nil {
 			return err
 		}
 	}
-	return fmt.Errorf("delete its copy: still one at sequence %d", copy.Sequence)
+	if !cancelled(copy) {
+		return nil
+	}
+	return fmt.Errorf("delete its copy at sequence %d: %w", copy.Sequence, derr)
 }
 
 // checkLookupID checks an id to look a task up by: as checkID, but one in

@@ -143,7 +143,8 @@ func (w *Worker) reconcile(ctx context.Context, js jetstream.JetStream) error {
 			continue // not the queue's
 		}
 		if err := s.DeleteMsg(ctx, m.Sequence); err != nil {
-			if code, _ := jsapi.Code(err); code != jsapi.CodeMsgDeleteFailed {
+			// nats.go gives the reason as text alone: look instead.
+			if _, gerr := s.GetMsg(ctx, m.Sequence); !errors.Is(gerr, jetstream.ErrMsgNotFound) {
 				return fmt.Errorf("remove schedule %s: %w", name, err)
 			}
 		}
