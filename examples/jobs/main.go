@@ -36,13 +36,25 @@ var queueConfig = tasks.Config{Heartbeat: time.Second, LeaseTTL: 3 * time.Second
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Stdout); err != nil {
+	s, err := run(ctx, os.Stdout)
+	if err == nil {
+		err = s.check()
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "jobs:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, out io.Writer) error {
+// run runs the job system through its paces and prints its line; main
+// judges the summary it returns.
+func run(ctx context.Context, out io.Writer) (summary, error) {
+	var s summary
+	err := runInto(ctx, out, &s)
+	return s, err
+}
+
+func runInto(ctx context.Context, out io.Writer, s *summary) error {
 	dir, err := os.MkdirTemp("", "corral-jobs")
 	if err != nil {
 		return err
@@ -69,21 +81,20 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var s summary
 	steps := []func(context.Context, *worker, *tasks.Queue, *journal, *summary) error{
 		scheduled, cancelled, results, duplicates, periodic,
 	}
 	for _, step := range steps {
-		if err := step(ctx, a, q, j, &s); err != nil {
+		if err := step(ctx, a, q, j, s); err != nil {
 			return err
 		}
 	}
-	if err := recovery(ctx, url, a, b, q, j, &s); err != nil {
+	if err := recovery(ctx, url, a, b, q, j, s); err != nil {
 		return err
 	}
 	s.lost = j.lost(ctx, q)
-	fmt.Fprintln(out, s)
-	return s.check()
+	fmt.Fprintln(out, *s)
+	return nil
 }
 
 // worker is one worker process: a Client with its own link to the server.
@@ -167,4 +178,7 @@ func until(ctx context.Context, every time.Duration, cond func() bool) error {
 	return nil
 }
 
-var errFailed = errors.New("a task ran early, twice or not at all, or was not found as it should be")
+var (
+	errFailed  = errors.New("a task ran early, twice or not at all, or was not found as it should be")
+	errTooSlow = errors.New("a task ran later than its time allows, or came back slower than 5s")
+)
