@@ -109,9 +109,15 @@ func publishThroughFault(t *testing.T, n int, cc connection.Config, cfg publishe
 	}
 }
 
+// A server killed with messages in flight to it: every one is stored once.
+// Who sends them again depends on where the kill found them: in the
+// socket, the publisher does (Retried); still in nats.go's buffer, nats.go
+// flushes it on the new connection and the publisher sees only their
+// acks. On a loaded machine either happens, so the fault is known to have
+// hit by the disconnect alone.
 func TestPublishThroughKill9(t *testing.T) {
 	t.Parallel()
-	publishThroughFault(t, 20000, connection.Config{}, publisher.Config{}, resends|disconnects, func(proc *natstest.Process, _ *natstest.Recorder) {
+	publishThroughFault(t, 20000, connection.Config{}, publisher.Config{}, disconnects, func(proc *natstest.Process, _ *natstest.Recorder) {
 		proc.Kill()
 		time.Sleep(time.Second) // the outage
 		proc.Start()
