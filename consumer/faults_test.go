@@ -217,17 +217,15 @@ func TestJetStreamSurvivesLeaderStepDowns(t *testing.T) {
 			// a leader has held for a while, it is asked to step down again,
 			// until another one leads.
 			stepped := time.Now()
-			for after := leader(ctx, t, js, api); after == before || after == ""; after = leader(ctx, t, js, api) {
-				if ctx.Err() != nil {
-					t.Fatalf("%s: the leader stayed %s", api, before)
-				}
+			natstest.Eventually(t, 30*time.Second, func() bool {
+				after := leader(ctx, t, js, api)
 				if after == before && time.Since(stepped) > 2*time.Second {
 					t.Logf("%s: %s was elected again; stepping down again", api, before)
 					stepDown()
 					stepped = time.Now()
 				}
-				time.Sleep(20 * time.Millisecond) // polls the leader
-			}
+				return after != before && after != ""
+			}, func() string { return fmt.Sprintf("%s: the leader stayed %s", api, before) })
 		}
 	})
 	// The server confirms an ack of a replicated consumer once it is

@@ -27,10 +27,7 @@ func cancel(t *testing.T, q *tasks.Queue, id string) (tasks.State, error) {
 // is left as it is.
 func TestCancelWaitingAndScheduled(t *testing.T) {
 	t.Parallel()
-	srv := natstest.RunServer(t)
-	nc := natstest.Connect(t, srv.URL())
-	declareQueue(t, nc, tasks.Config{}, "q")
-	q := tasks.NewQueue("q", tasks.Config{}, connection.NewFixed(nc))
+	srv, nc, q := queueOn(t)
 	start := time.Now()
 	if err := enqueueOne(t, nc, "waits"); err != nil {
 		t.Fatal(err)
@@ -78,10 +75,7 @@ func TestCancelWaitingAndScheduled(t *testing.T) {
 // the same completes it.
 func TestCancelRunning(t *testing.T) {
 	t.Parallel()
-	srv := natstest.RunServer(t)
-	nc := natstest.Connect(t, srv.URL())
-	declareQueue(t, nc, tasks.Config{}, "q")
-	q := tasks.NewQueue("q", tasks.Config{}, connection.NewFixed(nc))
+	srv, nc, q := queueOn(t)
 	started := make(chan string, 2)
 	causes := make(chan error, 2)
 	w := startWorker(t, srv.URL(), "q", tasks.Config{}, tasks.HandlerFunc(func(ctx context.Context, task *tasks.Task) error {
@@ -123,10 +117,7 @@ func TestCancelRunning(t *testing.T) {
 // of its own, is again the task's last word once the run's record is gone.
 func TestRetryAfterCancelIsPutBackAndRuns(t *testing.T) {
 	t.Parallel()
-	srv := natstest.RunServer(t)
-	nc := natstest.Connect(t, srv.URL())
-	declareQueue(t, nc, tasks.Config{}, "q")
-	q := tasks.NewQueue("q", tasks.Config{}, connection.NewFixed(nc))
+	srv, nc, q := queueOn(t)
 	if err := enqueueOne(t, nc, "job"); err != nil {
 		t.Fatal(err)
 	}
@@ -158,10 +149,7 @@ func TestRetryAfterCancelIsPutBackAndRuns(t *testing.T) {
 // second run beside the first.
 func TestCancelledWhileRunningKeepsItsID(t *testing.T) {
 	t.Parallel()
-	srv := natstest.RunServer(t)
-	nc := natstest.Connect(t, srv.URL())
-	declareQueue(t, nc, tasks.Config{}, "q")
-	q := tasks.NewQueue("q", tasks.Config{}, connection.NewFixed(nc))
+	srv, nc, q := queueOn(t)
 	started, release := make(chan struct{}, 2), make(chan struct{})
 	for range 2 {
 		startWorker(t, srv.URL(), "q", tasks.Config{}, tasks.HandlerFunc(func(ctx context.Context, _ *tasks.Task) error {

@@ -191,7 +191,7 @@ func (e *Enqueued) afterRefused(ctx context.Context, js jetstream.JetStream, ref
 // already: the held stream has a record of its enqueue at its attempt or
 // later.
 func (e *Enqueued) claimed(ctx context.Context, js jetstream.JetStream, copy *jetstream.RawStreamMsg) bool {
-	rec, ok, err := e.look.lastRecord(ctx, js, e.id)
+	rec, ok, err := e.lastRecord(ctx, js)
 	if err != nil || !ok || copy.Header.Get(jetstream.ScheduleHeader) != "" {
 		return false
 	}
@@ -202,15 +202,7 @@ func (e *Enqueued) claimed(ctx context.Context, js jetstream.JetStream, copy *je
 // held returns a *DuplicateError for the task with e's id that the held
 // stream knows running or completed, if it is another's than e's.
 func (e *Enqueued) held(ctx context.Context, js jetstream.JetStream) (*DuplicateError, error) {
-	rec, ok, err := e.look.lastRecord(ctx, js, e.id)
-	if err == nil && ok && rec.marker() {
-		// Cancelled while it runs: until the run ends, it is running.
-		if s, serr := js.Stream(ctx, e.look.names.heldStream); serr == nil {
-			if live, found, lerr := liveRecord(ctx, s, e.look.names, e.id); lerr == nil && found {
-				rec = live
-			}
-		}
-	}
+	rec, ok, err := e.lastRecord(ctx, js)
 	if err != nil || !ok || rec.nonce == e.nonce || rec.state == stateFailed || rec.state == stateCancelled {
 		return nil, err // a task that failed for good, or was cancelled, is retried
 	}
@@ -218,9 +210,19 @@ func (e *Enqueued) held(ctx context.Context, js jetstream.JetStream) (*Duplicate
 	return &DuplicateError{Queue: i.Queue, ID: e.id, State: i.State, Worker: i.Worker, Process: i.Process}, nil
 }
 
+// lastRecord is the held stream's last word on e's task (see
+// lookup.lastRecord).
+func (e *Enqueued) lastRecord(ctx context.Context, js jetstream.JetStream) (record, bool, error) {
+	held, err := e.look.heldStream(ctx, js)
+	if err != nil {
+		return record{}, false, err
+	}
+	return e.look.lastRecord(ctx, held, e.id)
+}
+
 // ran reports whether the held stream's last record of e's id is e's own:
 // stored, it was taken from the queue.
 func (e *Enqueued) ran(ctx context.Context, js jetstream.JetStream) bool {
-	rec, ok, err := e.look.lastRecord(ctx, js, e.id)
+	rec, ok, err := e.lastRecord(ctx, js)
 	return err == nil && ok && rec.nonce == e.nonce
 }

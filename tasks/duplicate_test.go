@@ -204,17 +204,7 @@ func TestReSentEnqueueIsOneTask(t *testing.T) {
 			}
 			nc := natstest.Connect(t, url)
 			cfg := tasks.Config{Replicas: replicas}
-			var js jetstream.JetStream
-			natstest.Eventually(t, 30*time.Second, func() bool {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				name, sc := cfg.QueueStream("q")
-				var err error
-				if js, err = jetstream.New(nc); err == nil {
-					_, err = sc.Declare(ctx, js, name)
-				}
-				return err == nil
-			}, func() string { return "the queue stream was never declared" })
+			js := declareQueue(t, nc, cfg, "q")
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			m, err := tasks.NewMessage("q", nil, 1<<20, tasks.WithID("sent-twice"))

@@ -203,17 +203,7 @@ func TestScheduledTaskSurvivesLeaderChange(t *testing.T) {
 	cluster := natstest.RunCluster(t, 3)
 	cfg := tasks.Config{Replicas: 3}
 	nc := natstest.Connect(t, cluster.URLs())
-	var js jetstream.JetStream
-	natstest.Eventually(t, 30*time.Second, func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		name, sc := cfg.QueueStream("q")
-		var err error
-		if js, err = jetstream.New(nc); err == nil {
-			_, err = sc.Declare(ctx, js, name)
-		}
-		return err == nil
-	}, func() string { return "the queue stream was never declared" })
+	js := declareQueue(t, nc, cfg, "q")
 	log := newRunLog()
 	startWorker(t, cluster.URLs(), "q", cfg, log.handler(), nil)
 	const n = 50

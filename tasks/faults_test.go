@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
@@ -84,19 +83,8 @@ func TestLeaderChangesLoseNothing(t *testing.T) {
 	const n = 300
 	nc := natstest.Connect(t, cluster.URLs())
 	// A node the cluster has just formed with may not yet count as online
-	// for placement ("no suitable peers"): declare once it does.
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	name, sc := cfg.QueueStream("q")
-	var declareErr error
-	natstest.Eventually(t, 60*time.Second, func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_, declareErr = sc.Declare(ctx, js, name)
-		return declareErr == nil
-	}, func() string { return fmt.Sprintf("declare the R3 queue stream: %v", declareErr) })
+	// for placement ("no suitable peers"): declareQueue asks until it does.
+	declareQueue(t, nc, cfg, "q")
 	a := startWorker(t, cluster.URLs(), "q", cfg, slowHandler(), rec)
 	b := startWorker(t, cluster.URLs(), "q", cfg, slowHandler(), rec)
 	enqueue(t, nc, cfg, "q", n)
@@ -186,18 +174,14 @@ func TestExpiredLeaseIsRecoveredByTheWatch(t *testing.T) {
 // leader answers.
 func stepDown(t *testing.T, nc *nats.Conn, api string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for {
-		resp, err := nc.RequestWithContext(ctx, api, nil)
-		if err == nil && strings.Contains(string(resp.Data), `"success":true`) {
-			return
+	var answer string
+	natstest.Eventually(t, 30*time.Second, func() bool { // mid-election: asked again
+		resp, err := nc.Request(api, nil, 5*time.Second)
+		if answer = fmt.Sprint(err); err == nil {
+			answer = string(resp.Data)
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("%s: %v", api, err)
-		}
-		time.Sleep(50 * time.Millisecond) // mid-election: ask again
-	}
+		return strings.Contains(answer, `"success":true`)
+	}, func() string { return fmt.Sprintf("%s: %s", api, answer) })
 }
 
 // A lease lost while the worker stops, in its grace period, cuts its

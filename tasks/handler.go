@@ -30,9 +30,9 @@ func (f HandlerFunc) Run(ctx context.Context, t *Task) error { return f(ctx, t) 
 // Task is one run of a task by the worker that holds it. A Task belongs
 // to the Run call it is passed to.
 type Task struct {
-	rec       record
-	queue     string
-	maxResult int // the longest result its tombstone can keep
+	rec   record
+	queue string
+	run   *run // its worker's run, which measures a result when one is set
 
 	reports *reports // its worker's, which Progress joins
 
@@ -85,8 +85,8 @@ func (t *Task) Token() uint64 { return t.rec.seq }
 // (matching ErrResultTooLarge), and the one set before stays. A run that
 // fails or hands the task back leaves no result.
 func (t *Task) SetResult(b []byte) error {
-	if len(b) > t.maxResult {
-		return &ResultTooLargeError{Size: len(b), Limit: t.maxResult}
+	if limit := t.run.maxResult(t.rec); len(b) > limit {
+		return &ResultTooLargeError{Size: len(b), Limit: limit}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

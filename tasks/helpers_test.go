@@ -77,13 +77,26 @@ func declareQueue(t *testing.T, nc *nats.Conn, cfg tasks.Config, queue string) j
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	// A fresh cluster answers no declaration until it has a leader for
+	// the stream: asked again until one does.
 	name, sc := cfg.QueueStream(queue)
-	if _, err := sc.Declare(ctx, js, name); err != nil {
-		t.Fatal(err)
-	}
+	natstest.Eventually(t, 30*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, err = sc.Declare(ctx, js, name)
+		return err == nil
+	}, func() string { return fmt.Sprintf("declare the queue stream %s: %v", name, err) })
 	return js
+}
+
+// queueOn runs a server with queue q declared, and returns it, a
+// connection to it, and q as tasks.Queue sees it on that connection.
+func queueOn(t *testing.T) (*natstest.Server, *nats.Conn, *tasks.Queue) {
+	t.Helper()
+	srv := natstest.RunServer(t)
+	nc := natstest.Connect(t, srv.URL())
+	declareQueue(t, nc, tasks.Config{}, "q")
+	return srv, nc, tasks.NewQueue("q", tasks.Config{}, connection.NewFixed(nc))
 }
 
 // enqueue publishes n tasks to queue, with ids task-0..task-<n-1>.

@@ -52,9 +52,14 @@ type lookup struct {
 }
 
 // info is what the queue's streams say of task id: the newer of its last
-// record or tombstone and its copy or schedule waiting.
+// record or tombstone and its copy or schedule waiting, with its latest
+// progress.
 func (l lookup) info(ctx context.Context, js jetstream.JetStream, id string) (Info, error) {
-	rec, held, err := l.lastRecord(ctx, js, id)
+	held, err := l.heldStream(ctx, js)
+	if err != nil {
+		return Info{}, err
+	}
+	rec, ok, err := l.lastRecord(ctx, held, id)
 	if err != nil {
 		return Info{}, err
 	}
@@ -62,25 +67,17 @@ func (l lookup) info(ctx context.Context, js jetstream.JetStream, id string) (In
 	if err != nil {
 		return Info{}, err
 	}
-	if held && rec.marker() {
-		// Cancelled while it runs: until the run ends, it is running.
-		if s, err := js.Stream(ctx, l.names.heldStream); err == nil {
-			if live, ok, err := liveRecord(ctx, s, l.names, id); err == nil && ok {
-				rec = live
-			}
-		}
-	}
 	var i Info
 	switch {
-	case copy != nil && (!held || copy.Time.After(rec.stored)):
+	case copy != nil && (!ok || copy.Time.After(rec.stored)):
 		i = l.waitingInfo(id, copy)
-	case held:
+	case ok:
 		i = l.heldInfo(rec)
 	default:
 		return Info{}, ErrTaskNotFound
 	}
-	if s, err := js.Stream(ctx, l.names.heldStream); err == nil {
-		if m, err := s.GetLastMsgForSubject(ctx, l.names.progress(id)); err == nil {
+	if held != nil {
+		if m, err := held.GetLastMsgForSubject(ctx, l.names.progress(id)); err == nil {
 			i.Progress = m.Data
 		}
 	}
@@ -120,23 +117,38 @@ func (l lookup) waitingInfo(id string, m *jetstream.RawStreamMsg) Info {
 	return i
 }
 
-// lastRecord is the held stream's last record or tombstone of task id.
-func (l lookup) lastRecord(ctx context.Context, js jetstream.JetStream, id string) (record, bool, error) {
+// heldStream is the queue's held stream, nil when no worker has
+// declared it (none ran).
+func (l lookup) heldStream(ctx context.Context, js jetstream.JetStream) (jetstream.Stream, error) {
 	s, err := js.Stream(ctx, l.names.heldStream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return record{}, false, nil // no worker has declared it: none ran
+		return nil, nil
 	}
-	if err != nil {
-		return record{}, false, err
+	return s, err
+}
+
+// lastRecord is the last word of held (nil: none) on task id: its record
+// or tombstone, or, behind a cancel marker, the record of a run that still
+// holds it (its handler not yet returned): until the run ends, the task
+// runs.
+func (l lookup) lastRecord(ctx context.Context, held jetstream.Stream, id string) (record, bool, error) {
+	if held == nil {
+		return record{}, false, nil
 	}
-	m, err := s.GetLastMsgForSubject(ctx, l.names.heldByTask(id))
+	m, err := held.GetLastMsgForSubject(ctx, l.names.heldByTask(id))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return record{}, false, nil
 	}
 	if err != nil {
 		return record{}, false, err
 	}
-	return parseRecord(m), true, nil
+	rec := parseRecord(m)
+	if rec.marker() {
+		if live, ok, err := liveRecord(ctx, held, l.names, id); err == nil && ok {
+			return live, true, nil
+		}
+	}
+	return rec, true, nil
 }
 
 // liveRecord returns the record of a run that still holds task id, if

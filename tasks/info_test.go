@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/tasks"
 )
@@ -40,10 +39,7 @@ func wantState(t *testing.T, q *tasks.Queue, id string, state tasks.State) tasks
 // error); and that the queue knows no task of an id never enqueued.
 func TestInfoStates(t *testing.T) {
 	t.Parallel()
-	srv := natstest.RunServer(t)
-	nc := natstest.Connect(t, srv.URL())
-	declareQueue(t, nc, tasks.Config{}, "q")
-	q := tasks.NewQueue("q", tasks.Config{}, connection.NewFixed(nc))
+	srv, nc, q := queueOn(t)
 	if _, err := info(t, q, "never"); !errors.Is(err, tasks.ErrTaskNotFound) {
 		t.Fatalf("Info of a task never enqueued: %v, want ErrTaskNotFound", err)
 	}
@@ -93,10 +89,7 @@ func TestInfoStates(t *testing.T) {
 // Results are read back by id, each its own task's.
 func TestResultReadBack(t *testing.T) {
 	t.Parallel()
-	srv := natstest.RunServer(t)
-	nc := natstest.Connect(t, srv.URL())
-	declareQueue(t, nc, tasks.Config{}, "q")
-	q := tasks.NewQueue("q", tasks.Config{}, connection.NewFixed(nc))
+	srv, nc, q := queueOn(t)
 	sum := func(data []byte) []byte { s := sha256.Sum256(data); return s[:] }
 	startWorker(t, srv.URL(), "q", tasks.Config{}, tasks.HandlerFunc(func(_ context.Context, task *tasks.Task) error {
 		return task.SetResult(sum(task.Data()))
@@ -129,10 +122,7 @@ func TestResultReadBack(t *testing.T) {
 // before it stays; so is one past what max_payload takes.
 func TestResultTooLarge(t *testing.T) {
 	t.Parallel()
-	srv := natstest.RunServer(t)
-	nc := natstest.Connect(t, srv.URL())
-	declareQueue(t, nc, tasks.Config{}, "q")
-	q := tasks.NewQueue("q", tasks.Config{}, connection.NewFixed(nc))
+	srv, nc, q := queueOn(t)
 	var mu sync.Mutex
 	var errs []error
 	startWorker(t, srv.URL(), "q", tasks.Config{MaxResult: 64 << 20}, tasks.HandlerFunc(func(_ context.Context, task *tasks.Task) error {
@@ -181,10 +171,7 @@ func TestResultTooLarge(t *testing.T) {
 // that ended; and it waits for a task enqueued before any worker ran.
 func TestWaitForTheEnd(t *testing.T) {
 	t.Parallel()
-	srv := natstest.RunServer(t)
-	nc := natstest.Connect(t, srv.URL())
-	declareQueue(t, nc, tasks.Config{}, "q")
-	q := tasks.NewQueue("q", tasks.Config{}, connection.NewFixed(nc))
+	srv, nc, q := queueOn(t)
 	if err := enqueueOne(t, nc, "w"); err != nil {
 		t.Fatal(err)
 	}

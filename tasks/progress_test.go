@@ -10,7 +10,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/tasks"
 )
@@ -20,10 +19,7 @@ import (
 // none costs none; and too long a report is refused.
 func TestProgressIsCoalesced(t *testing.T) {
 	t.Parallel()
-	srv := natstest.RunServer(t)
-	nc := natstest.Connect(t, srv.URL())
-	declareQueue(t, nc, tasks.Config{}, "q")
-	q := tasks.NewQueue("q", tasks.Config{}, connection.NewFixed(nc))
+	srv, nc, q := queueOn(t)
 	var writes atomic.Int64
 	if _, err := natstest.Connect(t, srv.URL()).Subscribe("corral.tasks.q.progress.>", func(*nats.Msg) { writes.Add(1) }); err != nil {
 		t.Fatal(err)

@@ -155,8 +155,10 @@ func (q *Queue) Cancel(ctx context.Context, id string) (State, error) {
 	nonce := ""
 	if copy != nil {
 		nonce = copy.Header.Get(nonceHeader)
-	} else if rec, ok, _ := q.look.lastRecord(ctx, js, id); ok {
-		nonce = rec.nonce
+	} else if held, err := q.look.heldStream(ctx, js); err == nil {
+		if rec, ok, _ := q.look.lastRecord(ctx, held, id); ok {
+			nonce = rec.nonce
+		}
 	}
 	// The marker first: from then on no claim of the task is stored, so a
 	// copy taken before it is deleted is dropped. Before any worker ran,

@@ -75,7 +75,7 @@ func (r *run) Handle(ctx context.Context, d *delivery) error {
 		rctx, cancel = context.WithTimeout(rctx, r.w.cfg.Timeout)
 		defer cancel()
 	}
-	d.task = &Task{rec: d.rec, queue: r.w.queue, maxResult: r.maxResult(d.rec), reports: &r.progress}
+	d.task = &Task{rec: d.rec, queue: r.w.queue, run: r, reports: &r.progress}
 	err = r.w.handler.Run(rctx, d.task)
 	if r.w.dies(stepRan) {
 		d.claimed = false

@@ -139,17 +139,7 @@ func comeBackFirst(t *testing.T, url string, replicas int) {
 	cfg := tasks.Config{MaxConcurrency: held, Heartbeat: 300 * time.Millisecond, LeaseTTL: 2 * time.Second,
 		ClaimWait: 2 * time.Second, SweepEvery: time.Second, Replicas: replicas}
 	nc := natstest.Connect(t, url)
-	var js jetstream.JetStream
-	natstest.Eventually(t, 30*time.Second, func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		name, sc := cfg.QueueStream("q")
-		var err error
-		if js, err = jetstream.New(nc); err == nil {
-			_, err = sc.Declare(ctx, js, name)
-		}
-		return err == nil
-	}, func() string { return "the queue stream was never declared" })
+	js := declareQueue(t, nc, cfg, "q")
 
 	var (
 		mu        sync.Mutex

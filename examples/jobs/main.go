@@ -71,13 +71,13 @@ func runInto(ctx context.Context, out io.Writer, s *summary) error {
 	if err != nil {
 		return err
 	}
-	defer a.stop()
+	defer a.Stop()
 	b, err := startWorker(ctx, url, "b", 16, j.handler("b"))
 	if err != nil {
 		return err
 	}
-	defer b.stop()
-	q, err := a.client.Tasks(queue)
+	defer b.Stop()
+	q, err := a.Client.Tasks(queue)
 	if err != nil {
 		return err
 	}
@@ -97,85 +97,41 @@ func runInto(ctx context.Context, out io.Writer, s *summary) error {
 	return nil
 }
 
-// worker is one worker process: a Client with its own link to the server.
-type worker struct {
-	name   string
-	client *corral.Client
-	link   *fleet.Link
-	cancel context.CancelFunc
-	done   chan error
-}
-
-func (w *worker) stop() {
-	if w.cancel != nil {
-		w.cancel()
-		<-w.done
-		w.link.Close()
-		w.cancel = nil
-	}
-}
+// worker is one worker process.
+type worker struct{ *fleet.Process }
 
 func (w *worker) status() tasks.Status {
-	tw, _ := w.client.Worker(queue)
+	tw, _ := w.Client.Worker(queue)
 	return tw.Status()
 }
 
 // startWorker starts a worker process of the given capacity, and waits
 // until it serves.
 func startWorker(ctx context.Context, url, name string, capacity int, h tasks.Handler) (*worker, error) {
-	l, err := fleet.NewLink(url[len("nats://"):])
+	cfg := corral.Config{Tasks: map[string]tasks.Config{queue: queueConfig}}
+	p, err := fleet.Start(ctx, url, name, cfg, func(c *corral.Client) error {
+		return c.HandleTasks(queue, tasks.Config{MaxConcurrency: capacity}, h)
+	})
 	if err != nil {
 		return nil, err
 	}
-	var cfg corral.Config
-	cfg.Name = name
-	cfg.Connection.Servers = []string{l.URL()}
-	cfg.Tasks = map[string]tasks.Config{queue: queueConfig}
-	c, err := corral.New(cfg)
-	if err != nil {
-		l.Close()
-		return nil, err
-	}
-	if err := c.HandleTasks(queue, tasks.Config{MaxConcurrency: capacity}, h); err != nil {
-		l.Close()
-		return nil, err
-	}
-	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	w := &worker{name: name, client: c, link: l, cancel: cancel, done: make(chan error, 1)}
-	go func() { w.done <- c.Run(rctx) }()
-	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
-	defer wcancel()
-	if err := c.Ready(wctx); err != nil {
-		w.stop()
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := p.Client.Ready(wctx); err != nil {
+		p.Stop()
 		return nil, fmt.Errorf("%s not ready: %w", name, err)
 	}
-	return w, nil
+	return &worker{p}, nil
 }
 
 // enqueue enqueues a task with id and data, and waits until the queue
 // has it (or says it is a duplicate).
 func enqueue(ctx context.Context, w *worker, id, data string, opts ...tasks.Option) error {
-	f, err := w.client.EnqueueTask(ctx, queue, []byte(data), append(opts, tasks.WithID(id))...)
+	f, err := w.Client.EnqueueTask(ctx, queue, []byte(data), append(opts, tasks.WithID(id))...)
 	if err != nil {
 		return err
 	}
 	return f.Wait(ctx)
-}
-
-// until polls cond every period until it holds, for at most two minutes.
-func until(ctx context.Context, every time.Duration, cond func() bool) error {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-	return nil
 }
 
 var (

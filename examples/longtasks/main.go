@@ -68,17 +68,17 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	defer func() {
 		for _, w := range workers {
-			w.stop()
+			w.Stop()
 		}
 	}()
 	// Every worker serves before the tasks come, so that each gets its
 	// share of the first wave and runs a full load before the faults.
 	for _, w := range workers {
 		rctx, cancel := context.WithTimeout(ctx, time.Minute)
-		err := w.client.Ready(rctx)
+		err := w.Client.Ready(rctx)
 		cancel()
 		if err != nil {
-			return fmt.Errorf("%s not ready: %w", w.name, err)
+			return fmt.Errorf("%s not ready: %w", w.Name, err)
 		}
 	}
 	renewals, stopCounting, err := countRenewals(url)
@@ -88,7 +88,7 @@ func run(ctx context.Context, out io.Writer) error {
 	defer stopCounting()
 
 	start := time.Now()
-	if err := enqueue(ctx, workers["steady"].client); err != nil {
+	if err := enqueue(ctx, workers["steady"].Client); err != nil {
 		return err
 	}
 	if err := inflict(ctx, out, workers); err != nil {
@@ -102,28 +102,12 @@ func run(ctx context.Context, out io.Writer) error {
 	return report(out, workers, done, took, renewals(), held.total())
 }
 
-// worker is one worker process: a Client with its own link to the server.
-type worker struct {
-	name   string
-	client *corral.Client
-	link   *fleet.Link
-	cancel context.CancelFunc
-	done   chan error
-	once   sync.Once
-}
-
-// stop stops the worker's Client and waits for it, once.
-func (w *worker) stop() {
-	w.once.Do(func() {
-		w.cancel()
-		<-w.done
-		w.link.Close()
-	})
-}
+// worker is one worker process.
+type worker struct{ *fleet.Process }
 
 // status is the worker's task status.
 func (w *worker) status() tasks.Status {
-	tw, _ := w.client.Worker(queue)
+	tw, _ := w.Client.Worker(queue)
 	return tw.Status()
 }
 
@@ -133,7 +117,7 @@ func startWorkers(ctx context.Context, url string, held *heldTime, capacities ma
 		w, err := startWorker(ctx, url, name, capacity, held)
 		if err != nil {
 			for _, w := range workers {
-				w.stop()
+				w.Stop()
 			}
 			return nil, err
 		}
@@ -143,41 +127,27 @@ func startWorkers(ctx context.Context, url string, held *heldTime, capacities ma
 }
 
 func startWorker(ctx context.Context, url, name string, capacity int, held *heldTime) (*worker, error) {
-	l, err := fleet.NewLink(url[len("nats://"):])
+	cfg := corral.Config{Tasks: map[string]tasks.Config{queue: queueConfig}}
+	p, err := fleet.Start(ctx, url, name, cfg, func(c *corral.Client) error {
+		return c.HandleTasks(queue, tasks.Config{MaxConcurrency: capacity}, tasks.HandlerFunc(
+			func(ctx context.Context, t *tasks.Task) error {
+				// The work: one to three seconds, cut short if the run is
+				// cancelled (the worker stops, or lost its lease).
+				d := time.Second + rand.N(2*time.Second)
+				start := time.Now()
+				defer func() { held.add(time.Since(start)) }()
+				select {
+				case <-time.After(d):
+					return nil
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}))
+	})
 	if err != nil {
 		return nil, err
 	}
-	var cfg corral.Config
-	cfg.Name = name
-	cfg.Connection.Servers = []string{l.URL()}
-	cfg.Tasks = map[string]tasks.Config{queue: queueConfig}
-	c, err := corral.New(cfg)
-	if err != nil {
-		l.Close()
-		return nil, err
-	}
-	err = c.HandleTasks(queue, tasks.Config{MaxConcurrency: capacity}, tasks.HandlerFunc(
-		func(ctx context.Context, t *tasks.Task) error {
-			// The work: one to three seconds, cut short if the run is
-			// cancelled (the worker stops, or lost its lease).
-			d := time.Second + rand.N(2*time.Second)
-			start := time.Now()
-			defer func() { held.add(time.Since(start)) }()
-			select {
-			case <-time.After(d):
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}))
-	if err != nil {
-		l.Close()
-		return nil, err
-	}
-	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	w := &worker{name: name, client: c, link: l, cancel: cancel, done: make(chan error, 1)}
-	go func() { w.done <- c.Run(rctx) }()
-	return w, nil
+	return &worker{p}, nil
 }
 
 // enqueue adds the tasks through the Client's buffered publisher and waits
@@ -204,24 +174,24 @@ func enqueue(ctx context.Context, c *corral.Client) error {
 func inflict(ctx context.Context, out io.Writer, workers map[string]*worker) error {
 	for _, w := range workers {
 		full := func() bool { st := w.status(); return st.Counters.Started >= uint64(st.Capacity) }
-		if err := until(ctx, 50*time.Millisecond, full); err != nil {
-			return fmt.Errorf("%s never ran a full load: %w", w.name, err)
+		if err := fleet.Until(ctx, 50*time.Millisecond, full); err != nil {
+			return fmt.Errorf("%s never ran a full load: %w", w.Name, err)
 		}
 	}
 	doomed, cutOff := workers["doomed"], workers["cut-off"]
-	fmt.Fprintf(out, "killing %s with %d tasks running\n", doomed.name, doomed.status().Held)
-	doomed.link.Cut()
-	go doomed.stop() // what is left of it stops, unable to reach the server
+	fmt.Fprintf(out, "killing %s with %d tasks running\n", doomed.Name, doomed.status().Held)
+	doomed.Link.Cut()
+	go doomed.Stop() // what is left of it stops, unable to reach the server
 
-	fmt.Fprintf(out, "cutting %s off for %v with %d tasks running\n", cutOff.name, 2*queueConfig.LeaseTTL, cutOff.status().Held)
-	cutOff.link.Pause()
+	fmt.Fprintf(out, "cutting %s off for %v with %d tasks running\n", cutOff.Name, 2*queueConfig.LeaseTTL, cutOff.status().Held)
+	cutOff.Link.Pause()
 	select {
 	case <-time.After(2 * queueConfig.LeaseTTL):
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	cutOff.link.Resume()
-	fmt.Fprintf(out, "%s is back: lease %s\n", cutOff.name, cutOff.status().Lease)
+	cutOff.Link.Resume()
+	fmt.Fprintf(out, "%s is back: lease %s\n", cutOff.Name, cutOff.status().Lease)
 	return nil
 }
 
@@ -244,7 +214,7 @@ func waitCompleted(ctx context.Context, url string) (map[string]int, error) {
 	// A read can fail while records are written and removed: the next
 	// read tries again.
 	var readErr error
-	err = until(ctx, time.Second, func() bool {
+	err = fleet.Until(ctx, time.Second, func() bool {
 		var read map[string]int
 		if read, readErr = completions(ctx, js); readErr == nil {
 			done = read
@@ -255,22 +225,6 @@ func waitCompleted(ctx context.Context, url string) (map[string]int, error) {
 		return nil, fmt.Errorf("%d of %d tasks completed: %w", len(done), count, errors.Join(err, readErr))
 	}
 	return done, nil
-}
-
-// until polls cond every period until it holds, for at most two minutes.
-func until(ctx context.Context, every time.Duration, cond func() bool) error {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-	return nil
 }
 
 // heldTime sums how long tasks were held running: what per-task
