@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -13,46 +14,76 @@ import (
 	"github.com/corral-go/corral/internal/streamwatch"
 )
 
-// markedFor is how long a worker remembers a cancel marker it saw: a
-// claim stored before the marker may start its run just after the watch
-// delivered it.
-const markedFor = time.Minute
-
 // cancels are the runs of a worker that Queue.Cancel may cut short, and
 // the cancel markers its watch saw lately, by task id.
 type cancels struct {
-	mu      sync.Mutex
+	// keep is how long a marker seen is remembered: as long as the queue
+	// keeps it, so that a copy no claim checks against it (a lazy run's)
+	// is dropped as long as a claim would be, and a claim stored before
+	// the marker may start its run after the watch delivered it.
+	keep time.Duration
+	// current is set, and caughtUp closed, once the watch has delivered
+	// the markers the queue held when it started: until then only a claim
+	// can tell whether a copy was cancelled.
+	current  atomic.Bool
+	caughtUp chan struct{}
+	mu       sync.Mutex
 	runs    map[string]runCancel
 	marked  map[string]marker
 	pruneAt time.Time // when marked is next pruned
 }
 
+// runCancel is a run Queue.Cancel may cut short: one under a record at
+// seq, which a marker stored after it cancels, or a lazy run (seq 0) of
+// the copy at copySeq in the queue, which a marker cancels if the copy
+// was stored by the cancel.
 type runCancel struct {
-	seq    uint64 // the run's record: a marker stored after it cancels it
-	cancel context.CancelCauseFunc
+	seq, copySeq uint64
+	cancel       context.CancelCauseFunc
 }
 
+// cancelledBy reports whether the marker m cancels the run.
+func (rc runCancel) cancelledBy(m marker) bool {
+	if rc.seq == 0 {
+		return m.seq != 0 && m.copySeq >= rc.copySeq
+	}
+	return m.seq > rc.seq
+}
+
+// marker is a cancel marker seen: stored at seq in the held stream, at
+// the time stored, when the queue's last sequence was copySeq.
 type marker struct {
-	seq  uint64
-	seen time.Time
+	seq, copySeq uint64
+	stored       time.Time
 }
 
-// start returns the ctx of the run of task id under its record at seq:
-// cancelled, with the cause ErrCancelled, once a marker stored after the
-// record is seen. stop ends it.
-func (c *cancels) start(ctx context.Context, id string, seq uint64) (context.Context, func()) {
+// start returns the ctx of the run of task id under its record at seq,
+// or, with seq 0, of a lazy run of the copy at copySeq in the queue:
+// cancelled, with the cause ErrCancelled, once a marker that cancels it
+// is seen (see runCancel). stop ends it; claimed moves a lazy run under
+// its record at seq.
+func (c *cancels) start(ctx context.Context, id string, seq, copySeq uint64) (rctx context.Context, claimed func(seq uint64), stop func()) {
 	rctx, cancel := context.WithCancelCause(ctx)
+	rc := runCancel{seq: seq, copySeq: copySeq, cancel: cancel}
 	c.mu.Lock()
 	if c.runs == nil {
 		c.runs = map[string]runCancel{}
 	}
-	c.runs[id] = runCancel{seq: seq, cancel: cancel}
+	c.runs[id] = rc
 	m := c.marked[id]
 	c.mu.Unlock()
-	if m.seq > seq {
+	if rc.cancelledBy(m) {
 		cancel(ErrCancelled)
 	}
-	return rctx, func() {
+	claimed = func(seq uint64) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if run, ok := c.runs[id]; ok {
+			run.seq = seq
+			c.runs[id] = run
+		}
+	}
+	return rctx, claimed, func() {
 		c.mu.Lock()
 		delete(c.runs, id)
 		c.mu.Unlock()
@@ -60,30 +91,37 @@ func (c *cancels) start(ctx context.Context, id string, seq uint64) (context.Con
 	}
 }
 
-// mark takes in the cancel marker of task id, stored at seq when, and
-// cuts its run short if it began before it. A marker older than
-// markedFor is not remembered: no claim that preceded it is still to
-// start its run.
-func (c *cancels) mark(id string, seq uint64, stored time.Time) {
+// cancelled reports whether a marker seen cancels the copy of task id at
+// copySeq in the queue, which no run holds yet.
+func (c *cancels) cancelled(id string, copySeq uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return runCancel{copySeq: copySeq}.cancelledBy(c.marked[id])
+}
+
+// mark takes in the cancel marker m of task id, and cuts
+// its run short if m cancels it. A marker older than keep is not
+// remembered: the queue has let it go.
+func (c *cancels) mark(id string, m marker) {
 	now := time.Now()
 	c.mu.Lock()
 	if c.marked == nil {
 		c.marked = map[string]marker{}
 	}
-	if now.Sub(stored) < markedFor {
-		c.marked[id] = marker{seq: seq, seen: now}
+	if now.Sub(m.stored) < c.keep {
+		c.marked[id] = m
 	}
-	if now.After(c.pruneAt) { // at most once in markedFor: amortised
-		c.pruneAt = now.Add(markedFor)
-		for k, m := range c.marked {
-			if now.Sub(m.seen) > markedFor {
+	if now.After(c.pruneAt) { // at most once in keep: amortised
+		c.pruneAt = now.Add(c.keep)
+		for k, old := range c.marked {
+			if now.Sub(old.stored) > c.keep {
 				delete(c.marked, k)
 			}
 		}
 	}
 	run, ok := c.runs[id]
 	c.mu.Unlock()
-	if ok && seq > run.seq {
+	if ok && run.cancelledBy(m) {
 		run.cancel(ErrCancelled)
 	}
 }
@@ -97,8 +135,14 @@ func (r *run) watchCancels(ctx context.Context) {
 		Filters: []string{fmt.Sprintf(cancelsTmpl, w.queue)},
 		Deliver: func(_ context.Context, m jetstream.Msg) error {
 			if meta, err := m.Metadata(); err == nil {
-				r.cancels.mark(m.Headers().Get(TaskIDHeader), meta.Sequence.Stream, meta.Timestamp)
+				copySeq, _ := strconv.ParseUint(m.Headers().Get(copyHeader), 10, 64)
+				r.cancels.mark(m.Headers().Get(TaskIDHeader), marker{seq: meta.Sequence.Stream, copySeq: copySeq, stored: meta.Timestamp})
 			}
+			return nil
+		},
+		InitialDone: func(context.Context) error {
+			r.cancels.current.Store(true)
+			close(r.cancels.caughtUp)
 			return nil
 		}}, w.src)
 	for ctx.Err() == nil {

@@ -41,10 +41,19 @@ type Config struct {
 	// Default 10s.
 	LeaseTTL time.Duration `yaml:"lease_ttl"`
 	// ClaimWait is how long a task taken from the queue may stay unclaimed
-	// (the worker crashed in between) before it is offered again: the
-	// queue consumer's ack wait. Range 1s to 87600h (ten years). Default
-	// 30s.
+	// (the worker crashed in between, or died while it ran the task
+	// before ClaimAfter) before it is offered again: the queue consumer's
+	// ack wait. Range 1s to 87600h (ten years). Default LeaseTTL.
 	ClaimWait time.Duration `yaml:"claim_wait"`
+	// ClaimAfter is how long a task enqueued on Subject (Client.Enqueue)
+	// runs before the worker claims it. A task that ends sooner costs one
+	// acknowledgement and leaves no record: were the worker to die before
+	// that is stored, the task runs again after ClaimWait, as a JetStream
+	// handler's message would. Tasks enqueued with EnqueueTask, periodic
+	// ticks and tasks that came back are claimed before they run. A
+	// negative value claims every task first. At most half ClaimWait.
+	// Default 1s.
+	ClaimAfter time.Duration `yaml:"claim_after"`
 	// Timeout bounds one run of a task's handler, not the claim before it
 	// or the writes after: its ctx is cancelled and the run counts as
 	// failed. Range 0 to 87600h (ten years). Default none.
@@ -113,7 +122,7 @@ const (
 	defaultConcurrency = 16
 	defaultHeartbeat   = 3 * time.Second
 	defaultLeaseTTL    = 10 * time.Second
-	defaultClaimWait   = 30 * time.Second
+	defaultClaimAfter  = time.Second
 	defaultFailures    = 5
 	defaultKeep        = 2 * time.Minute
 	defaultSweep       = time.Minute
@@ -139,7 +148,10 @@ func (c Config) withDefaults(queue string) Config {
 		c.LeaseTTL = max(defaultLeaseTTL, 3*c.Heartbeat)
 	}
 	if c.ClaimWait == 0 {
-		c.ClaimWait = defaultClaimWait
+		c.ClaimWait = c.LeaseTTL
+	}
+	if c.ClaimAfter == 0 {
+		c.ClaimAfter = min(defaultClaimAfter, c.ClaimWait/2)
 	}
 	if c.MaxFailures == 0 {
 		c.MaxFailures = defaultFailures
@@ -235,6 +247,10 @@ func (c Config) validateTimes(p conf.Problems) {
 	}
 	if d.ClaimWait < time.Second {
 		p.Addf("claim_wait", "must be at least 1s, got %v", d.ClaimWait)
+	}
+	if d.ClaimAfter > d.ClaimWait/2 {
+		p.Addf("claim_after", "%v must be at most half claim_wait (%v): a task must be claimed well before its copy is offered again",
+			d.ClaimAfter, d.ClaimWait)
 	}
 	if d.KeepCompleted < 2*d.ClaimWait {
 		p.Addf("keep_completed", "%v must be at least twice claim_wait (%v): a completed task's late duplicate is dropped only while it is remembered",

@@ -18,9 +18,10 @@ import (
 )
 
 // fast is a queue configuration whose leases, claims and sweeps take
-// seconds, so that recovery shows within a test.
+// seconds, so that recovery shows within a test. It claims every task
+// before it runs: the tests that use it are about the held records.
 var fast = Config{MaxConcurrency: 4, Heartbeat: 300 * time.Millisecond, LeaseTTL: time.Second,
-	ClaimWait: time.Second, KeepCompleted: time.Minute, SweepEvery: time.Second}
+	ClaimWait: time.Second, ClaimAfter: -1, KeepCompleted: time.Minute, SweepEvery: time.Second}
 
 // testWorker serves a worker in a tree of its own, on a connection of its
 // own, until the test ends or stop is called.
@@ -178,6 +179,72 @@ func TestCrashAtEveryStepLosesNoTask(t *testing.T) {
 			done, held := outcomes(t, srv.URL())
 			if len(done["t1"]) != 1 || len(held) != 0 {
 				t.Fatalf("recorded completions of t1: %v, still held: %v; want one completion and nothing held", done["t1"], held)
+			}
+		})
+	}
+}
+
+// A worker that dies while it runs a task before claiming it
+// (Config.ClaimAfter) loses nothing: the task's copy comes back after
+// ClaimWait and another worker completes it, claiming it first (a copy
+// delivered again is), so that one completion is recorded, its own. Died
+// after the run and before its ack, the task runs twice, the window a
+// JetStream handler's message has too; died once the run was claimed (its
+// record stored, the copy not yet acked), the claim holds the task until
+// the dead lease expires, then it is put back.
+func TestCrashDuringALazyRunLosesNoTask(t *testing.T) {
+	lazy := fast
+	lazy.ClaimAfter = 200 * time.Millisecond
+	for _, tt := range []struct {
+		step   string
+		runFor time.Duration // the dying worker's run
+	}{
+		{step: stepLazyRan},
+		{step: stepPromoted, runFor: time.Hour},
+	} {
+		t.Run(tt.step, func(t *testing.T) {
+			t.Parallel()
+			srv := natstest.RunServer(t)
+			died := make(chan struct{})
+			var ran sync.Map // worker → runs
+			handler := func(who string, runFor time.Duration) Handler {
+				return HandlerFunc(func(ctx context.Context, task *Task) error {
+					n, _ := ran.LoadOrStore(who, new(atomic.Int32))
+					n.(*atomic.Int32).Add(1)
+					select {
+					case <-time.After(runFor):
+						return nil
+					case <-ctx.Done():
+						return ctx.Err()
+					}
+				})
+			}
+			a := serveWorker(t, srv.URL(), lazy, handler("a", tt.runFor), dieAt(tt.step, died))
+			publishTask(t, srv.URL(), "t1")
+			select {
+			case <-died:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("worker a never reached step %q", tt.step)
+			}
+			b := serveWorker(t, srv.URL(), lazy, handler("b", 0), nil)
+			natstest.Eventually(t, 30*time.Second, func() bool { return b.w.Status().Counters.Completed == 1 }, func() string {
+				return fmt.Sprintf("b: %+v", b.w.Status())
+			})
+			bWorker := b.w.Status().Worker
+			a.stop()
+			b.stop()
+			runs := func(who string) int32 {
+				if n, ok := ran.Load(who); ok {
+					return n.(*atomic.Int32).Load()
+				}
+				return 0
+			}
+			if runs("a") != 1 || runs("b") != 1 {
+				t.Fatalf("runs: a %d, b %d; want one each", runs("a"), runs("b"))
+			}
+			done, held := outcomes(t, srv.URL())
+			if len(done["t1"]) != 1 || done["t1"][0] != bWorker || len(held) != 0 {
+				t.Fatalf("recorded completions of t1: %v, still held: %v; want b's (%s) and nothing held", done["t1"], held, bWorker)
 			}
 		})
 	}

@@ -18,6 +18,7 @@ type delivery struct {
 
 	reserved string // the task's ID, while no other copy of it runs here
 	claimed  bool
+	lazy     *lazyRun // a run started before its claim
 	rec      record
 	task     *Task // the run, once it started
 }

@@ -18,8 +18,10 @@ import (
 
 // faultConfig renews every 300ms and keeps a lease 5s: longer than a
 // server restart or a leader election, which must not cost any lease.
+// It claims every task first: the tests count the records of completions,
+// which tasks run before their claim do not leave.
 var faultConfig = tasks.Config{MaxConcurrency: 10, Heartbeat: 300 * time.Millisecond, LeaseTTL: 5 * time.Second,
-	ClaimWait: 2 * time.Second, KeepCompleted: time.Minute, SweepEvery: time.Second}
+	ClaimWait: 2 * time.Second, ClaimAfter: -1, KeepCompleted: time.Minute, SweepEvery: time.Second}
 
 // slowHandler completes each task after a moment, so that a fault finds
 // tasks running.
@@ -121,12 +123,13 @@ func TestExpiredLeaseIsRecoveredByTheWatch(t *testing.T) {
 	nc := natstest.Connect(t, srv.URL())
 	cfg := childConfig
 	cfg.SweepEvery = time.Hour
+	cfg.ClaimAfter = -1 // recovered from their records
 	rec := natstest.NewRecorder()
 	unblock := make(chan struct{})
 	// The recoverer takes one task, which keeps it full until unblocked:
 	// every other task goes to the worker that is cut off.
 	rcv := startWorker(t, srv.URL(), "q", tasks.Config{MaxConcurrency: 1, Heartbeat: cfg.Heartbeat, LeaseTTL: cfg.LeaseTTL,
-		ClaimWait: cfg.ClaimWait, KeepCompleted: cfg.KeepCompleted, SweepEvery: cfg.SweepEvery},
+		ClaimWait: cfg.ClaimWait, ClaimAfter: cfg.ClaimAfter, KeepCompleted: cfg.KeepCompleted, SweepEvery: cfg.SweepEvery},
 		tasks.HandlerFunc(func(ctx context.Context, task *tasks.Task) error {
 			if string(task.Data()) == "block" {
 				<-unblock

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -35,6 +36,8 @@ type Task struct {
 	run   *run // its worker's run, which measures a result when one is set
 
 	reports *reports // its worker's, which Progress joins
+	token   atomic.Uint64
+	promote func() // claims a lazy run's task; nil once claimed first
 
 	mu        sync.Mutex
 	res       []byte
@@ -74,8 +77,20 @@ func (t *Task) Worker() string { return t.rec.worker }
 // Token is the run's fencing token: it grows with every claim of the
 // task, by any worker. Pass it to what the task writes to, which should
 // refuse a token smaller than the largest it has seen: a run that lost
-// its lease, still writing, is then refused downstream too.
-func (t *Task) Token() uint64 { return t.rec.seq }
+// its lease, still writing, is then refused downstream too. A run started
+// before its claim (Config.ClaimAfter) has none, 0, until it is claimed.
+func (t *Task) Token() uint64 { return t.token.Load() }
+
+// claimed gives the run the record at seq.
+func (t *Task) claimed(seq uint64) { t.token.Store(seq) }
+
+// held is the record the run holds its task by; its seq is 0 until the
+// task is claimed.
+func (t *Task) held() record {
+	rec := t.rec
+	rec.seq = t.token.Load()
+	return rec
+}
 
 // SetResult keeps a copy of b as the task's result, in place of one set
 // before: once the run completes (Run returns nil), the task's tombstone

@@ -26,6 +26,7 @@ func TestProcessNamesTheWorker(t *testing.T) {
 	nc := natstest.Connect(t, srv.URL())
 	rec := natstest.NewRecorder()
 	cfg := childConfig
+	cfg.ClaimAfter = -1 // the record is read while the task runs
 	cfg.Process = "render-1@host-a/7"
 	started, release := make(chan string, 1), make(chan struct{})
 	w := startWorker(t, srv.URL(), "q", cfg, tasks.HandlerFunc(func(_ context.Context, task *tasks.Task) error {

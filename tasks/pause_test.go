@@ -25,7 +25,10 @@ func TestPausedWorkersTasksRunElsewhereWithinItsLease(t *testing.T) {
 	cfg := childConfig
 	cfg.ClaimWait = 30 * time.Second
 	const n = 5 // of the paused worker's 20 slots
-	child := startChildWorker(t, srv.URL(), time.Hour, cfg.ClaimWait)
+	// Claimed first, so that the tasks are held by the lease the moment
+	// they start: one run before its claim would come back after
+	// claim_wait, as documented.
+	child := startChildWorker(t, srv.URL(), time.Hour, cfg.ClaimWait, "TASKS_TEST_CHILD_CLAIM_AFTER=-1s")
 	enqueue(t, nc, cfg, "q", n)
 	natstest.Eventually(t, 30*time.Second, func() bool { return r.startedBy(func(string) bool { return true }) == n },
 		func() string { return "the worker process did not start every task" })

@@ -44,6 +44,9 @@ func runChildWorker() int {
 	if d, _ := time.ParseDuration(os.Getenv("TASKS_TEST_CHILD_CLAIM_WAIT")); d > 0 {
 		cfg.ClaimWait = d
 	}
+	if d, err := time.ParseDuration(os.Getenv("TASKS_TEST_CHILD_CLAIM_AFTER")); err == nil {
+		cfg.ClaimAfter = d
+	}
 	cfg.Events = supervisor.Events{Hook: func(e supervisor.Event) {
 		m := nats.NewMsg("child.event")
 		m.Data = []byte(e.Kind())
@@ -75,12 +78,14 @@ func runChildWorker() int {
 }
 
 // startChildWorker starts a worker process whose tasks each take
-// taskTime, with childConfig but for a claimWait that is not 0.
-func startChildWorker(t *testing.T, url string, taskTime, claimWait time.Duration) *natstest.Child {
+// taskTime, with childConfig but for a claimWait that is not 0, and env
+// (TASKS_TEST_CHILD_CLAIM_AFTER=<duration>).
+func startChildWorker(t *testing.T, url string, taskTime, claimWait time.Duration, env ...string) *natstest.Child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+url, "TASKS_TEST_CHILD_TASK_TIME="+taskTime.String(),
 		"TASKS_TEST_CHILD_CLAIM_WAIT="+claimWait.String())
+	cmd.Env = append(cmd.Env, env...)
 	return natstest.StartChild(t, cmd)
 }
 

@@ -33,7 +33,19 @@ func (t *Task) Progress(b []byte) error {
 	if t.reports != nil {
 		t.reports.add(t)
 	}
+	if t.promote != nil && t.token.Load() == 0 {
+		// Progress is kept by the record: a lazy run is claimed now.
+		t.promote()
+	}
 	return nil
+}
+
+// progressPending reports whether progress was reported since the
+// worker last wrote it.
+func (t *Task) progressPending() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.progDirty
 }
 
 // takeProgress returns the progress reported since it was last taken.
@@ -89,13 +101,17 @@ func (r *run) flushProgress(ctx context.Context) {
 		}
 		var sent []jetstream.PubAckFuture
 		for task := range r.progress.take() {
+			if task.token.Load() == 0 {
+				r.progress.add(task) // a lazy run being claimed: next time
+				continue
+			}
 			b, ok := task.takeProgress()
 			if !ok {
 				continue
 			}
 			// Fenced by the record: a task no longer this run's is not
 			// written, and its progress dropped.
-			if f, err := l.js.PublishMsgAsync(l.names.progressMsg(task.rec, b, r.w.cfg.KeepCompleted)); err == nil {
+			if f, err := l.js.PublishMsgAsync(l.names.progressMsg(task.held(), b, r.w.cfg.KeepCompleted)); err == nil {
 				sent = append(sent, f)
 			}
 		}
@@ -119,7 +135,7 @@ func (r *run) flushLast(ctx context.Context, task *Task) {
 	}
 	if b, ok := task.takeProgress(); ok {
 		l := r.ledger()
-		_, _ = publish(ctx, l.js, l.names.progressMsg(task.rec, b, r.w.cfg.KeepCompleted))
+		_, _ = publish(ctx, l.js, l.names.progressMsg(task.held(), b, r.w.cfg.KeepCompleted))
 	}
 }
 

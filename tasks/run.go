@@ -49,6 +49,9 @@ func (r *run) Handle(ctx context.Context, d *delivery) error {
 		return errPassed
 	}
 	d.reserved = t.id
+	if r.lazy(d, t) {
+		return r.startLazy(ctx, d, t)
+	}
 	seq, err := r.claim(ctx, t, 0)
 	if err == nil {
 		d.rec = record{task: t, holder: r.holder(), state: stateHeld, seq: seq}
@@ -68,20 +71,27 @@ func (r *run) Handle(ctx context.Context, d *delivery) error {
 		return errPassed
 	}
 	r.w.stats.started.Add(1)
-	rctx, stop := r.cancels.start(ctx, t.id, d.rec.seq)
+	rctx, _, stop := r.cancels.start(ctx, t.id, d.rec.seq, 0)
 	defer stop()
-	if r.w.cfg.Timeout > 0 {
-		var cancel context.CancelFunc
-		rctx, cancel = context.WithTimeout(rctx, r.w.cfg.Timeout)
-		defer cancel()
-	}
 	d.task = &Task{rec: d.rec, queue: r.w.queue, run: r, reports: &r.progress}
-	err = r.w.handler.Run(rctx, d.task)
+	d.task.token.Store(d.rec.seq)
+	err = r.runTask(rctx, d.task)
 	if r.w.dies(stepRan) {
 		d.claimed = false
 		return errPassed
 	}
-	if err != nil && errors.Is(context.Cause(rctx), ErrCancelled) {
+	return err
+}
+
+// runTask runs the handler on task, within the Timeout.
+func (r *run) runTask(ctx context.Context, task *Task) error {
+	if r.w.cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.w.cfg.Timeout)
+		defer cancel()
+	}
+	err := r.w.handler.Run(ctx, task)
+	if err != nil && errors.Is(context.Cause(ctx), ErrCancelled) {
 		err = fmt.Errorf("%w: %w", ErrCancelled, err)
 	}
 	return err
@@ -223,7 +233,18 @@ func (r *run) Settle(ctx context.Context, d *delivery, err error) {
 	if d.reserved != "" {
 		defer r.running.Delete(d.reserved)
 	}
-	if errors.Is(err, errPassed) || !d.claimed {
+	if errors.Is(err, errPassed) {
+		return
+	}
+	if d.lazy != nil {
+		if !r.endLazy(ctx, d, err) {
+			return
+		}
+		if err != nil && errors.Is(context.Cause(d.lazy.ctx), errClaimLate) {
+			err = HandBack(0) // cut off, not failed: put back
+		}
+	}
+	if !d.claimed {
 		return
 	}
 	write, count := r.outcome(d.rec, err, d.task)

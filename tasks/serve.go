@@ -23,7 +23,7 @@ import (
 // newRun takes a lease under a fresh identity and builds what runs under
 // it.
 func (w *Worker) newRun(ctx context.Context) (*run, error) {
-	r := &run{w: w, id: nuid.Next()}
+	r := &run{w: w, id: nuid.Next(), cancels: cancels{keep: w.cfg.KeepCompleted, caughtUp: make(chan struct{})}}
 	leases, err := kv.Open(w.names.leaseBucket, kv.Config{Bind: true, Events: w.cfg.Events}, w.src, codec.String{})
 	if err != nil {
 		return nil, err
@@ -133,6 +133,7 @@ func (r *run) serve(ctx context.Context) error {
 		case <-stopped:
 		}
 	})
+	r.awaitCancels(pctx)
 	err := r.pullAll(pctx)
 	if ctx.Err() != nil || r.fenced.Load() {
 		err = nil
@@ -150,6 +151,23 @@ func (r *run) serve(ctx context.Context) error {
 		err = rerr
 	}
 	return err
+}
+
+// awaitCancels waits, before the worker takes tasks, until it knows the
+// queue's cancels, so that no copy of a task cancelled before runs before
+// its claim (see lazy). A watch that takes longer than jsapi.Timeout is
+// not waited for: until it is current, every task is claimed first.
+func (r *run) awaitCancels(ctx context.Context) {
+	if r.w.cfg.ClaimAfter <= 0 {
+		return
+	}
+	t := time.NewTimer(jsapi.Timeout)
+	defer t.Stop()
+	select {
+	case <-r.cancels.caughtUp:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // pullAll pulls on the current connection, and on its replacement when it

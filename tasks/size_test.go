@@ -26,7 +26,8 @@ func TestTaskTooLargeToClaimLeavesTheQueue(t *testing.T) {
 	nc := natstest.Connect(t, srv.URL())
 	rec := natstest.NewRecorder()
 	done := newLedger()
-	cfg := tasks.Config{MaxConcurrency: 2, ClaimWait: time.Second, Backoff: []time.Duration{10 * time.Millisecond}}
+	// Claimed first: the claim is what the server refuses.
+	cfg := tasks.Config{MaxConcurrency: 2, ClaimWait: time.Second, ClaimAfter: -1, Backoff: []time.Duration{10 * time.Millisecond}}
 	w := startWorker(t, srv.URL(), "q", cfg, tasks.HandlerFunc(func(_ context.Context, task *tasks.Task) error {
 		if task.ID() == "grows" && task.Failures() == 0 {
 			return errors.New("first run fails") // its put-back carries more headers than its claim did

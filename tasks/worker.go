@@ -54,6 +54,8 @@ const (
 	stepAcked   = "acked"    // the copy is acked, the task not run
 	stepRan     = "ran"      // the task ran, its outcome not written
 	stepPutBack = "put back" // the task is enqueued again, its record not removed
+	stepLazyRan  = "ran lazily" // a lazy run ended, its copy not acked
+	stepPromoted = "promoted"   // a lazy run's record is written, its copy not acked
 )
 
 // dies reports whether the process dies at step (in tests only).

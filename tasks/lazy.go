@@ -1,0 +1,177 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/corral-go/corral/internal/jsapi"
+)
+
+// errClaimLate is the cause of a lazy run's cancel when its claim got no
+// answer before the queue was to offer its copy again: the run stops, and
+// the task is put back if the claim was stored after all.
+var errClaimLate = errors.New("tasks: the claim of a lazily started task got no answer in time")
+
+// lazyRun is a run started without a claim (Config.ClaimAfter): its copy
+// stays unacknowledged in the queue until the run ends, or until it is
+// promoted, claimed as any task, once it has run ClaimAfter.
+type lazyRun struct {
+	deadline time.Time // when the queue offers the copy again, less a tenth
+	timer    *time.Timer
+	claimed  func(seq uint64) // moves the run's cancel under its record
+	ctx      context.Context  // the run's
+	cancel   context.CancelCauseFunc
+
+	mu      sync.Mutex
+	ended   bool          // the run ended: no promotion starts
+	started bool          // a promotion started
+	done    chan struct{} // closed when it ends
+	passed  bool          // it found the task another's and let the copy go
+}
+
+// lazy reports whether the copy d of t may run before it is claimed: a
+// task's first copy enqueued on the queue's Subject, delivered once, once
+// the worker knows the queue's cancels. A task enqueued with EnqueueTask
+// (a nonce), a periodic tick, a copy that came back or one delivered
+// again (a promotion's ack may have been lost: only a claim tells) is
+// claimed first.
+func (r *run) lazy(d *delivery, t task) bool {
+	return r.w.cfg.ClaimAfter > 0 && d.meta.NumDelivered == 1 && t.attempt == 0 && t.nonce == "" && t.schedule == "" &&
+		r.cancels.current.Load()
+}
+
+// startLazy runs the copy d of t without claiming it, to be promoted
+// after ClaimAfter. A copy the queue's cancels name is dropped instead.
+func (r *run) startLazy(ctx context.Context, d *delivery, t task) error {
+	if r.cancels.cancelled(t.id, t.copySeq) {
+		r.w.stats.cancelled.Add(1)
+		_ = d.ack()
+		return errPassed
+	}
+	l := &lazyRun{deadline: time.Now().Add(r.w.cfg.ClaimWait - r.w.cfg.ClaimWait/10), done: make(chan struct{})}
+	l.ctx, l.cancel = context.WithCancelCause(ctx)
+	defer l.cancel(nil)
+	d.lazy = l
+	d.rec = record{task: t, holder: r.holder(), state: stateHeld}
+	r.w.stats.started.Add(1)
+	rctx, claimed, stop := r.cancels.start(l.ctx, t.id, 0, t.copySeq)
+	defer stop()
+	l.claimed = claimed
+	d.task = &Task{rec: d.rec, queue: r.w.queue, run: r, reports: &r.progress,
+		promote: func() { l.timer.Reset(0) }}
+	l.timer = time.AfterFunc(r.w.cfg.ClaimAfter, func() { r.promote(ctx, d) })
+	return r.runTask(rctx, d.task)
+}
+
+// promote claims a lazy run's task, as a claim-first run does before it
+// starts, and acks the copy: from then on the run holds the task by its
+// record. It does nothing once the run ended or a promotion started. A
+// claim unanswered by the copy's deadline cancels the run (errClaimLate);
+// the worker asks on, and the task is put back if it was stored.
+func (r *run) promote(ctx context.Context, d *delivery) {
+	l := d.lazy
+	l.mu.Lock()
+	if l.ended || l.started {
+		l.mu.Unlock()
+		return
+	}
+	l.started = true
+	l.mu.Unlock()
+	defer close(l.done)
+	late := time.AfterFunc(time.Until(l.deadline), func() { l.cancel(errClaimLate) })
+	defer late.Stop()
+	r.claimLazy(ctx, d)
+}
+
+// claimLazy claims the task of the lazy run d and acks its copy, or lets
+// the copy go (passed) when the task is another's.
+func (r *run) claimLazy(ctx context.Context, d *delivery) {
+	l := d.lazy
+	t := d.rec.task
+	seq, err := r.claim(ctx, t, 0)
+	if err != nil {
+		var rec record
+		if rec, err = r.decide(ctx, d, t, err); err != nil {
+			// Not this run's: decide let the copy go.
+			l.passed = true
+			l.cancel(ErrFenced)
+			return
+		}
+		seq = rec.seq
+	}
+	// Only the sequence: the pool's worker may read the rest meanwhile.
+	d.rec.seq = seq
+	d.task.claimed(seq)
+	l.claimed(seq)
+	if r.w.dies(stepPromoted) {
+		return
+	}
+	d.claimed = true
+	_ = d.ack()
+}
+
+// endLazy ends a lazy run that returned err: it waits for a promotion in
+// flight, and reports whether the run holds its task by a record now,
+// for Settle to write its outcome as any claimed run's. Otherwise it
+// settles the copy itself: a run that completed is acked, and confirmed;
+// one cut off by a stop, or by a claim too late, is offered again at
+// once; one cancelled is dropped. A result, a failure or a hand-back
+// needs a record: the run is promoted first.
+func (r *run) endLazy(ctx context.Context, d *delivery, err error) (claimed bool) {
+	l := d.lazy
+	l.timer.Stop()
+	l.mu.Lock()
+	l.ended = true
+	started := l.started
+	l.mu.Unlock()
+	if started {
+		<-l.done
+	}
+	switch {
+	case d.claimed:
+		return true
+	case l.passed:
+		return false
+	case !r.entitled():
+		// The lease is lost: the copy comes back after ClaimWait.
+		r.w.stats.rejected.Add(1)
+		return false
+	case r.w.dies(stepLazyRan):
+		return false
+	case errors.Is(err, ErrCancelled):
+		r.w.stats.cancelled.Add(1)
+		_ = d.ack()
+		return false
+	case r.pool.CutOff(err):
+		r.w.stats.handedBack.Add(1)
+		_ = d.nak(0)
+		return false
+	case err == nil && d.task.result() == nil && !d.task.progressPending():
+		r.confirm(ctx, d)
+		return false
+	}
+	r.claimLazy(ctx, d)
+	return d.claimed
+}
+
+// confirm acks the copy of a completed lazy run and waits for the server
+// to confirm it, asking again until the copy's deadline: unconfirmed, the
+// task may run again.
+func (r *run) confirm(ctx context.Context, d *delivery) {
+	for wait := settleRetryMin; ; wait = min(2*wait, settleRetryMax) {
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(jsapi.Timeout, max(time.Until(d.lazy.deadline), 0)))
+		err := d.doubleAck(actx)
+		cancel()
+		if err == nil {
+			r.w.stats.completed.Add(1)
+			return
+		}
+		if time.Until(d.lazy.deadline) < wait || d.nc.IsClosed() {
+			r.w.stats.unconfirmed.Add(1)
+			return
+		}
+		sleep(ctx, wait)
+	}
+}
