@@ -28,9 +28,9 @@ type cancels struct {
 	current  atomic.Bool
 	caughtUp chan struct{}
 	mu       sync.Mutex
-	runs    map[string]runCancel
-	marked  map[string]marker
-	pruneAt time.Time // when marked is next pruned
+	runs     map[string]runCancel
+	marked   map[string]marker
+	pruneAt  time.Time // when marked is next pruned
 }
 
 // runCancel is a run Queue.Cancel may cut short: one under a record at
@@ -60,10 +60,11 @@ type marker struct {
 // start returns the ctx of the run of task id under its record at seq,
 // or, with seq 0, of a lazy run of the copy at copySeq in the queue:
 // cancelled, with the cause ErrCancelled, once a marker that cancels it
-// is seen (see runCancel). stop ends it; claimed moves a lazy run under
-// its record at seq.
-func (c *cancels) start(ctx context.Context, id string, seq, copySeq uint64) (rctx context.Context, claimed func(seq uint64), stop func()) {
-	rctx, cancel := context.WithCancelCause(ctx)
+// is seen (see runCancel), or by cancel. stop ends it; claimed moves a
+// lazy run under its record at seq.
+func (c *cancels) start(ctx context.Context, id string, seq, copySeq uint64) (rctx context.Context, cancel context.CancelCauseFunc,
+	claimed func(seq uint64), stop func()) {
+	rctx, cancel = context.WithCancelCause(ctx)
 	rc := runCancel{seq: seq, copySeq: copySeq, cancel: cancel}
 	c.mu.Lock()
 	if c.runs == nil {
@@ -83,7 +84,7 @@ func (c *cancels) start(ctx context.Context, id string, seq, copySeq uint64) (rc
 			c.runs[id] = run
 		}
 	}
-	return rctx, claimed, func() {
+	return rctx, cancel, claimed, func() {
 		c.mu.Lock()
 		delete(c.runs, id)
 		c.mu.Unlock()

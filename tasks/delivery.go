@@ -1,7 +1,6 @@
 package tasks
 
 import (
-	"context"
 	"strconv"
 	"time"
 
@@ -41,8 +40,9 @@ func (d *delivery) nak(delay time.Duration) error {
 	return d.nc.Publish(d.raw.Reply, []byte(`-NAK {"delay": `+strconv.FormatInt(delay.Nanoseconds(), 10)+`}`))
 }
 
-// doubleAck removes the copy and waits for the server to confirm it.
-func (d *delivery) doubleAck(ctx context.Context) error {
-	_, err := d.nc.RequestWithContext(ctx, d.raw.Reply, ackBody)
+// doubleAck removes the copy and waits up to timeout for the server to
+// confirm it.
+func (d *delivery) doubleAck(timeout time.Duration) error {
+	_, err := d.nc.Request(d.raw.Reply, ackBody, timeout)
 	return err
 }

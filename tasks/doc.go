@@ -12,6 +12,11 @@
 // A handler returns nil (the task is done), an error (it is tried again
 // after [Config.Backoff], and past [Config.MaxFailures] dead-lettered), or
 // [HandBack] (offered again, to another worker first, and no failure).
+// A task enqueued on the queue's Subject runs before it is claimed, under
+// the queue's ack wait, and is claimed only once it has run
+// [Config.ClaimAfter]: a short task costs one acknowledgement, and runs
+// again if its worker dies before that is stored, as a JetStream
+// handler's message would. Other tasks are claimed before they run.
 // Tasks are enqueued by publishing to the queue's subject; a
 // corral.Client's Enqueue does it through the buffered publisher, with
 // the task's id as its Msg-Id, after [CheckTask] has found that the queue

@@ -51,18 +51,16 @@ func (r *run) startLazy(ctx context.Context, d *delivery, t task) error {
 		return errPassed
 	}
 	l := &lazyRun{deadline: time.Now().Add(r.w.cfg.ClaimWait - r.w.cfg.ClaimWait/10), done: make(chan struct{})}
-	l.ctx, l.cancel = context.WithCancelCause(ctx)
-	defer l.cancel(nil)
 	d.lazy = l
 	d.rec = record{task: t, holder: r.holder(), state: stateHeld}
 	r.w.stats.started.Add(1)
-	rctx, claimed, stop := r.cancels.start(l.ctx, t.id, 0, t.copySeq)
+	var stop func()
+	l.ctx, l.cancel, l.claimed, stop = r.cancels.start(ctx, t.id, 0, t.copySeq)
 	defer stop()
-	l.claimed = claimed
 	d.task = &Task{rec: d.rec, queue: r.w.queue, run: r, reports: &r.progress,
 		promote: func() { l.timer.Reset(0) }}
 	l.timer = time.AfterFunc(r.w.cfg.ClaimAfter, func() { r.promote(ctx, d) })
-	return r.runTask(rctx, d.task)
+	return r.runTask(l.ctx, d.task)
 }
 
 // promote claims a lazy run's task, as a claim-first run does before it
@@ -161,9 +159,7 @@ func (r *run) endLazy(ctx context.Context, d *delivery, err error) (claimed bool
 // task may run again.
 func (r *run) confirm(ctx context.Context, d *delivery) {
 	for wait := settleRetryMin; ; wait = min(2*wait, settleRetryMax) {
-		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(jsapi.Timeout, max(time.Until(d.lazy.deadline), 0)))
-		err := d.doubleAck(actx)
-		cancel()
+		err := d.doubleAck(min(jsapi.Timeout, max(time.Until(d.lazy.deadline), time.Millisecond)))
 		if err == nil {
 			r.w.stats.completed.Add(1)
 			return

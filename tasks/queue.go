@@ -112,7 +112,8 @@ func (q *Queue) Wait(ctx context.Context, id string) (Info, error) {
 // task waiting or scheduled never runs: its copy or schedule is deleted,
 // and any copy of it a worker takes (a put-back, a late schedule, a copy
 // enqueued on the queue's Subject, where Info cannot look it up) is
-// dropped. A running task's ctx is cancelled, with the cause ErrCancelled,
+// dropped; a copy on the Subject taken in the milliseconds before the
+// worker hears of the cancel is cancelled as it runs. A running task's ctx is cancelled, with the cause ErrCancelled,
 // as soon as its worker hears of it (milliseconds: every worker watches
 // the queue's cancels), and the task ends as cancelled, or as completed if
 // its handler returns nil all the same: Info says which. A task that

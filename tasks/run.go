@@ -71,7 +71,7 @@ func (r *run) Handle(ctx context.Context, d *delivery) error {
 		return errPassed
 	}
 	r.w.stats.started.Add(1)
-	rctx, _, stop := r.cancels.start(ctx, t.id, d.rec.seq, 0)
+	rctx, _, _, stop := r.cancels.start(ctx, t.id, d.rec.seq, 0)
 	defer stop()
 	d.task = &Task{rec: d.rec, queue: r.w.queue, run: r, reports: &r.progress}
 	d.task.token.Store(d.rec.seq)

@@ -50,10 +50,10 @@ type Worker struct {
 
 // Steps of the protocol at which tests make a worker die.
 const (
-	stepClaimed = "claimed"  // the record is written, the queue's copy not acked
-	stepAcked   = "acked"    // the copy is acked, the task not run
-	stepRan     = "ran"      // the task ran, its outcome not written
-	stepPutBack = "put back" // the task is enqueued again, its record not removed
+	stepClaimed  = "claimed"    // the record is written, the queue's copy not acked
+	stepAcked    = "acked"      // the copy is acked, the task not run
+	stepRan      = "ran"        // the task ran, its outcome not written
+	stepPutBack  = "put back"   // the task is enqueued again, its record not removed
 	stepLazyRan  = "ran lazily" // a lazy run ended, its copy not acked
 	stepPromoted = "promoted"   // a lazy run's record is written, its copy not acked
 )
