@@ -168,6 +168,9 @@ func (r *run) confirm(ctx context.Context, d *delivery) {
 			r.w.stats.unconfirmed.Add(1)
 			return
 		}
-		sleep(ctx, wait)
+		if sleep(ctx, wait); ctx.Err() != nil {
+			r.w.stats.unconfirmed.Add(1)
+			return
+		}
 	}
 }
