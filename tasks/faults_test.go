@@ -160,13 +160,14 @@ func TestExpiredLeaseIsRecoveredByTheWatch(t *testing.T) {
 	if errs := natstest.All[tasks.QueueError](rec); len(errs) > 0 {
 		t.Fatalf("the recoverer reported errors: %+v", errs)
 	}
-	for _, e := range natstest.All[tasks.WorkerDead](rec) {
-		if e.Worker == dead && e.Process != cutCfg.Process {
-			t.Errorf("%+v, want process %q", e, cutCfg.Process)
-		}
+	// The recoverer reports once it has put every task back, which the
+	// other worker may have completed by then: wait for the report.
+	deadEv, _ := natstest.WaitFor(t, rec, 0, 10*time.Second, func(e tasks.WorkerDead) bool { return e.Worker == dead })
+	if deadEv.Process != cutCfg.Process {
+		t.Errorf("%+v, want process %q", deadEv, cutCfg.Process)
 	}
-	recovered := natstest.All[tasks.TasksRecovered](rec)
-	if len(recovered) == 0 || recovered[0].Worker != dead || recovered[0].Process != cutCfg.Process {
+	recovered, _ := natstest.WaitFor[tasks.TasksRecovered](t, rec, 0, 10*time.Second, nil)
+	if recovered.Worker != dead || recovered.Process != cutCfg.Process {
 		t.Errorf("TasksRecovered %+v, want worker %s and process %q", recovered, dead, cutCfg.Process)
 	}
 	rcv.stop()
