@@ -60,10 +60,9 @@ type marker struct {
 // start returns the ctx of the run of task id under its record at seq,
 // or, with seq 0, of a lazy run of the copy at copySeq in the queue:
 // cancelled, with the cause ErrCancelled, once a marker that cancels it
-// is seen (see runCancel), or by cancel. stop ends it; claimed moves a
-// lazy run under its record at seq.
-func (c *cancels) start(ctx context.Context, id string, seq, copySeq uint64) (rctx context.Context, cancel context.CancelCauseFunc,
-	claimed func(seq uint64), stop func()) {
+// is seen (see runCancel), or by cancel. The run ends with stop, and a
+// lazy run moves under its record with claimed.
+func (c *cancels) start(ctx context.Context, id string, seq, copySeq uint64) (rctx context.Context, cancel context.CancelCauseFunc) {
 	rctx, cancel = context.WithCancelCause(ctx)
 	rc := runCancel{seq: seq, copySeq: copySeq, cancel: cancel}
 	c.mu.Lock()
@@ -76,20 +75,25 @@ func (c *cancels) start(ctx context.Context, id string, seq, copySeq uint64) (rc
 	if rc.cancelledBy(m) {
 		cancel(ErrCancelled)
 	}
-	claimed = func(seq uint64) {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if run, ok := c.runs[id]; ok {
-			run.seq = seq
-			c.runs[id] = run
-		}
+	return rctx, cancel
+}
+
+// claimed moves the lazy run of task id under its record at seq.
+func (c *cancels) claimed(id string, seq uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if run, ok := c.runs[id]; ok {
+		run.seq = seq
+		c.runs[id] = run
 	}
-	return rctx, cancel, claimed, func() {
-		c.mu.Lock()
-		delete(c.runs, id)
-		c.mu.Unlock()
-		cancel(nil)
-	}
+}
+
+// stop ends the run of task id that start began, with cancel.
+func (c *cancels) stop(id string, cancel context.CancelCauseFunc) {
+	c.mu.Lock()
+	delete(c.runs, id)
+	c.mu.Unlock()
+	cancel(nil)
 }
 
 // cancelled reports whether a marker seen cancels the copy of task id at

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -13,7 +14,7 @@ import (
 type delivery struct {
 	raw  *nats.Msg
 	nc   *nats.Conn // acks go back on the connection it came from
-	meta *jetstream.MsgMetadata
+	meta jetstream.MsgMetadata
 
 	reserved string // the task's ID, while no other copy of it runs here
 	claimed  bool
@@ -45,4 +46,30 @@ func (d *delivery) nak(delay time.Duration) error {
 func (d *delivery) doubleAck(timeout time.Duration) error {
 	_, err := d.nc.Request(d.raw.Reply, ackBody, timeout)
 	return err
+}
+
+// reserved are the task IDs a copy of which a worker claims or runs.
+type reserved struct {
+	mu  sync.Mutex
+	ids map[string]struct{}
+}
+
+// reserve reserves id, and reports whether it was free.
+func (r *reserved) reserve(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, busy := r.ids[id]; busy {
+		return false
+	}
+	if r.ids == nil {
+		r.ids = map[string]struct{}{}
+	}
+	r.ids[id] = struct{}{}
+	return true
+}
+
+func (r *reserved) release(id string) {
+	r.mu.Lock()
+	delete(r.ids, id)
+	r.mu.Unlock()
 }

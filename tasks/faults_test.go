@@ -241,6 +241,7 @@ func TestUnansweredCompletionIsUnconfirmed(t *testing.T) {
 	srv := natstest.RunServer(t)
 	proxy := natstest.NewProxy(t, srv.URL())
 	cfg := childConfig
+	cfg.ClaimAfter = -1 // a run before its claim ends with an ack, not a write awaited
 	started, release := make(chan struct{}), make(chan struct{})
 	w, err := tasks.New("q", cfg, connection.NewFixed(natstest.Connect(t, proxy.URL())), tasks.HandlerFunc(func(context.Context, *tasks.Task) error {
 		close(started)

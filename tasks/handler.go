@@ -37,7 +37,7 @@ type Task struct {
 
 	reports *reports // its worker's, which Progress joins
 	token   atomic.Uint64
-	promote func() // claims a lazy run's task; nil once claimed first
+	lazy    *lazyRun // a run started before its claim
 
 	mu        sync.Mutex
 	res       []byte

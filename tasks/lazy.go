@@ -5,8 +5,6 @@ import (
 	"errors"
 	"sync"
 	"time"
-
-	"github.com/corral-go/corral/internal/jsapi"
 )
 
 // errClaimLate is the cause of a lazy run's cancel when its claim got no
@@ -20,15 +18,13 @@ var errClaimLate = errors.New("tasks: the claim of a lazily started task got no 
 type lazyRun struct {
 	deadline time.Time // when the queue offers the copy again, less a tenth
 	timer    *time.Timer
-	claimed  func(seq uint64) // moves the run's cancel under its record
-	ctx      context.Context  // the run's
+	ctx      context.Context // the run's
 	cancel   context.CancelCauseFunc
 
-	mu      sync.Mutex
-	ended   bool          // the run ended: no promotion starts
-	started bool          // a promotion started
-	done    chan struct{} // closed when it ends
-	passed  bool          // it found the task another's and let the copy go
+	mu     sync.Mutex
+	ended  bool          // the run ended: no promotion starts
+	done   chan struct{} // made when a promotion starts, closed when it ends
+	passed bool          // it found the task another's and let the copy go
 }
 
 // lazy reports whether the copy d of t may run before it is claimed: a
@@ -50,15 +46,13 @@ func (r *run) startLazy(ctx context.Context, d *delivery, t task) error {
 		_ = d.ack()
 		return errPassed
 	}
-	l := &lazyRun{deadline: time.Now().Add(r.w.cfg.ClaimWait - r.w.cfg.ClaimWait/10), done: make(chan struct{})}
+	l := &lazyRun{deadline: time.Now().Add(r.w.cfg.ClaimWait - r.w.cfg.ClaimWait/10)}
 	d.lazy = l
 	d.rec = record{task: t, holder: r.holder(), state: stateHeld}
 	r.w.stats.started.Add(1)
-	var stop func()
-	l.ctx, l.cancel, l.claimed, stop = r.cancels.start(ctx, t.id, 0, t.copySeq)
-	defer stop()
-	d.task = &Task{rec: d.rec, queue: r.w.queue, run: r, reports: &r.progress,
-		promote: func() { l.timer.Reset(0) }}
+	l.ctx, l.cancel = r.cancels.start(ctx, t.id, 0, t.copySeq)
+	defer r.cancels.stop(t.id, l.cancel)
+	d.task = &Task{rec: d.rec, queue: r.w.queue, run: r, reports: &r.progress, lazy: l}
 	l.timer = time.AfterFunc(r.w.cfg.ClaimAfter, func() { r.promote(ctx, d) })
 	return r.runTask(l.ctx, d.task)
 }
@@ -71,11 +65,11 @@ func (r *run) startLazy(ctx context.Context, d *delivery, t task) error {
 func (r *run) promote(ctx context.Context, d *delivery) {
 	l := d.lazy
 	l.mu.Lock()
-	if l.ended || l.started {
+	if l.ended || l.done != nil {
 		l.mu.Unlock()
 		return
 	}
-	l.started = true
+	l.done = make(chan struct{})
 	l.mu.Unlock()
 	defer close(l.done)
 	late := time.AfterFunc(time.Until(l.deadline), func() { l.cancel(errClaimLate) })
@@ -102,7 +96,7 @@ func (r *run) claimLazy(ctx context.Context, d *delivery) {
 	// Only the sequence: the pool's worker may read the rest meanwhile.
 	d.rec.seq = seq
 	d.task.claimed(seq)
-	l.claimed(seq)
+	r.cancels.claimed(t.id, seq)
 	if r.w.dies(stepPromoted) {
 		return
 	}
@@ -113,8 +107,7 @@ func (r *run) claimLazy(ctx context.Context, d *delivery) {
 // endLazy ends a lazy run that returned err: it waits for a promotion in
 // flight, and reports whether the run holds its task by a record now,
 // for Settle to write its outcome as any claimed run's. Otherwise it
-// settles the copy itself: a run that completed is acked, and confirmed;
-// one cut off by a stop, or by a claim too late, is offered again at
+// settles the copy itself: a run that completed is acked; one cut off by a stop, or by a claim too late, is offered again at
 // once; one cancelled is dropped. A result, a failure or a hand-back
 // needs a record: the run is promoted first.
 func (r *run) endLazy(ctx context.Context, d *delivery, err error) (claimed bool) {
@@ -122,10 +115,10 @@ func (r *run) endLazy(ctx context.Context, d *delivery, err error) (claimed bool
 	l.timer.Stop()
 	l.mu.Lock()
 	l.ended = true
-	started := l.started
+	done := l.done
 	l.mu.Unlock()
-	if started {
-		<-l.done
+	if done != nil {
+		<-done
 	}
 	switch {
 	case d.claimed:
@@ -147,30 +140,13 @@ func (r *run) endLazy(ctx context.Context, d *delivery, err error) (claimed bool
 		_ = d.nak(0)
 		return false
 	case err == nil && d.task.result() == nil && !d.task.progressPending():
-		r.confirm(ctx, d)
+		// Acked as a JetStream handler acks: an ack the server never takes
+		// in lets the copy come back after ClaimWait, to run again.
+		if d.ack() == nil {
+			r.w.stats.completed.Add(1)
+		}
 		return false
 	}
 	r.claimLazy(ctx, d)
 	return d.claimed
-}
-
-// confirm acks the copy of a completed lazy run and waits for the server
-// to confirm it, asking again until the copy's deadline: unconfirmed, the
-// task may run again.
-func (r *run) confirm(ctx context.Context, d *delivery) {
-	for wait := settleRetryMin; ; wait = min(2*wait, settleRetryMax) {
-		err := d.doubleAck(min(jsapi.Timeout, max(time.Until(d.lazy.deadline), time.Millisecond)))
-		if err == nil {
-			r.w.stats.completed.Add(1)
-			return
-		}
-		if time.Until(d.lazy.deadline) < wait || d.nc.IsClosed() {
-			r.w.stats.unconfirmed.Add(1)
-			return
-		}
-		if sleep(ctx, wait); ctx.Err() != nil {
-			r.w.stats.unconfirmed.Add(1)
-			return
-		}
-	}
 }

@@ -19,7 +19,7 @@ func (r *run) Accept(nc *nats.Conn, msg *nats.Msg) bool {
 	if err != nil {
 		return false
 	}
-	d := &delivery{raw: msg, nc: nc, meta: &jetstream.MsgMetadata{
+	d := &delivery{raw: msg, nc: nc, meta: jetstream.MsgMetadata{
 		Sequence:     jetstream.SequencePair{Stream: md.Sequence.Stream, Consumer: md.Sequence.Consumer},
 		NumDelivered: md.NumDelivered, NumPending: md.NumPending, Timestamp: md.Timestamp}}
 	if r.pool.Put(context.Background(), d) != nil {

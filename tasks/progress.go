@@ -33,9 +33,9 @@ func (t *Task) Progress(b []byte) error {
 	if t.reports != nil {
 		t.reports.add(t)
 	}
-	if t.promote != nil && t.token.Load() == 0 {
+	if t.lazy != nil && t.token.Load() == 0 {
 		// Progress is kept by the record: a lazy run is claimed now.
-		t.promote()
+		t.lazy.timer.Reset(0)
 	}
 	return nil
 }

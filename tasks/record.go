@@ -44,21 +44,34 @@ type record struct {
 // parseTask reads a copy of a task delivered at stream sequence seq.
 func parseTask(h nats.Header, data []byte, seq uint64) task {
 	t := task{id: taskID(h, seq), data: data, header: nats.Header{}}
-	t.attempt, _ = strconv.Atoi(h.Get(AttemptHeader))
-	t.failures, _ = strconv.Atoi(h.Get(FailuresHeader))
-	if nb, err := strconv.ParseInt(h.Get(NotBeforeHeader), 10, 64); err == nil {
-		t.notBefore = time.Unix(0, nb)
+	t.attempt = int(parseUint(h.Get(AttemptHeader)))
+	t.failures = int(parseUint(h.Get(FailuresHeader)))
+	if nb := h.Get(NotBeforeHeader); nb != "" {
+		if n, err := strconv.ParseInt(nb, 10, 64); err == nil {
+			t.notBefore = time.Unix(0, n)
+		}
 	}
 	t.avoid = h.Get(AvoidHeader)
 	t.nonce = h.Get(nonceHeader)
 	t.schedule = h.Get(scheduleNameHeader)
-	t.copySeq, _ = strconv.ParseUint(h.Get(copyHeader), 10, 64)
+	t.copySeq = parseUint(h.Get(copyHeader))
 	for k, v := range h {
 		if !protocolHeader(k) && !jsapi.ActsOnStream(k) {
 			t.header[k] = v
 		}
 	}
 	return t
+}
+
+// parseUint reads a counter or a sequence from a header: 0 when it is
+// missing or not a number. A missing one, the common case of a first
+// copy, is not parsed: a parse error allocates.
+func parseUint(s string) uint64 {
+	if s == "" {
+		return 0
+	}
+	n, _ := strconv.ParseUint(s, 10, 63)
+	return n
 }
 
 func protocolHeader(k string) bool { return strings.HasPrefix(k, "Corral-Task-") }

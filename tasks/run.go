@@ -44,7 +44,7 @@ func (r *run) Handle(ctx context.Context, d *delivery) error {
 	}
 	// One copy of a task at a time: another copy here may be putting it
 	// back, so this one is not known to be a duplicate yet.
-	if _, busy := r.running.LoadOrStore(t.id, struct{}{}); busy {
+	if !r.running.reserve(t.id) {
 		_ = d.nak(retryDelay)
 		return errPassed
 	}
@@ -71,8 +71,8 @@ func (r *run) Handle(ctx context.Context, d *delivery) error {
 		return errPassed
 	}
 	r.w.stats.started.Add(1)
-	rctx, _, _, stop := r.cancels.start(ctx, t.id, d.rec.seq, 0)
-	defer stop()
+	rctx, cancel := r.cancels.start(ctx, t.id, d.rec.seq, 0)
+	defer r.cancels.stop(t.id, cancel)
 	d.task = &Task{rec: d.rec, queue: r.w.queue, run: r, reports: &r.progress}
 	d.task.token.Store(d.rec.seq)
 	err = r.runTask(rctx, d.task)
@@ -231,7 +231,7 @@ func retries(t task, rec record) bool {
 func (r *run) Settle(ctx context.Context, d *delivery, err error) {
 	defer r.puller.Release()
 	if d.reserved != "" {
-		defer r.running.Delete(d.reserved)
+		defer r.running.release(d.reserved)
 	}
 	if errors.Is(err, errPassed) {
 		return

@@ -39,8 +39,9 @@ type Status struct {
 
 // Counters are a worker's counts since it was made.
 type Counters struct {
-	// Started counts the tasks claimed and run; Completed those whose run
-	// returned nil and was recorded.
+	// Started counts the tasks run; Completed those whose run returned
+	// nil and was recorded, or, for a run that ended before its claim
+	// (Config.ClaimAfter), whose copy was acked.
 	Started, Completed uint64
 	// Failed counts runs that returned an error or panicked; HandedBack
 	// the tasks put back in the queue by a hand-back or a stop.

@@ -106,7 +106,7 @@ type run struct {
 	connected  chan struct{}          // closed once led is set
 	fenced     atomic.Bool
 	fenceOnce  sync.Once
-	running    sync.Map     // task IDs a copy of which is being claimed or run
+	running    reserved     // task IDs a copy of which is being claimed or run
 	cancels    cancels      // the runs Queue.Cancel may cut short, and the markers seen
 	progress   reports      // the runs that reported progress since the last flush
 	declaredAt atomic.Int64 // unix nanoseconds: the last declaration a claim asked for
