@@ -27,20 +27,25 @@ type sampler struct {
 
 func (p *Pool[T]) worker() {
 	defer p.running.Done()
+	// A ctx of the worker's own: handlers that derive one per item (a
+	// task's, to cancel it alone) register with it, not all with base,
+	// whose lock and list of children the workers would share.
+	ctx, cancel := context.WithCancel(p.base)
+	defer cancel()
 	var s sampler
 	for item := range p.queue {
 		if p.aborted.Load() {
 			p.work.Return(item)
 			continue
 		}
-		p.run(&s, item)
+		p.run(ctx, &s, item)
 	}
 }
 
 // run handles and settles one item: timeout, panic recovery, counts and
 // latency. It is counted once settled, so that a reply or an ack has gone
 // out when the counts say the item was handled.
-func (p *Pool[T]) run(s *sampler, item T) {
+func (p *Pool[T]) run(base context.Context, s *sampler, item T) {
 	p.stats.inFlight.Add(1)
 	s.n++
 	// The clock starts before the timeout's does, so that a call cut by
@@ -50,9 +55,9 @@ func (p *Pool[T]) run(s *sampler, item T) {
 	if sampled {
 		start = time.Now()
 	}
-	ctx, cancel := p.base, context.CancelFunc(nil)
+	ctx, cancel := base, context.CancelFunc(nil)
 	if p.timeout > 0 {
-		ctx, cancel = context.WithTimeout(p.base, p.timeout)
+		ctx, cancel = context.WithTimeout(base, p.timeout)
 	}
 	err := p.handle(ctx, item)
 	if sampled {
