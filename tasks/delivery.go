@@ -21,6 +21,10 @@ type delivery struct {
 	lazy     *lazyRun // a run started before its claim
 	rec      record
 	task     *Task // the run, once it started
+
+	// What lazy and task point to: one allocation per copy, not three.
+	lazyBuf lazyRun
+	taskBuf Task
 }
 
 var (

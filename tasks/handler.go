@@ -54,7 +54,8 @@ func (t *Task) ID() string { return t.rec.id }
 // Data is the task's payload.
 func (t *Task) Data() []byte { return t.rec.data }
 
-// Header is the headers the task was enqueued with, without Corral's.
+// Header is the headers the task was enqueued with, without Corral's:
+// nil when it had none.
 func (t *Task) Header() nats.Header { return t.rec.header }
 
 // Schedule names the periodic schedule (Config.Schedules) that enqueued

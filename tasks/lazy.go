@@ -16,10 +16,16 @@ var errClaimLate = errors.New("tasks: the claim of a lazily started task got no 
 // stays unacknowledged in the queue until the run ends, or until it is
 // promoted, claimed as any task, once it has run ClaimAfter.
 type lazyRun struct {
-	deadline time.Time // when the queue offers the copy again, less a tenth
-	timer    *time.Timer
+	deadline time.Time       // when the queue offers the copy again, less a tenth
 	ctx      context.Context // the run's
 	cancel   context.CancelCauseFunc
+
+	// On the promoter's list, guarded by its mutex:
+	due        time.Time
+	listed     bool
+	prev, next *lazyRun
+	parent     context.Context // the one promote claims under
+	d          *delivery
 
 	mu     sync.Mutex
 	ended  bool          // the run ended: no promotion starts
@@ -46,14 +52,16 @@ func (r *run) startLazy(ctx context.Context, d *delivery, t task) error {
 		_ = d.ack()
 		return errPassed
 	}
-	l := &lazyRun{deadline: time.Now().Add(r.w.cfg.ClaimWait - r.w.cfg.ClaimWait/10)}
+	d.lazyBuf = lazyRun{deadline: time.Now().Add(r.w.cfg.ClaimWait - r.w.cfg.ClaimWait/10)}
+	l := &d.lazyBuf
 	d.lazy = l
 	d.rec = record{task: t, holder: r.holder(), state: stateHeld}
 	r.w.stats.started.Add(1)
 	l.ctx, l.cancel = r.cancels.start(ctx, t.id, 0, t.copySeq)
 	defer r.cancels.stop(t.id, l.cancel)
-	d.task = &Task{rec: d.rec, queue: r.w.queue, run: r, reports: &r.progress, lazy: l}
-	l.timer = time.AfterFunc(r.w.cfg.ClaimAfter, func() { r.promote(ctx, d) })
+	d.taskBuf = Task{rec: d.rec, queue: r.w.queue, run: r, reports: &r.progress, lazy: l}
+	d.task = &d.taskBuf
+	r.promoter.add(ctx, l, d)
 	return r.runTask(l.ctx, d.task)
 }
 
@@ -112,7 +120,7 @@ func (r *run) claimLazy(ctx context.Context, d *delivery) {
 // needs a record: the run is promoted first.
 func (r *run) endLazy(ctx context.Context, d *delivery, err error) (claimed bool) {
 	l := d.lazy
-	l.timer.Stop()
+	r.promoter.remove(l)
 	l.mu.Lock()
 	l.ended = true
 	done := l.done

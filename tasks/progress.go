@@ -35,7 +35,7 @@ func (t *Task) Progress(b []byte) error {
 	}
 	if t.lazy != nil && t.token.Load() == 0 {
 		// Progress is kept by the record: a lazy run is claimed now.
-		t.lazy.timer.Reset(0)
+		t.run.promoter.now(t.lazy)
 	}
 	return nil
 }

@@ -43,21 +43,39 @@ type record struct {
 
 // parseTask reads a copy of a task delivered at stream sequence seq.
 func parseTask(h nats.Header, data []byte, seq uint64) task {
-	t := task{id: taskID(h, seq), data: data, header: nats.Header{}}
-	t.attempt = int(parseUint(h.Get(AttemptHeader)))
-	t.failures = int(parseUint(h.Get(FailuresHeader)))
-	if nb := h.Get(NotBeforeHeader); nb != "" {
-		if n, err := strconv.ParseInt(nb, 10, 64); err == nil {
-			t.notBefore = time.Unix(0, n)
-		}
-	}
-	t.avoid = h.Get(AvoidHeader)
-	t.nonce = h.Get(nonceHeader)
-	t.schedule = h.Get(scheduleNameHeader)
-	t.copySeq = parseUint(h.Get(copyHeader))
+	t := task{id: taskID(h, seq), data: data}
+	// One pass over the few headers a task carries, not a lookup for
+	// each one it might.
 	for k, v := range h {
-		if !protocolHeader(k) && !jsapi.ActsOnStream(k) {
-			t.header[k] = v
+		if !protocolHeader(k) {
+			if !jsapi.ActsOnStream(k) {
+				if t.header == nil {
+					t.header = nats.Header{} // most tasks carry none of their own
+				}
+				t.header[k] = v
+			}
+			continue
+		}
+		if len(v) == 0 {
+			continue
+		}
+		switch k {
+		case AttemptHeader:
+			t.attempt = int(parseUint(v[0]))
+		case FailuresHeader:
+			t.failures = int(parseUint(v[0]))
+		case NotBeforeHeader:
+			if n, err := strconv.ParseInt(v[0], 10, 64); err == nil {
+				t.notBefore = time.Unix(0, n)
+			}
+		case AvoidHeader:
+			t.avoid = v[0]
+		case nonceHeader:
+			t.nonce = v[0]
+		case scheduleNameHeader:
+			t.schedule = v[0]
+		case copyHeader:
+			t.copySeq = parseUint(v[0])
 		}
 	}
 	return t

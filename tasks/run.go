@@ -73,7 +73,8 @@ func (r *run) Handle(ctx context.Context, d *delivery) error {
 	r.w.stats.started.Add(1)
 	rctx, cancel := r.cancels.start(ctx, t.id, d.rec.seq, 0)
 	defer r.cancels.stop(t.id, cancel)
-	d.task = &Task{rec: d.rec, queue: r.w.queue, run: r, reports: &r.progress}
+	d.taskBuf = Task{rec: d.rec, queue: r.w.queue, run: r, reports: &r.progress}
+	d.task = &d.taskBuf
 	d.task.token.Store(d.rec.seq)
 	err = r.runTask(rctx, d.task)
 	if r.w.dies(stepRan) {

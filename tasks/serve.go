@@ -24,6 +24,7 @@ import (
 // it.
 func (w *Worker) newRun(ctx context.Context) (*run, error) {
 	r := &run{w: w, id: nuid.Next(), cancels: cancels{keep: w.cfg.KeepCompleted, caughtUp: make(chan struct{})}}
+	r.promoter = promoter{r: r, after: w.cfg.ClaimAfter}
 	leases, err := kv.Open(w.names.leaseBucket, kv.Config{Bind: true, Events: w.cfg.Events}, w.src, codec.String{})
 	if err != nil {
 		return nil, err
@@ -262,6 +263,7 @@ func (r *run) drainBy() time.Time {
 func (r *run) stop() {
 	r.beginStop()
 	r.pool.Stop(time.Unix(0, r.stopBy.Load()))
+	r.promoter.stop()
 }
 
 // releaseCtx bounds the release of a lease by a stopping worker: to

@@ -109,6 +109,7 @@ type run struct {
 	running    reserved     // task IDs a copy of which is being claimed or run
 	cancels    cancels      // the runs Queue.Cancel may cut short, and the markers seen
 	progress   reports      // the runs that reported progress since the last flush
+	promoter   promoter     // the lazy runs to claim once they have run ClaimAfter
 	declaredAt atomic.Int64 // unix nanoseconds: the last declaration a claim asked for
 	serving    atomic.Bool
 	stopBy     atomic.Int64 // unix nanoseconds: when a stop's grace ends
