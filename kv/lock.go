@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -55,7 +56,18 @@ type Lease struct {
 	renewed  time.Time // when the last renewal that succeeded was sent
 	isLost   bool
 	stopOnce sync.Once
+
+	// Valid's fast path, written under mu: Deadline on the monotonic
+	// clock (see sinceEpoch), and isLost.
+	until atomic.Int64
+	gone  atomic.Bool
 }
+
+// epoch is the origin of sinceEpoch's monotonic clock.
+var epoch = time.Now()
+
+// sinceEpoch is t on a monotonic clock, as an int64 to keep atomically.
+func sinceEpoch(t time.Time) int64 { return int64(t.Sub(epoch)) }
 
 // TryAcquire takes the lock if it is free; ok is false when another holds
 // it.
@@ -74,6 +86,7 @@ func (l *Lock) TryAcquire(ctx context.Context) (lease *Lease, ok bool, err error
 	}
 	lease = &Lease{Token: rev, lock: l, value: value, rev: rev, renewed: sent,
 		lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	lease.until.Store(sinceEpoch(sent.Add(l.cfg.holdFor())))
 	go lease.renew(sent)
 	return lease, true, nil
 }
@@ -127,6 +140,11 @@ func (s *Lease) Valid() bool {
 	case <-s.stop:
 		return false // released: Release says whether it was lost
 	default:
+	}
+	// Asked for every task a worker runs: no lock while the Deadline is
+	// ahead.
+	if !s.gone.Load() && sinceEpoch(time.Now()) <= s.until.Load() {
+		return true
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -194,6 +212,7 @@ func (s *Lease) markLost() {
 func (s *Lease) loseLocked() {
 	if !s.isLost {
 		s.isLost = true
+		s.gone.Store(true)
 		close(s.lost)
 	}
 }

@@ -60,6 +60,7 @@ func (s *Lease) extend(next uint64, sent, deadline time.Time) bool {
 		return false
 	}
 	s.rev, s.renewed = next, sent
+	s.until.Store(sinceEpoch(sent.Add(s.lock.cfg.holdFor())))
 	return true
 }
 
