@@ -169,8 +169,7 @@ func TestScheduledTaskRunsOnTime(t *testing.T) {
 // Tasks waiting for their time survive a restart of the server (file
 // storage): those due while it was down, and those due after, run once
 // each once it is back, none before its time. How late the last runs is
-// logged, not asserted: after the restart a worker pulls again within
-// its back-off (up to 5s), and a loaded machine adds to that.
+// logged, not asserted: a loaded machine adds to it.
 func TestScheduledTaskSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	srv := natstest.RunServer(t)

@@ -272,6 +272,22 @@ func (s *Session) Run(ctx context.Context, js jetstream.JetStream, gone <-chan s
 	}
 }
 
+// reconnected starts the session afresh on a new connection (a server
+// restart, a failover). Requests do not survive a reconnect: they are
+// made again now on fresh inboxes, rather than after missed heartbeats,
+// and the back-off of failures on the old connection (up to retryMax,
+// after an outage) no longer holds them back. A consumer waiting to be
+// declared again still waits.
+func (s *Session) reconnected() {
+	for _, l := range s.lanes {
+		s.replace(l, nil)
+		if l.redeclareAt.IsZero() {
+			l.retry, l.notBefore = 0, time.Time{}
+		}
+	}
+	s.tiers = tiers{}
+}
+
 // Drain unsubscribes the session's inboxes, so that the server sends no
 // more, and waits until what it sent already has reached the owner, or
 // until by (zero: jsapi.Timeout from now).
@@ -323,13 +339,8 @@ func (s *Session) await(ctx context.Context) error {
 		var st connection.Status
 		st, s.connChanged = s.p.cfg.Source.Observe()
 		if st.State == connection.StateConnected && st.Stats.Reconnects != s.reconnects {
-			// Requests do not survive a reconnect: ask again now on
-			// fresh inboxes rather than after missed heartbeats.
 			s.reconnects = st.Stats.Reconnects
-			for _, l := range s.lanes {
-				s.replace(l, nil)
-			}
-			s.tiers = tiers{}
+			s.reconnected()
 		}
 	case err := <-s.p.status:
 		return s.actOn(s.lanes[0], err)

@@ -122,3 +122,31 @@ func TestTiersPullAgainAfterAReconnect(t *testing.T) {
 		return fmt.Sprintf("accepted %v after the restart, want one of each consumer", got)
 	})
 }
+
+// A reconnect ends the back-off of failures on the old connection: after
+// an outage long enough to reach retryMax, every consumer is asked again
+// at once on fresh inboxes, not up to retryMax later (a task due just
+// after a server restart waited that long). One waiting to be declared
+// again still waits.
+func TestReconnectEndsTheBackOff(t *testing.T) {
+	t.Parallel()
+	s, _ := openLanes(t, &failures{}, nil)
+	now := time.Now()
+	for _, l := range s.lanes {
+		for l.retry < retryMax {
+			l.backOff(now)
+		}
+	}
+	s.lanes[1].redeclareAt = now.Add(time.Minute)
+	s.lanes[1].notBefore = s.lanes[1].redeclareAt
+	before := inboxes(s)
+	s.reconnected()
+	for i, l := range s.lanes {
+		if l.in == before[i] {
+			t.Errorf("consumer %s kept its inbox across the reconnect", l.t.name)
+		}
+		if want := i != 1; l.available(now) != want {
+			t.Errorf("consumer %s available at once after the reconnect: %v, want %v", l.t.name, l.available(now), want)
+		}
+	}
+}
