@@ -233,8 +233,17 @@ func (c *Client) Run(ctx context.Context) error {
 // publisher's spool directory, whose messages stay there for the next
 // Client, or, without a spool, are reported undelivered. Run releases them
 // by itself when it returns; Close is for a Client never run, or not run
-// again. It fails with publisher.ErrServing while the Client runs.
-func (c *Client) Close() error { return c.pub.Close() }
+// again. It fails with publisher.ErrServing while the Client runs, from
+// the moment Serve begins, whether or not the publisher has started yet.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	serving := c.serving
+	c.mu.Unlock()
+	if serving {
+		return publisher.ErrServing
+	}
+	return c.pub.Close()
+}
 
 // runPhase is a span of the Client's life: before its first Run or while
 // one runs, or stopped once a Run has returned, until the next begins.
