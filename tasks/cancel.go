@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -22,10 +21,9 @@ type cancels struct {
 	// is dropped as long as a claim would be, and a claim stored before
 	// the marker may start its run after the watch delivered it.
 	keep time.Duration
-	// current is set, and caughtUp closed, once the watch has delivered
-	// the markers the queue held when it started: until then only a claim
-	// can tell whether a copy was cancelled.
-	current  atomic.Bool
+	// caughtUp is closed once the watch has delivered the markers the
+	// queue held when it started: until then only a claim can tell
+	// whether a copy was cancelled.
 	caughtUp chan struct{}
 	mu       sync.Mutex
 	runs     map[string]runCancel
@@ -76,6 +74,17 @@ func (c *cancels) start(ctx context.Context, id string, seq, copySeq uint64) (rc
 		cancel(ErrCancelled)
 	}
 	return rctx, cancel
+}
+
+// current reports whether the watch has delivered the markers the queue
+// held when it started.
+func (c *cancels) current() bool {
+	select {
+	case <-c.caughtUp:
+		return true
+	default:
+		return false
+	}
 }
 
 // claimed moves the lazy run of task id under its record at seq.
@@ -145,8 +154,7 @@ func (r *run) watchCancels(ctx context.Context) {
 			}
 			return nil
 		},
-		InitialDone: func(context.Context) error {
-			r.cancels.current.Store(true)
+		InitialDone: func(context.Context) error { // once per watch
 			close(r.cancels.caughtUp)
 			return nil
 		}}, w.src)

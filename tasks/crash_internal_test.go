@@ -116,6 +116,25 @@ func publishTask(t *testing.T, url, id string) {
 	publishTaskData(t, url, id, []byte(id))
 }
 
+// crashThenTakeOver serves worker a, which dies at step, publishes task
+// t1, and once a has died serves worker b and waits until b completed it.
+func crashThenTakeOver(t *testing.T, url string, cfg Config, step string, ha, hb Handler) (a, b *testWorker) {
+	t.Helper()
+	died := make(chan struct{})
+	a = serveWorker(t, url, cfg, ha, dieAt(step, died))
+	publishTask(t, url, "t1")
+	select {
+	case <-died:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("worker a never reached step %q", step)
+	}
+	b = serveWorker(t, url, cfg, hb, nil)
+	natstest.Eventually(t, 30*time.Second, func() bool { return b.w.Status().Counters.Completed == 1 }, func() string {
+		return fmt.Sprintf("b: %+v", b.w.Status())
+	})
+	return a, b
+}
+
 // publishTaskData enqueues a task with data under id.
 func publishTaskData(t *testing.T, url, id string, data []byte) {
 	t.Helper()
@@ -154,7 +173,6 @@ func TestCrashAtEveryStepLosesNoTask(t *testing.T) {
 		t.Run(fmt.Sprintf("%s/%v", tt.step, tt.delay), func(t *testing.T) {
 			t.Parallel()
 			srv := natstest.RunServer(t)
-			died := make(chan struct{})
 			handler := func(who string, handBackFirst bool) Handler {
 				return HandlerFunc(func(ctx context.Context, task *Task) error {
 					if handBackFirst && task.Attempt() == 0 {
@@ -163,17 +181,7 @@ func TestCrashAtEveryStepLosesNoTask(t *testing.T) {
 					return nil
 				})
 			}
-			a := serveWorker(t, srv.URL(), fast, handler("a", tt.handBack), dieAt(tt.step, died))
-			publishTask(t, srv.URL(), "t1")
-			select {
-			case <-died:
-			case <-time.After(30 * time.Second):
-				t.Fatalf("worker a never reached step %q", tt.step)
-			}
-			b := serveWorker(t, srv.URL(), fast, handler("b", false), nil)
-			natstest.Eventually(t, 30*time.Second, func() bool { return b.w.Status().Counters.Completed == 1 }, func() string {
-				return fmt.Sprintf("b: %+v", b.w.Status())
-			})
+			a, b := crashThenTakeOver(t, srv.URL(), fast, tt.step, handler("a", tt.handBack), handler("b", false))
 			a.stop()
 			b.stop()
 			done, held := outcomes(t, srv.URL())
@@ -205,7 +213,6 @@ func TestCrashDuringALazyRunLosesNoTask(t *testing.T) {
 		t.Run(tt.step, func(t *testing.T) {
 			t.Parallel()
 			srv := natstest.RunServer(t)
-			died := make(chan struct{})
 			var ran sync.Map // worker → runs
 			handler := func(who string, runFor time.Duration) Handler {
 				return HandlerFunc(func(ctx context.Context, task *Task) error {
@@ -219,17 +226,7 @@ func TestCrashDuringALazyRunLosesNoTask(t *testing.T) {
 					}
 				})
 			}
-			a := serveWorker(t, srv.URL(), lazy, handler("a", tt.runFor), dieAt(tt.step, died))
-			publishTask(t, srv.URL(), "t1")
-			select {
-			case <-died:
-			case <-time.After(30 * time.Second):
-				t.Fatalf("worker a never reached step %q", tt.step)
-			}
-			b := serveWorker(t, srv.URL(), lazy, handler("b", 0), nil)
-			natstest.Eventually(t, 30*time.Second, func() bool { return b.w.Status().Counters.Completed == 1 }, func() string {
-				return fmt.Sprintf("b: %+v", b.w.Status())
-			})
+			a, b := crashThenTakeOver(t, srv.URL(), lazy, tt.step, handler("a", tt.runFor), handler("b", 0))
 			bWorker := b.w.Status().Worker
 			a.stop()
 			b.stop()

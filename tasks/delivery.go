@@ -45,13 +45,6 @@ func (d *delivery) nak(delay time.Duration) error {
 	return d.nc.Publish(d.raw.Reply, []byte(`-NAK {"delay": `+strconv.FormatInt(delay.Nanoseconds(), 10)+`}`))
 }
 
-// doubleAck removes the copy and waits up to timeout for the server to
-// confirm it.
-func (d *delivery) doubleAck(timeout time.Duration) error {
-	_, err := d.nc.Request(d.raw.Reply, ackBody, timeout)
-	return err
-}
-
 // reserved are the task IDs a copy of which a worker claims or runs.
 type reserved struct {
 	mu  sync.Mutex

@@ -41,7 +41,7 @@ type lazyRun struct {
 // claimed first.
 func (r *run) lazy(d *delivery, t task) bool {
 	return r.w.cfg.ClaimAfter > 0 && d.meta.NumDelivered == 1 && t.attempt == 0 && t.nonce == "" && t.schedule == "" &&
-		r.cancels.current.Load()
+		r.cancels.current()
 }
 
 // startLazy runs the copy d of t without claiming it, to be promoted

@@ -19,6 +19,8 @@ type promoter struct {
 	head, tail *lazyRun
 	timer      *time.Timer
 	armed      bool // the timer fires no later than the head is due
+	stopped    bool
+	running    sync.WaitGroup // the promotions started, which stop waits for
 }
 
 // add puts l, started under ctx, at the end of the list.
@@ -51,9 +53,21 @@ func (p *promoter) remove(l *lazyRun) bool {
 
 // now starts l's promotion at once, unless it started already.
 func (p *promoter) now(l *lazyRun) {
-	if p.remove(l) {
-		go p.r.promote(l.parent, l.d)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.unlink(l) {
+		p.start(l)
 	}
+}
+
+// start runs l's promotion on a goroutine of its own: a claim waits for
+// the server. p.mu is held.
+func (p *promoter) start(l *lazyRun) {
+	if p.stopped {
+		return
+	}
+	parent, d := l.parent, l.d
+	p.running.Go(func() { p.r.promote(parent, d) })
 }
 
 // fire starts the promotion of every run due, and arms the timer for the
@@ -64,22 +78,25 @@ func (p *promoter) fire() {
 	now := time.Now()
 	for l := p.head; l != nil && !l.due.After(now); l = p.head {
 		p.unlink(l)
-		go p.r.promote(l.parent, l.d)
+		p.start(l)
 	}
 	p.armed = false
-	if p.head != nil {
+	if p.head != nil && !p.stopped {
 		p.arm(p.head.due.Sub(now))
 	}
 }
 
-// stop disarms the timer: the run's lazy runs have all ended.
+// stop disarms the timer and waits for the promotions started: the
+// run's lazy runs have all ended, so each has returned or returns at once.
 func (p *promoter) stop() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.stopped = true
 	if p.timer != nil {
 		p.timer.Stop()
 	}
 	p.armed = false
+	p.mu.Unlock()
+	p.running.Wait()
 }
 
 func (p *promoter) arm(in time.Duration) {

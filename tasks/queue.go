@@ -113,12 +113,12 @@ func (q *Queue) Wait(ctx context.Context, id string) (Info, error) {
 // and any copy of it a worker takes (a put-back, a late schedule, a copy
 // enqueued on the queue's Subject, where Info cannot look it up) is
 // dropped; a copy on the Subject taken in the milliseconds before the
-// worker hears of the cancel is cancelled as it runs. A running task's ctx is cancelled, with the cause ErrCancelled,
-// as soon as its worker hears of it (milliseconds: every worker watches
-// the queue's cancels), and the task ends as cancelled, or as completed if
-// its handler returns nil all the same: Info says which. A task that
-// ended already is left as it is: Cancel
-// returns its state and ErrFinished. The cancel is remembered for
+// worker hears of the cancel is cancelled as it runs. A running task's
+// ctx is cancelled, with the cause ErrCancelled, as soon as its worker
+// hears of it (milliseconds: every worker watches the queue's cancels),
+// and the task ends as cancelled, or as completed if its handler returns
+// nil all the same: Info says which. A task that ended already is left as
+// it is: Cancel returns its state and ErrFinished. The cancel is remembered for
 // KeepCompleted, and enqueued again under its id the task runs again. An
 // id the queue's streams do not show is cancelled all the same, and
 // StateUnknown returned.
