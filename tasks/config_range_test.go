@@ -22,6 +22,8 @@ func TestConfigRanges(t *testing.T) {
 	}{
 		{"max_concurrency", tasks.Config{MaxConcurrency: -1}},
 		{"max_concurrency", tasks.Config{MaxConcurrency: 1<<16 + 1}},
+		{"prefetch", tasks.Config{Prefetch: -2}},
+		{"prefetch", tasks.Config{Prefetch: 1<<16 + 1}},
 		{"heartbeat", tasks.Config{Heartbeat: math.MaxInt64 / 2}},
 		{"lease_ttl", tasks.Config{LeaseTTL: math.MaxInt64}},
 		{"claim_wait", tasks.Config{ClaimWait: math.MaxInt64}},
@@ -47,7 +49,7 @@ func TestConfigRanges(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "heartbeat:") || !strings.Contains(err.Error(), "max_failures:") {
 		t.Errorf("got %v, want heartbeat and max_failures both", err)
 	}
-	top := tasks.Config{MaxConcurrency: 1 << 16, Heartbeat: 87600 * time.Hour / 3, LeaseTTL: 87600 * time.Hour,
+	top := tasks.Config{MaxConcurrency: 1 << 16, Prefetch: 1 << 16, Heartbeat: 87600 * time.Hour / 3, LeaseTTL: 87600 * time.Hour,
 		ClaimWait: 87600 * time.Hour / 2, KeepCompleted: 87600 * time.Hour, KeepResults: 87600 * time.Hour, SweepEvery: 87600 * time.Hour,
 		MaxResult: 64 << 20,
 		Timeout:   87600 * time.Hour, MaxFailures: math.MaxInt32}

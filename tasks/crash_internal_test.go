@@ -33,6 +33,17 @@ type testWorker struct {
 
 func serveWorker(t *testing.T, url string, cfg Config, h Handler, crash func(nc *nats.Conn) func(step string) bool) *testWorker {
 	t.Helper()
+	return serveWorkerWith(t, url, cfg, h, func(w *Worker, nc *nats.Conn) {
+		if crash != nil {
+			w.crash = crash(nc)
+		}
+	})
+}
+
+// serveWorkerWith is serveWorker with the worker set up by setup, with
+// its connection, before it serves.
+func serveWorkerWith(t *testing.T, url string, cfg Config, h Handler, setup func(*Worker, *nats.Conn)) *testWorker {
+	t.Helper()
 	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatal(err)
@@ -42,9 +53,7 @@ func serveWorker(t *testing.T, url string, cfg Config, h Handler, crash func(nc 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if crash != nil {
-		w.crash = crash(nc)
-	}
+	setup(w, nc)
 	tree := supervisor.NewTree("test", supervisor.Events{})
 	if err := tree.Add(w.String(), w, supervisor.Policy{RestartDelay: 10 * time.Millisecond, Backoff: 100 * time.Millisecond,
 		ShutdownTimeout: 3 * time.Second}); err != nil {
@@ -155,8 +164,8 @@ func publishTaskData(t *testing.T, url, id string, data []byte) {
 	}
 }
 
-// A worker that dies at any step of claiming, running, handing back or
-// completing a task loses nothing: another worker completes the task, and
+// A worker that dies at any step of taking, claiming, running, handing
+// back or completing a task loses nothing: another worker completes the task, and
 // its completion is the one recorded.
 func TestCrashAtEveryStepLosesNoTask(t *testing.T) {
 	for _, tt := range []struct {
@@ -164,6 +173,7 @@ func TestCrashAtEveryStepLosesNoTask(t *testing.T) {
 		handBack bool          // the dying worker hands the task back
 		delay    time.Duration // after this long: its put-back is a schedule
 	}{
+		{step: stepTaken},
 		{step: stepClaimed},
 		{step: stepAcked},
 		{step: stepRan},

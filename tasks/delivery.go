@@ -3,6 +3,7 @@ package tasks
 import (
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -15,6 +16,12 @@ type delivery struct {
 	raw  *nats.Msg
 	nc   *nats.Conn // acks go back on the connection it came from
 	meta jetstream.MsgMetadata
+
+	// Between the worker taking the copy and a slot starting it (see
+	// aheadList):
+	taken   time.Time
+	waiting dueEntry[*delivery]
+	state   atomic.Int32
 
 	reserved string // the task's ID, while no other copy of it runs here
 	claimed  bool

@@ -21,11 +21,9 @@ type lazyRun struct {
 	cancel   context.CancelCauseFunc
 
 	// On the promoter's list, guarded by its mutex:
-	due        time.Time
-	listed     bool
-	prev, next *lazyRun
-	parent     context.Context // the one promote claims under
-	d          *delivery
+	due    dueEntry[*lazyRun]
+	parent context.Context // the one promote claims under
+	d      *delivery
 
 	mu     sync.Mutex
 	ended  bool          // the run ended: no promotion starts
@@ -52,7 +50,7 @@ func (r *run) startLazy(ctx context.Context, d *delivery, t task) error {
 		_ = d.ack()
 		return errPassed
 	}
-	d.lazyBuf = lazyRun{deadline: time.Now().Add(r.w.cfg.ClaimWait - r.w.cfg.ClaimWait/10)}
+	d.lazyBuf = lazyRun{deadline: d.taken.Add(r.w.cfg.ClaimWait - r.w.cfg.ClaimWait/10)}
 	l := &d.lazyBuf
 	d.lazy = l
 	d.rec = record{task: t, holder: r.holder(), state: stateHeld}

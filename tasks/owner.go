@@ -22,6 +22,12 @@ func (r *run) Accept(nc *nats.Conn, msg *nats.Msg) bool {
 	d := &delivery{raw: msg, nc: nc, meta: jetstream.MsgMetadata{
 		Sequence:     jetstream.SequencePair{Stream: md.Sequence.Stream, Consumer: md.Sequence.Consumer},
 		NumDelivered: md.NumDelivered, NumPending: md.NumPending, Timestamp: md.Timestamp}}
+	r.ahead.taken(d, time.Now())
+	if r.w.dies(stepTaken) {
+		r.ahead.returned(d)
+		r.puller.Release()
+		return true
+	}
 	if r.pool.Put(context.Background(), d) != nil {
 		r.Return(d)
 	}

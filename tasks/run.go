@@ -31,6 +31,9 @@ var errPassed = errors.New("copy passed over")
 // worker's to run (delayed, avoiding it, held by another, finished) is
 // passed back or dropped, and Handle returns errPassed.
 func (r *run) Handle(ctx context.Context, d *delivery) error {
+	if !r.ahead.start(d, time.Now()) {
+		return errPassed
+	}
 	// First, so that a copy taken after the lease was lost is counted as
 	// held by LeaseLost before it is let go.
 	if !r.entitled() {
@@ -237,6 +240,7 @@ func (r *run) Settle(ctx context.Context, d *delivery, err error) {
 	if errors.Is(err, errPassed) {
 		return
 	}
+	r.pace.ended(time.Now())
 	if d.lazy != nil {
 		if !r.endLazy(ctx, d, err) {
 			return
@@ -318,7 +322,9 @@ func (r *run) outcome(rec record, err error, task *Task) (func(context.Context) 
 
 // Return offers a copy the worker did not start back to the queue at once.
 func (r *run) Return(d *delivery) {
-	_ = d.nak(0)
+	if r.ahead.returned(d) {
+		_ = d.nak(0)
+	}
 	r.puller.Release()
 }
 

@@ -24,7 +24,8 @@ import (
 // it.
 func (w *Worker) newRun(ctx context.Context) (*run, error) {
 	r := &run{w: w, id: nuid.Next(), cancels: cancels{keep: w.cfg.KeepCompleted, caughtUp: make(chan struct{})}}
-	r.promoter = promoter{r: r, after: w.cfg.ClaimAfter}
+	r.promoter.init(r, w.cfg.ClaimAfter)
+	r.ahead.init(r, maxAhead(w.cfg.ClaimWait))
 	leases, err := kv.Open(w.names.leaseBucket, kv.Config{Bind: true, Events: w.cfg.Events}, w.src, codec.String{})
 	if err != nil {
 		return nil, err
@@ -53,19 +54,32 @@ func (w *Worker) newRun(ctx context.Context) (*run, error) {
 		return nil, fmt.Errorf("take a lease: %s is held already", leaseKey(r.id))
 	}
 	r.lease = lease
-	capacity := w.cfg.MaxConcurrency
+	slots, prefetch := w.cfg.MaxConcurrency, max(w.cfg.Prefetch, 0)
 	// Timeout bounds the handler's run alone (see Handle): a claim and an
 	// outcome's writes go on until the worker stops.
-	r.pool = pool.New[*delivery](pool.Config{Workers: capacity, QueueSize: capacity}, r)
+	r.pool = pool.New[*delivery](pool.Config{Workers: slots, QueueSize: slots + prefetch}, r)
 	// No pull request outlives the lease: a worker paused with some out
 	// would otherwise be delivered the very tasks recovered from it.
-	r.puller = pull.New(pull.Config{Stream: w.cfg.Stream, Consumers: consumerNames(), Capacity: capacity,
+	r.puller = pull.New(pull.Config{Stream: w.cfg.Stream, Consumers: consumerNames(), Capacity: slots + prefetch,
+		Want:   func() int { return slots + min(prefetch, r.aheadNow()) },
 		Source: w.src, Feed: r.pool.Feed, Until: lease.Deadline, Recovered: w.pullRecovered}, r)
 	r.recoverer = &recoverer{queue: w.queue, worker: r.id, leases: leases, lock: elect, src: w.src, every: w.cfg.SweepEvery,
 		minAge: w.cfg.LeaseTTL,
 		events: w.events, failed: w.queueError, ledger: r.ledger, recovered: &w.stats.recovered, retire: r.retire}
 	r.connected = make(chan struct{})
 	return r, nil
+}
+
+// held is how many copies the run holds: running, or waiting for a
+// slot and not given back.
+func (r *run) held() int { return max(r.puller.Held()-int(r.ahead.givenBack.Load()), 0) }
+
+// aheadNow is how many tasks to take ahead now, Prefetch aside.
+func (r *run) aheadNow() int {
+	if r.w.ahead != nil {
+		return r.w.ahead()
+	}
+	return r.pace.ahead(time.Now())
 }
 
 // holder is who holds the run's tasks: its lease, in this process.
@@ -232,7 +246,7 @@ const asyncSlack = 256
 // ctx would hold the report back. Only the first call does anything.
 func (r *run) fence() {
 	r.fenceOnce.Do(func() {
-		held := r.puller.Held()
+		held := r.held()
 		r.fenced.Store(true)
 		r.stopBy.CompareAndSwap(0, time.Now().UnixNano())
 		r.pool.Cut()
@@ -264,6 +278,7 @@ func (r *run) stop() {
 	r.beginStop()
 	r.pool.Stop(time.Unix(0, r.stopBy.Load()))
 	r.promoter.stop()
+	r.ahead.stop()
 }
 
 // releaseCtx bounds the release of a lease by a stopping worker: to

@@ -29,7 +29,8 @@ type Status struct {
 	// server stored.
 	Renewed time.Time
 	// Capacity is MaxConcurrency; Held counts the tasks held now, running
-	// or taken and about to run.
+	// or taken and about to run: at most Capacity plus those taken ahead
+	// (Config.Prefetch).
 	Capacity int
 	Held     int
 	// Recoverer is true while this worker recovers the tasks of dead ones.
@@ -82,7 +83,7 @@ func (w *Worker) Status() Status {
 	if r == nil {
 		return st
 	}
-	st.Worker, st.Held, st.Renewed = r.id, r.puller.Held(), r.lease.Renewed()
+	st.Worker, st.Held, st.Renewed = r.id, r.held(), r.lease.Renewed()
 	st.Recoverer = r.recoverer.elected.Load()
 	switch {
 	case r.lost():

@@ -46,10 +46,14 @@ type Worker struct {
 	// unfenced, set by tests, makes the worker write as if its lease
 	// held: what a worker paused between its check and its write does.
 	unfenced bool
+	// ahead, set by tests, says how many tasks to take ahead in place of
+	// the pace (still at most Prefetch).
+	ahead func() int
 }
 
 // Steps of the protocol at which tests make a worker die.
 const (
+	stepTaken    = "taken"      // the copy is taken, waiting for a slot
 	stepClaimed  = "claimed"    // the record is written, the queue's copy not acked
 	stepAcked    = "acked"      // the copy is acked, the task not run
 	stepRan      = "ran"        // the task ran, its outcome not written
@@ -110,6 +114,8 @@ type run struct {
 	cancels    cancels      // the runs Queue.Cancel may cut short, and the markers seen
 	progress   reports      // the runs that reported progress since the last flush
 	promoter   promoter     // the lazy runs to claim once they have run ClaimAfter
+	ahead      aheadList    // the copies waiting for a slot
+	pace       pace         // the runs ended lately: how many to take ahead
 	declaredAt atomic.Int64 // unix nanoseconds: the last declaration a claim asked for
 	serving    atomic.Bool
 	stopBy     atomic.Int64 // unix nanoseconds: when a stop's grace ends

@@ -10,15 +10,16 @@ import (
 // it holds waits in its queue while other instances could run it.
 const shrinkAfter = time.Second
 
-// want is how much the puller asks the owner to hold. Fixed at the
-// capacity unless Config.Floor is set; then it starts at Config.Start,
-// doubles (up to the capacity) each time the owner ran short because a
-// round trip was too slow for it, and halves (down to Start) after the
-// owner held all of it for shrinkAfter. A fast handler so holds enough to
+// want is how much the puller asks the owner to hold: what Config.Want
+// says, or the capacity unless Config.Floor is set. Then it starts at
+// Config.Start, doubles (up to the capacity) each time the owner ran
+// short because a round trip was too slow for it, and halves (down to
+// Start) after the owner held all of it for shrinkAfter. A fast handler so holds enough to
 // cover the round trips, a slow one holds little beyond its workers, so
 // that other instances get the rest.
 type want struct {
 	n                   atomic.Int64
+	fn                  func() int // Config.Want
 	floor, start, limit int
 	maxBytes            int64
 
@@ -28,8 +29,10 @@ type want struct {
 }
 
 func newWant(cfg Config) *want {
-	w := &want{floor: cfg.Floor, start: cfg.Capacity, limit: cfg.Capacity, maxBytes: cfg.MaxBytes}
-	if cfg.Floor > 0 {
+	w := &want{fn: cfg.Want, floor: cfg.Floor, start: cfg.Capacity, limit: cfg.Capacity, maxBytes: cfg.MaxBytes}
+	if cfg.Want != nil {
+		w.floor = 0 // the owner decides: nothing to adapt
+	} else if cfg.Floor > 0 {
 		w.start = min(max(cfg.Start, 1), cfg.Capacity)
 	}
 	w.n.Store(int64(w.start))
@@ -37,7 +40,12 @@ func newWant(cfg Config) *want {
 }
 
 // get is how much to hold now.
-func (w *want) get() int { return int(w.n.Load()) }
+func (w *want) get() int {
+	if w.fn != nil {
+		return min(max(w.fn(), 1), w.limit)
+	}
+	return int(w.n.Load())
+}
 
 // grow doubles the want when the owner ran short although the server
 // delivers all that is asked: fewer held than its floor (workers wait)

@@ -16,6 +16,23 @@ func TestWantIsTheCapacityWithoutAFloor(t *testing.T) {
 	}
 }
 
+// An owner that says what it wants (Config.Want) gets it, within one and
+// the capacity, whatever Floor would adapt.
+func TestWantIsWhatTheOwnerSays(t *testing.T) {
+	says := 100
+	w := newWant(Config{Capacity: 320, Floor: 64, Start: 64, Want: func() int { return says }})
+	for _, tt := range []struct{ says, want int }{{100, 100}, {0, 1}, {-5, 1}, {1000, 320}, {64, 64}} {
+		says = tt.says
+		w.sent(w.get(), 0)
+		w.grow(0, int64(w.get()), 128)
+		w.shrink(time.Now(), 320)
+		w.shrink(time.Now().Add(time.Hour), 320)
+		if got := w.get(); got != tt.want {
+			t.Fatalf("the owner says %d: want %d, got %d", tt.says, tt.want, got)
+		}
+	}
+}
+
 // The want doubles once per request the server filled while the workers
 // ran short, up to the capacity.
 func TestWantGrowsWhenFilledRequestsLeaveWorkersShort(t *testing.T) {

@@ -91,6 +91,12 @@ type Config struct {
 	// down to Start, after the owner held all it asked for a second. 0:
 	// it always asks for Capacity.
 	Floor, Start int
+	// Want, if set, says how many messages the owner wants to hold now,
+	// at least one and at most Capacity, in place of Floor's adapting: an
+	// owner that knows its pace better (a task worker taking tasks ahead
+	// of its slots only while they end quickly) decides. It is asked
+	// before each request and each wait, and must be cheap.
+	Want func() int
 	// MaxBytes, when set with Floor, stops the want growing past what
 	// holds about MaxBytes at the size messages are expected to have (the
 	// largest lately, see sizes), and brings it down to that when
