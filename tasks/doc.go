@@ -43,7 +43,9 @@
 // stream: back (tasks recovered, handed back or retried), high, normal
 // (also the queue's Subject) and low. A worker with room takes every task
 // waiting in a slot before any in the next, so tasks that come back run
-// before the backlog; a slot waits while those before it keep one.
+// before the backlog; a slot waits while those before it keep one. Tasks
+// a worker took ahead of its slots (Config.Prefetch) start before a task
+// it takes after them.
 //
 // # Configuration
 //

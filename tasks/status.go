@@ -51,7 +51,8 @@ type Counters struct {
 	// dropped.
 	Duplicates uint64
 	// PassedOver counts copies the worker let go without claiming them:
-	// not due yet, or put back by the worker itself and left for others.
+	// not due yet, put back by the worker itself and left for others, or
+	// taken ahead and given back after waiting too long for a slot.
 	PassedOver uint64
 	// Rejected counts outcomes not recorded because the task was no longer
 	// the worker's: its lease was lost.
