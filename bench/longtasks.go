@@ -41,12 +41,12 @@ func taskScenarios(jsNoop jsWork) []scenario {
 			raw: rawKeepalive, corral: corralKeepalive,
 		},
 		{
-			name: "long-tasks-throughput", about: "claim + run + complete no-op tasks, one worker of 64 [Corral JetStream handler, no-op, 4 workers: its best]",
+			name: "long-tasks-throughput", about: "claim + run + complete no-op tasks, one worker of 64 (its default prefetch: up to 256 more at hand) [Corral JetStream handler, no-op, 4 workers: its best]",
 			unit: "tasks/s", quickN: 5_000, fullN: 20_000, warmup: true,
 			raw: corralConsume(jsNoop), corral: corralTasks(64, noop),
 		},
 		{
-			name: "long-tasks-throughput-1ms", about: "claim + run + complete 1ms tasks, 64 at once [Corral JetStream handler, 1ms, 64 workers]",
+			name: "long-tasks-throughput-1ms", about: "claim + run + complete 1ms tasks, 64 at once (its default prefetch) [Corral JetStream handler, 1ms, 64 workers]",
 			unit: "tasks/s", quickN: 5_000, fullN: 20_000, warmup: true,
 			raw: corralConsume(jsWork{workers: 64, do: sleep1ms, queue: 64}), corral: corralTasks(64, sleep1ms),
 		},
