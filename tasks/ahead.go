@@ -23,7 +23,8 @@ import (
 //     for another worker; none starts after waiting that long. maxAhead is a
 //     tenth of ClaimWait, so the queue never offers a waiting copy again
 //     meanwhile, and a lazy run started from it is promoted well before
-//     its copy's ack wait runs out.
+//     its copy's ack wait runs out; and at most a second, a hundred times
+//     what the pace lets a copy wait: past that, the pace was wrong.
 
 // paceWindow is how far back a worker counts the runs that ended, to
 // decide how many tasks to take ahead: long enough to cover a few round
@@ -31,42 +32,54 @@ import (
 const paceWindow = 10 * time.Millisecond
 
 // maxAhead is the longest a copy taken ahead waits for a slot.
-func maxAhead(claimWait time.Duration) time.Duration { return claimWait / 10 }
+func maxAhead(claimWait time.Duration) time.Duration { return min(claimWait/10, time.Second) }
+
+// paceEpoch numbers the windows on the monotonic clock: a step of the
+// wall clock moves no run into another window.
+var paceEpoch = time.Now()
 
 // pace counts the runs that ended in the current paceWindow and in the
 // one before.
 type pace struct {
 	mu        sync.Mutex
-	window    int64 // the current window's number, from the epoch
+	window    int64 // the current window's number, from paceEpoch
 	cur, prev int
 }
 
-// ended counts a run that ended at now.
+func paceIndex(t time.Time) int64 { return int64(t.Sub(paceEpoch) / paceWindow) }
+
+// ended counts a run that ended at now. Runs end on many goroutines, each
+// reading the clock before the lock: one that read it just before the
+// window moved on counts in the window before, and none moves it back.
 func (p *pace) ended(now time.Time) {
-	i := now.UnixNano() / int64(paceWindow)
+	i := paceIndex(now)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if i != p.window {
+	switch {
+	case i == p.window:
+		p.cur++
+	case i == p.window-1:
+		p.prev++
+	case i > p.window:
 		p.prev = 0
 		if i == p.window+1 {
 			p.prev = p.cur
 		}
-		p.window, p.cur = i, 0
+		p.window, p.cur = i, 1
 	}
-	p.cur++
 }
 
 // ahead is how many tasks to take ahead at now: the runs that ended in
-// the last paceWindow, or in the window before when that was more (the
-// current one has just begun).
+// the current paceWindow or, when that has just begun, in the one before;
+// so those of the last 10 to 20 ms.
 func (p *pace) ahead(now time.Time) int {
-	i := now.UnixNano() / int64(paceWindow)
+	i := paceIndex(now)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	switch i {
-	case p.window:
+	switch {
+	case i <= p.window:
 		return max(p.cur, p.prev)
-	case p.window + 1:
+	case i == p.window+1:
 		return p.cur
 	}
 	return 0

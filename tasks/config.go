@@ -27,18 +27,21 @@ type Config struct {
 	Replicas int    `yaml:"replicas"`
 	Storage  string `yaml:"storage"`
 	// MaxConcurrency is how many tasks this worker runs at once: it takes
-	// no more from the queue. Workers of one queue may each set their own.
+	// no more from the queue, but for those it takes ahead (Prefetch).
+	// Workers of one queue may each set their own.
 	// Range 0 to 65536: a goroutine each. Default 16.
 	MaxConcurrency int `yaml:"max_concurrency"`
 	// Prefetch is the most tasks the worker takes from the queue beyond
 	// its free slots, so that a slot that frees starts its next task
 	// without waiting for the server, as a JetStream handler's queue
 	// does. The worker takes ahead no more than its runs ended in the
-	// last 10ms, so a worker running long tasks takes none. A task taken
-	// ahead is not started, claimed or counted in Capacity: it stays the
-	// queue's, and one that waited a tenth of ClaimWait without a slot is
-	// given back for other workers (counted in PassedOver). -1 takes
-	// none ahead. Range -1 to 65536. Default 256.
+	// last 10 to 20ms, so a worker running long tasks takes none. A task
+	// taken ahead is neither started nor claimed (Status.Held counts it):
+	// it stays the queue's, and one that waited a tenth of ClaimWait (at
+	// most 1s) without a slot is given back at once, for other workers
+	// (counted in PassedOver); given back, it is delivered again, so it is
+	// claimed before it runs. -1 takes none ahead. Range -1 to 65536.
+	// Default (0) 256.
 	Prefetch int `yaml:"prefetch"`
 	// Heartbeat is how often the worker renews its lease: the only
 	// keep-alive traffic, whatever the number of tasks it runs. Range

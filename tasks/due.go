@@ -14,8 +14,8 @@ import (
 // allocates nothing.
 type dueList[T any] struct {
 	after time.Duration
-	// fire is called with the list's mutex held, never after stop: it must
-	// not block, nor use the list.
+	// fire is called for an entry taken off the list, outside the list's
+	// mutex; it may run while stop is called, or just after.
 	fire func(T)
 
 	mu         sync.Mutex
@@ -64,8 +64,10 @@ func (q *dueList[T]) remove(e *dueEntry[T]) bool {
 // now fires e at once, unless it is off the list or the list stopped.
 func (q *dueList[T]) now(e *dueEntry[T]) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	if v := e.v; q.unlink(e) && !q.stopped {
+	v := e.v
+	ok := q.unlink(e) && !q.stopped
+	q.mu.Unlock()
+	if ok {
 		q.fire(v)
 	}
 }
@@ -73,24 +75,28 @@ func (q *dueList[T]) now(e *dueEntry[T]) {
 // expire fires every entry due, and arms the timer for the next.
 func (q *dueList[T]) expire() {
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	if q.stopped {
+		q.mu.Unlock()
 		return
 	}
 	now := time.Now()
+	var due []T
 	for e := q.head; e != nil && !e.due.After(now); e = q.head {
-		v := e.v
+		due = append(due, e.v)
 		q.unlink(e)
-		q.fire(v)
 	}
 	q.armed = false
 	if q.head != nil {
 		q.arm(q.head.due.Sub(now))
 	}
+	q.mu.Unlock()
+	for _, v := range due {
+		q.fire(v)
+	}
 }
 
-// stop disarms the timer: nothing fires from then on. A fire in progress
-// has returned when stop returns.
+// stop disarms the timer: no fire starts from then on, but one already
+// started may still be running.
 func (q *dueList[T]) stop() {
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -21,8 +21,10 @@ type LeaseAcquired struct {
 // lease in time (cut off, or paused past it), at once, not when its tasks
 // have stopped. Held is what it held then, the tasks running and the
 // copies taken to run, as Status counts them: it cancels them all and
-// writes nothing more about them; the recoverer puts the tasks back in
-// the queue once the lease has expired.
+// writes nothing more about them; the recoverer puts the tasks it claimed
+// back in the queue once the lease has expired, and the copies it had
+// not claimed come back after ClaimWait, or at once when it gives them
+// back.
 type LeaseLost struct {
 	supervisor.EventTime
 	Queue   string

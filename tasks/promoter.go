@@ -10,21 +10,18 @@ import (
 // has run ClaimAfter, on a goroutine of its own: a claim waits for the
 // server.
 type promoter struct {
-	r       *run
-	list    dueList[*lazyRun]
+	r    *run
+	list dueList[*lazyRun]
+
+	mu      sync.Mutex
+	stopped bool
 	running sync.WaitGroup // the promotions started, which stop waits for
 }
 
 // init readies p for r's lazy runs, promoted once they have run after.
 func (p *promoter) init(r *run, after time.Duration) {
 	p.r = r
-	p.list.after = after
-	// Under the list's mutex, never after its stop: stop's Wait follows
-	// every Go.
-	p.list.fire = func(l *lazyRun) {
-		parent, d := l.parent, l.d
-		p.running.Go(func() { p.r.promote(parent, d) })
-	}
+	p.list.after, p.list.fire = after, p.start
 }
 
 // add puts l, started under ctx, on the list.
@@ -40,9 +37,24 @@ func (p *promoter) remove(l *lazyRun) { p.list.remove(&l.due) }
 // now starts l's promotion at once, unless it started already.
 func (p *promoter) now(l *lazyRun) { p.list.now(&l.due) }
 
+// start runs l's promotion, unless the promoter stopped: under p.mu, so
+// that no Go follows stop's Wait.
+func (p *promoter) start(l *lazyRun) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return
+	}
+	parent, d := l.parent, l.d
+	p.running.Go(func() { p.r.promote(parent, d) })
+}
+
 // stop disarms the timer and waits for the promotions started: the
 // run's lazy runs have all ended, so each has returned or returns at once.
 func (p *promoter) stop() {
+	p.mu.Lock()
+	p.stopped = true
+	p.mu.Unlock()
 	p.list.stop()
 	p.running.Wait()
 }

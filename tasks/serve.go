@@ -61,8 +61,8 @@ func (w *Worker) newRun(ctx context.Context) (*run, error) {
 	// No pull request outlives the lease: a worker paused with some out
 	// would otherwise be delivered the very tasks recovered from it.
 	r.puller = pull.New(pull.Config{Stream: w.cfg.Stream, Consumers: consumerNames(), Capacity: slots + prefetch,
-		Want:   func() int { return slots + min(prefetch, r.aheadNow()) },
-		Source: w.src, Feed: r.pool.Feed, Until: lease.Deadline, Recovered: w.pullRecovered}, r)
+		Want: func() int { return slots + min(prefetch, r.aheadNow()) },
+		Peak: &r.peakHeld, Source: w.src, Feed: r.pool.Feed, Until: lease.Deadline, Recovered: w.pullRecovered}, r)
 	r.recoverer = &recoverer{queue: w.queue, worker: r.id, leases: leases, lock: elect, src: w.src, every: w.cfg.SweepEvery,
 		minAge: w.cfg.LeaseTTL,
 		events: w.events, failed: w.queueError, ledger: r.ledger, recovered: &w.stats.recovered, retire: r.retire}

@@ -64,9 +64,10 @@ func (w *Worker) declareConsumers(ctx context.Context, js jetstream.JetStream) e
 		}
 		cc := jetstream.ConsumerConfig{Durable: slotConsumers[s], Description: "corral: queue " + w.queue + ": " + slotPurpose[s],
 			FilterSubjects: filters, AckPolicy: jetstream.AckExplicitPolicy, AckWait: c.ClaimWait, MaxDeliver: -1,
-			// Each worker takes only what it has room for: a limit across
-			// all of them would cap their sum, not each, and would keep a
-			// probe of the slot waiting (see pull.Config.Until).
+			// Each worker takes only what it has room for, and what it
+			// takes ahead: a limit across all of them would cap their sum,
+			// not each, and would keep a probe of the slot waiting (see
+			// pull.Config.Until).
 			MaxAckPending: -1}
 		if _, err := jsapi.Ask(ctx, func(ctx context.Context) (jetstream.Consumer, error) {
 			return js.CreateOrUpdateConsumer(ctx, c.Stream, cc)

@@ -116,6 +116,7 @@ type run struct {
 	promoter   promoter     // the lazy runs to claim once they have run ClaimAfter
 	ahead      aheadList    // the copies waiting for a slot
 	pace       pace         // the runs ended lately: how many to take ahead
+	peakHeld   atomic.Int64 // the most copies held at once
 	declaredAt atomic.Int64 // unix nanoseconds: the last declaration a claim asked for
 	serving    atomic.Bool
 	stopBy     atomic.Int64 // unix nanoseconds: when a stop's grace ends

@@ -11,12 +11,13 @@ import (
 const shrinkAfter = time.Second
 
 // want is how much the puller asks the owner to hold: what Config.Want
-// says, or the capacity unless Config.Floor is set. Then it starts at
-// Config.Start, doubles (up to the capacity) each time the owner ran
-// short because a round trip was too slow for it, and halves (down to
-// Start) after the owner held all of it for shrinkAfter. A fast handler so holds enough to
-// cover the round trips, a slow one holds little beyond its workers, so
-// that other instances get the rest.
+// says when it is set; otherwise the capacity, unless Config.Floor is set.
+// With a Floor, it starts at Config.Start, doubles (up to the capacity)
+// each time the owner ran short because a round trip was too slow for it,
+// and halves (down to Start) after the owner held all of it for
+// shrinkAfter. A fast handler so holds enough to cover the round trips, a
+// slow one holds little beyond its workers, so that other instances get
+// the rest.
 type want struct {
 	n                   atomic.Int64
 	fn                  func() int // Config.Want

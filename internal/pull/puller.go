@@ -196,9 +196,9 @@ func (p *Puller) Held() int { return p.held.count() }
 // Capacity is the most messages the owner holds at once.
 func (p *Puller) Capacity() int { return p.held.capacity }
 
-// Want is how many messages the puller asks the owner to hold now: the
-// capacity, or less when it adapts (Config.Floor). The owner holds all
-// it can once it holds this many.
+// Want is how many messages the puller asks the owner to hold now: what
+// Config.Want says, the capacity, or less when it adapts (Config.Floor).
+// The owner holds all it can once it holds this many.
 func (p *Puller) Want() int { return p.want.get() }
 
 // Open subscribes an inbox per consumer on nc, so that Run can pull; it
