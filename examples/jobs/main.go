@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/corral-go/corral"
-	"github.com/corral-go/corral/examples/internal/fleet"
+	"github.com/corral-go/corral/examples/internal/procs"
 	"github.com/corral-go/corral/tasks"
 )
 
@@ -60,7 +60,7 @@ func runInto(ctx context.Context, out io.Writer, s *summary) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	url, stopServer, err := fleet.StartServer(ctx, dir)
+	url, stopServer, err := procs.StartServer(ctx, dir)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func runInto(ctx context.Context, out io.Writer, s *summary) error {
 }
 
 // worker is one worker process.
-type worker struct{ *fleet.Process }
+type worker struct{ *procs.Process }
 
 func (w *worker) status() tasks.Status {
 	tw, _ := w.Client.Worker(queue)
@@ -109,7 +109,7 @@ func (w *worker) status() tasks.Status {
 // until it serves.
 func startWorker(ctx context.Context, url, name string, capacity int, h tasks.Handler) (*worker, error) {
 	cfg := corral.Config{Tasks: map[string]tasks.Config{queue: queueConfig}}
-	p, err := fleet.Start(ctx, url, name, cfg, func(c *corral.Client) error {
+	p, err := procs.Start(ctx, url, name, cfg, func(c *corral.Client) error {
 		return c.HandleTasks(queue, tasks.Config{MaxConcurrency: capacity}, h)
 	})
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/corral-go/corral/examples/internal/fleet"
+	"github.com/corral-go/corral/examples/internal/procs"
 	"github.com/corral-go/corral/tasks"
 )
 
@@ -26,7 +26,7 @@ func scheduled(ctx context.Context, w *worker, _ *tasks.Queue, j *journal, s *su
 		}
 		j.expect(id)
 	}
-	err := fleet.Until(ctx, 100*time.Millisecond, func() bool {
+	err := procs.Until(ctx, 100*time.Millisecond, func() bool {
 		for id := range at {
 			if len(j.runs(id)) == 0 {
 				return false
@@ -69,7 +69,7 @@ func cancelled(ctx context.Context, w *worker, q *tasks.Queue, j *journal, s *su
 			return err
 		}
 	}
-	if err := fleet.Until(ctx, 50*time.Millisecond, func() bool {
+	if err := procs.Until(ctx, 50*time.Millisecond, func() bool {
 		for _, id := range running {
 			if len(j.runs(id)) == 0 {
 				return false
@@ -160,7 +160,7 @@ func duplicates(ctx context.Context, w *worker, _ *tasks.Queue, j *journal, s *s
 // periodic waits until the schedule both workers declared has ticked ten
 // times.
 func periodic(ctx context.Context, _ *worker, _ *tasks.Queue, j *journal, s *summary) error {
-	err := fleet.Until(ctx, 100*time.Millisecond, func() bool { ticks, _ := j.tickCounts(); return ticks >= 10 })
+	err := procs.Until(ctx, 100*time.Millisecond, func() bool { ticks, _ := j.tickCounts(); return ticks >= 10 })
 	s.ticks, s.tickDuplicates = j.tickCounts()
 	if err != nil {
 		return fmt.Errorf("%d periodic ticks: %w", s.ticks, err)
@@ -179,7 +179,7 @@ func recovery(ctx context.Context, url string, a, b *worker, q *tasks.Queue, j *
 		}
 		j.expect(id)
 	}
-	if err := fleet.Until(ctx, 50*time.Millisecond, func() bool { return a.status().Held+b.status().Held == 64+16 }); err != nil {
+	if err := procs.Until(ctx, 50*time.Millisecond, func() bool { return a.status().Held+b.status().Held == 64+16 }); err != nil {
 		return fmt.Errorf("the workers never held a full load: %w", err)
 	}
 	c, err := startWorker(ctx, url, "c", 50, j.handler("c"))
@@ -195,7 +195,7 @@ func recovery(ctx context.Context, url string, a, b *worker, q *tasks.Queue, j *
 		}
 		j.expect(long[i])
 	}
-	if err := fleet.Until(ctx, 50*time.Millisecond, func() bool { return c.status().Held == 50 }); err != nil {
+	if err := procs.Until(ctx, 50*time.Millisecond, func() bool { return c.status().Held == 50 }); err != nil {
 		return fmt.Errorf("the third worker never held its 50 tasks: %w", err)
 	}
 	for i := range 1000 {
@@ -209,7 +209,7 @@ func recovery(ctx context.Context, url string, a, b *worker, q *tasks.Queue, j *
 	c.Link.Cut()
 	j.open("hold")
 	var last time.Time
-	err = fleet.Until(ctx, 20*time.Millisecond, func() bool {
+	err = procs.Until(ctx, 20*time.Millisecond, func() bool {
 		for _, id := range long {
 			r := j.runs(id)
 			if len(r) < 2 {

@@ -25,7 +25,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral"
-	"github.com/corral-go/corral/examples/internal/fleet"
+	"github.com/corral-go/corral/examples/internal/procs"
 	"github.com/corral-go/corral/publisher"
 	"github.com/corral-go/corral/tasks"
 )
@@ -57,7 +57,7 @@ func run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	url, stopServer, err := fleet.StartServer(ctx, dir)
+	url, stopServer, err := procs.StartServer(ctx, dir)
 	if err != nil {
 		return err
 	}
@@ -105,7 +105,7 @@ func run(ctx context.Context, out io.Writer) error {
 }
 
 // worker is one worker process.
-type worker struct{ *fleet.Process }
+type worker struct{ *procs.Process }
 
 // status is the worker's task status.
 func (w *worker) status() tasks.Status {
@@ -130,7 +130,7 @@ func startWorkers(ctx context.Context, url string, held *heldTime, capacities ma
 
 func startWorker(ctx context.Context, url, name string, capacity int, held *heldTime) (*worker, error) {
 	cfg := corral.Config{Tasks: map[string]tasks.Config{queue: queueConfig}}
-	p, err := fleet.Start(ctx, url, name, cfg, func(c *corral.Client) error {
+	p, err := procs.Start(ctx, url, name, cfg, func(c *corral.Client) error {
 		return c.HandleTasks(queue, tasks.Config{MaxConcurrency: capacity}, tasks.HandlerFunc(
 			func(ctx context.Context, t *tasks.Task) error {
 				// The work: one to three seconds, cut short if the run is
@@ -176,7 +176,7 @@ func enqueue(ctx context.Context, c *corral.Client) error {
 func inflict(ctx context.Context, out io.Writer, workers map[string]*worker) error {
 	for _, w := range workers {
 		full := func() bool { st := w.status(); return st.Counters.Started >= uint64(st.Capacity) }
-		if err := fleet.Until(ctx, 50*time.Millisecond, full); err != nil {
+		if err := procs.Until(ctx, 50*time.Millisecond, full); err != nil {
 			return fmt.Errorf("%s never ran a full load: %w", w.Name, err)
 		}
 	}
@@ -216,7 +216,7 @@ func waitCompleted(ctx context.Context, url string) (map[string]int, error) {
 	// A read can fail while records are written and removed: the next
 	// read tries again.
 	var readErr error
-	err = fleet.Until(ctx, time.Second, func() bool {
+	err = procs.Until(ctx, time.Second, func() bool {
 		var read map[string]int
 		if read, readErr = completions(ctx, js); readErr == nil {
 			done = read

@@ -1,7 +1,7 @@
-// Package fleet runs what the examples' worker processes share: the
+// Package procs runs what the examples' worker processes share: the
 // embedded server, and a link between each process and it that the
 // examples fail on purpose.
-package fleet
+package procs
 
 import (
 	"io"
