@@ -11,6 +11,7 @@ import (
 
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/fleet"
 	"github.com/corral-go/corral/kv"
 	"github.com/corral-go/corral/objectstore"
 	"github.com/corral-go/corral/publisher"
@@ -39,6 +40,8 @@ type Client struct {
 	watchers  *supervisor.Tree
 	tracer    Tracer    // nil without WithTracer
 	ops       *opsChild // nil without WithOps
+	identity  fleet.Identity
+	discovery *fleet.Responder // nil when discovery is off
 
 	mu      sync.Mutex
 	handles handles
@@ -64,7 +67,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	if cfg.Name == "" {
-		cfg.Name = "corral"
+		cfg.Name = defaultName
 	}
 	ready := newReadiness()
 	events := supervisor.Events{Logger: o.logger, Hook: ready.hook(o.hook), Clock: o.now}
@@ -85,6 +88,11 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	if err := c.addPublisher(); err != nil {
+		return nil, err
+	}
+	// After the publisher: it stops before it.
+	if err := c.addDiscovery(); err != nil {
+		_ = c.pub.Close()
 		return nil, err
 	}
 	// Handlers and watches join the tree at Run, after the publisher: they

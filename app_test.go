@@ -117,7 +117,7 @@ func TestRunsOnTheEmbeddedServer(t *testing.T) {
 	for _, ch := range st.Children {
 		names = append(names, ch.Name)
 	}
-	if !slices.Equal(names, []string{"server", "connection", "publisher"}) {
+	if !slices.Equal(names, []string{"server", "connection", "publisher", "discovery"}) {
 		t.Fatalf("children: got %v", names)
 	}
 	if st.Connection.State != connection.StateConnected {
@@ -159,8 +159,8 @@ func TestRunsOnAnExternalServer(t *testing.T) {
 	}
 	stop := running(t, c)
 	waitConn(t, c)
-	if n := len(c.Status().Children); n != 2 {
-		t.Fatalf("got %d children, want the connection and the publisher", n)
+	if n := len(c.Status().Children); n != 3 {
+		t.Fatalf("got %d children, want the connection, the publisher and discovery", n)
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,9 @@ import (
 	"github.com/corral-go/corral/tasks"
 )
 
+// defaultName is the Client's name when Config.Name is empty.
+const defaultName = "corral"
+
 // EnvPrefix starts the name of every environment override: the field
 // tagged "servers" in the section tagged "connection" is overridden by
 // CORRAL_CONNECTION_SERVERS. Every variable named EnvPrefix + "_" and
@@ -34,7 +37,8 @@ type ByteSize = conf.ByteSize
 // section. Load it from YAML with LoadConfig, or build it in code.
 type Config struct {
 	// Name names the Client in logs and status, and is the default
-	// connection name. Default "corral".
+	// connection name; with discovery on, it is a token of the fleet's
+	// subjects: no whitespace, '.', '*', '>', '/' or '\'. Default "corral".
 	Name string `yaml:"name"`
 	// Connection configures the NATS connection. With no servers, the
 	// Client runs the embedded server given to WithEmbeddedServer and
@@ -90,6 +94,9 @@ type Config struct {
 	// Ops configures the operations endpoints: health, readiness,
 	// metrics, status and the status page (see Client.OpsHandler).
 	Ops OpsConfig `yaml:"ops"`
+	// Discovery configures how the Client answers the fleet's requests
+	// ($CORRAL.PING, $CORRAL.STATUS; package fleet).
+	Discovery DiscoveryConfig `yaml:"discovery"`
 
 	// keys are the fields the file and the environment set, so that a key
 	// written as false or zero still overrides what code declared.
@@ -219,6 +226,7 @@ func (c Config) validate(o options, withOptions bool) error {
 	c.validateStreams(p)
 	p.Merge("watches.restart", c.Watches.Restart.Validate())
 	p.Merge("ops", c.Ops.Validate())
+	c.Discovery.validate(p, c.Name)
 	c.validatePolicies(p)
 	return p.Err()
 }
@@ -254,6 +262,7 @@ func (c Config) validatePolicies(p conf.Problems) {
 	}
 	child("watches", c.Watches.Restart)
 	child("ops", c.Ops.Restart)
+	child("discovery", c.Discovery.Restart)
 }
 
 // validateLocks checks each lock, and that the locks sharing a bucket

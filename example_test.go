@@ -49,6 +49,7 @@ func ExampleClient_Run() {
 	// server running
 	// connection running
 	// publisher running
+	// discovery running
 	// connection connected
 	// Run: <nil>
 }

@@ -1,0 +1,134 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/subject"
+	"github.com/corral-go/corral/supervisor"
+)
+
+// Config says who a Responder answers as, and what.
+type Config struct {
+	// Identity is the process's: Name and ID are required, each a subject
+	// token (no whitespace, '.', '*', '>', '/' or '\'); Started and Uptime
+	// are the Responder's own.
+	Identity Identity
+	// Status, if set, returns the status a VerbStatus request gets, which
+	// is marshalled as JSON; without it, such a request gets the Identity
+	// alone.
+	Status func() any
+}
+
+// Responder answers the fleet's requests for one process, on whatever
+// connection src has, following its replacements. It is a suture.Service.
+type Responder struct {
+	cfg     Config
+	src     connection.Source
+	started atomic.Pointer[time.Time]
+}
+
+// NewResponder returns a Responder for cfg on src. It fails with
+// supervisor.ErrInvalidConfig when cfg's Name or ID is not a subject
+// token.
+func NewResponder(cfg Config, src connection.Source) (*Responder, error) {
+	for _, f := range []struct{ field, v string }{{"name", cfg.Identity.Name}, {"id", cfg.Identity.ID}} {
+		if err := subject.ValidName(f.v); err != nil {
+			return nil, fmt.Errorf("fleet: %w: %s %w", supervisor.ErrInvalidConfig, f.field, err)
+		}
+	}
+	return &Responder{cfg: cfg, src: src}, nil
+}
+
+// String names the Responder for the supervisor: "discovery".
+func (r *Responder) String() string { return "discovery" }
+
+// Subjects are the subjects the Responder listens on.
+func (r *Responder) Subjects() []string {
+	in := r.cfg.Identity
+	return []string{Prefix + ".*", Prefix + ".*." + in.Name, Prefix + ".*." + in.Name + "." + in.ID}
+}
+
+// Identity is who the Responder answers as, with its uptime now.
+func (r *Responder) Identity() Identity {
+	in := r.cfg.Identity
+	if started := r.started.Load(); started != nil {
+		in.Started = *started
+		in.Uptime = time.Since(*started).Round(time.Second).String()
+	}
+	return in
+}
+
+// Serve answers requests until ctx ends, on each connection src gives in
+// turn. It returns ctx.Err() then, or an error when it cannot subscribe.
+func (r *Responder) Serve(ctx context.Context) error {
+	now := time.Now()
+	r.started.CompareAndSwap(nil, &now)
+	for {
+		nc, gone, err := r.src.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		var subs []*nats.Subscription
+		for _, s := range r.Subjects() {
+			sub, err := nc.Subscribe(s, r.answer)
+			if err != nil {
+				unsubscribe(subs)
+				return fmt.Errorf("fleet: subscribe to %s: %w", s, err)
+			}
+			subs = append(subs, sub)
+		}
+		select {
+		case <-ctx.Done():
+			unsubscribe(subs)
+			return ctx.Err()
+		case <-gone:
+			// Closed for good: its subscriptions went with it.
+		}
+	}
+}
+
+func unsubscribe(subs []*nats.Subscription) {
+	for _, s := range subs {
+		_ = s.Unsubscribe()
+	}
+}
+
+// answer replies to one request; it ignores verbs it does not know, which
+// a later version may ask.
+func (r *Responder) answer(m *nats.Msg) {
+	if m.Reply == "" {
+		return
+	}
+	verb, _, _ := strings.Cut(strings.TrimPrefix(m.Subject, Prefix+"."), ".")
+	reply := Instance{Identity: r.Identity()}
+	switch verb {
+	case VerbPing:
+		reply.Type = PingType
+	case VerbStatus:
+		reply.Type = StatusType
+		if r.cfg.Status != nil {
+			st, err := json.Marshal(r.cfg.Status())
+			if err != nil {
+				reply.Error = "status: " + err.Error()
+			} else {
+				reply.Status = st
+			}
+		}
+	default:
+		return
+	}
+	body, err := json.Marshal(reply)
+	if err != nil {
+		return
+	}
+	// A reply lost with the connection is a process that did not answer.
+	_ = m.Respond(body)
+}
