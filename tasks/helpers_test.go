@@ -109,15 +109,29 @@ func enqueue(t *testing.T, nc *nats.Conn, cfg tasks.Config, queue string, n int)
 	if subject == "" {
 		subject = "corral.tasks." + queue
 	}
+	futures := make([]jetstream.PubAckFuture, 0, n)
 	for i := range n {
-		if _, err := js.PublishAsync(subject, []byte(fmt.Sprint(i)), jetstream.WithMsgID(fmt.Sprintf("task-%d", i))); err != nil {
+		f, err := js.PublishAsync(subject, []byte(fmt.Sprint(i)), jetstream.WithMsgID(fmt.Sprintf("task-%d", i)))
+		if err != nil {
 			t.Fatal(err)
 		}
+		futures = append(futures, f)
+		// Within nats.go's window of publishes out, which a loaded
+		// machine's server fills faster than it acks.
+		if (i+1)%1000 == 0 || i == n-1 {
+			select {
+			case <-js.PublishAsyncComplete():
+			case <-ctx.Done():
+				t.Fatal("enqueue: not all acknowledged")
+			}
+		}
 	}
-	select {
-	case <-js.PublishAsyncComplete():
-	case <-ctx.Done():
-		t.Fatal("enqueue: not all acknowledged")
+	for i, f := range futures {
+		select {
+		case err := <-f.Err():
+			t.Fatalf("enqueue task-%d: %v", i, err)
+		default:
+		}
 	}
 }
 

@@ -16,6 +16,20 @@ import (
 // ctx ends. With headersOnly the records come without their tasks' data.
 // Records stored since are left to the next scan: a scan that followed
 // them would not end while workers claim and finish tasks.
+func (l *ledger) scan(ctx context.Context, filter string, headersOnly bool, fn func(record) error) error {
+	return scanStream(ctx, l.held, []string{filter}, 1, headersOnly, func(m *jetstream.RawStreamMsg) error {
+		return fn(parseRecord(m))
+	})
+}
+
+// errStopScan, returned by a scan's fn, ends the scan without an error.
+var errStopScan = errors.New("scan stopped")
+
+// scanStream calls fn with every message of stream on filters, from the
+// sequence start to the stream's last when the scan began, in stream
+// order, until fn fails (errStopScan: ends the scan) or ctx ends. The
+// stream's messages may be removed meanwhile (a work queue's acked
+// copies): those are passed over.
 //
 // It reads through ephemeral consumers of its own, not an ordered one
 // (nats.go re-creates an ordered consumer without end once its connection
@@ -25,16 +39,20 @@ import (
 // that trusted it would skip records it never saw, and the recoverer
 // would leave a dead worker's tasks held for good. A scan that finds such
 // a gap reads again from the first record it missed.
-func (l *ledger) scan(ctx context.Context, filter string, headersOnly bool, fn func(record) error) error {
-	info, err := l.held.Info(ctx)
+func scanStream(ctx context.Context, stream jetstream.Stream, filters []string, start uint64, headersOnly bool,
+	fn func(*jetstream.RawStreamMsg) error) error {
+	info, err := stream.Info(ctx)
 	if err != nil {
-		return fmt.Errorf("scan %s: %w", filter, err)
+		return fmt.Errorf("scan %v: %w", filters, err)
 	}
-	s := scanner{l: l, filter: filter, headersOnly: headersOnly, fn: fn, next: 1, last: info.State.LastSeq}
+	s := scanner{stream: stream, filters: filters, headersOnly: headersOnly, fn: fn, next: max(start, 1), last: info.State.LastSeq}
 	for s.next <= s.last {
 		done, err := s.pass(ctx)
+		if errors.Is(err, errStopScan) {
+			return nil
+		}
 		if err != nil {
-			return fmt.Errorf("scan %s: %w", filter, err)
+			return fmt.Errorf("scan %v: %w", filters, err)
 		}
 		if done {
 			return nil
@@ -45,11 +63,11 @@ func (l *ledger) scan(ctx context.Context, filter string, headersOnly bool, fn f
 
 // scanner is one scan: where it has read up to, and up to where it reads.
 type scanner struct {
-	l           *ledger
-	filter      string
+	stream      jetstream.Stream
+	filters     []string
 	headersOnly bool
-	fn          func(record) error
-	next, last  uint64 // the first record not yet read; the last to read
+	fn          func(*jetstream.RawStreamMsg) error
+	next, last  uint64 // the first message not yet read; the last to read
 }
 
 // errGap is a record delivered to a scan that did not reach it.
@@ -59,8 +77,10 @@ var errGap = errors.New("records delivered and not received")
 // (done) or a gap is found (not done: read again from s.next).
 func (s *scanner) pass(ctx context.Context) (done bool, err error) {
 	// The held stream keeps one record per subject, so every record is its
-	// subject's last: reading from a sequence on reads current records.
-	cons, err := s.l.held.CreateConsumer(ctx, jetstream.ConsumerConfig{FilterSubject: s.filter,
+	// subject's last: reading from a sequence on reads current records. (A
+	// work queue's stream takes no consumer that overlaps its own: it is
+	// read message by message, see Queue.List.)
+	cons, err := s.stream.CreateConsumer(ctx, jetstream.ConsumerConfig{FilterSubjects: s.filters,
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: s.next,
 		AckPolicy: jetstream.AckNonePolicy, HeadersOnly: s.headersOnly, MemoryStorage: true,
 		InactiveThreshold: scanIdle})
@@ -70,7 +90,7 @@ func (s *scanner) pass(ctx context.Context) (done bool, err error) {
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jsapi.Timeout)
 		defer cancel()
-		_ = s.l.held.DeleteConsumer(dctx, cons.CachedInfo().Name)
+		_ = s.stream.DeleteConsumer(dctx, cons.CachedInfo().Name)
 	}()
 	var received uint64 // deliveries of this consumer received, in order
 	pending := cons.CachedInfo().NumPending
@@ -127,10 +147,10 @@ func (s *scanner) batch(ctx context.Context, cons jetstream.Consumer, n int, rec
 		got++
 		raw := &jetstream.RawStreamMsg{Subject: m.Subject(), Sequence: meta.Sequence.Stream, Header: m.Headers(),
 			Data: m.Data(), Time: meta.Timestamp}
-		if err := s.fn(parseRecord(raw)); err != nil {
+		s.next = meta.Sequence.Stream + 1
+		if err := s.fn(raw); err != nil {
 			return got, false, err
 		}
-		s.next = meta.Sequence.Stream + 1
 	}
 	return got, false, batch.Error()
 }
