@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/internal/jsapi"
 )
 
 // Counts are how many tasks a queue holds in each state, as its streams
@@ -32,6 +34,9 @@ type Counts struct {
 	// DeadLettered is the messages on the queue's DeadLetter subject, in
 	// the stream that stores it; 0 without one.
 	DeadLettered uint64
+	// PausedUntil is when a paused queue resumes (Queue.Pause); zero when
+	// it is not paused.
+	PausedUntil time.Time
 }
 
 // WaitingTotal is the tasks waiting in every slot, taken ones aside.
@@ -65,6 +70,9 @@ func (q *Queue) Counts(ctx context.Context) (Counts, error) {
 		}
 		info := cons.CachedInfo()
 		c.Waiting[name], c.Taken = info.NumPending, c.Taken+uint64(info.NumAckPending)
+		if until := jsapi.PausedUntil(info.Config); until != nil {
+			c.PausedUntil = *until
+		}
 	}
 	if c.Scheduled, err = countSubject(ctx, js, q.cfg.Stream, q.look.names.scheduledAll()); err != nil {
 		return Counts{}, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -43,14 +44,15 @@ var slotPurpose = [slots]string{
 // consumerNames is the slots' consumers, in the order they are pulled.
 func consumerNames() []string { return slotConsumers[:] }
 
-// declareConsumers declares the consumer of each slot, after deleting the
-// one unfiltered consumer of the queue's previous layout: the server
-// refuses filtered consumers of a work-queue stream beside it. What that
-// consumer had delivered and not acked stays in the stream, and goes to
-// the slots' consumers. A worker of the previous version then fails to
-// declare it again, and takes nothing more from the queue.
-func (w *Worker) declareConsumers(ctx context.Context, js jetstream.JetStream) error {
-	c := w.cfg
+// declareConsumers declares the consumer of each slot of queue, after
+// deleting the one unfiltered consumer of the queue's previous layout:
+// the server refuses filtered consumers of a work-queue stream beside it.
+// What that consumer had delivered and not acked stays in the stream, and
+// goes to the slots' consumers. A worker of the previous version then
+// fails to declare it again, and takes nothing more from the queue. A
+// consumer paused (Queue.Pause) stays paused: the server keeps a pause
+// through updates. pauseUntil, if set, pauses the consumers made.
+func declareConsumers(ctx context.Context, js jetstream.JetStream, queue string, c Config, pauseUntil *time.Time) error {
 	_, err := jsapi.Ask(ctx, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, js.DeleteConsumer(ctx, c.Stream, oldConsumerName)
 	})
@@ -58,17 +60,17 @@ func (w *Worker) declareConsumers(ctx context.Context, js jetstream.JetStream) e
 		return fmt.Errorf("delete consumer %s of stream %s, of the queue's previous layout: %w", oldConsumerName, c.Stream, err)
 	}
 	for s := range slot(slots) {
-		filters := []string{fmt.Sprintf(slotTmpl, w.queue, s)}
+		filters := []string{fmt.Sprintf(slotTmpl, queue, s)}
 		if s == slotNormal {
 			filters = append([]string{c.Subject}, filters...)
 		}
-		cc := jetstream.ConsumerConfig{Durable: slotConsumers[s], Description: "corral: queue " + w.queue + ": " + slotPurpose[s],
+		cc := jetstream.ConsumerConfig{Durable: slotConsumers[s], Description: "corral: queue " + queue + ": " + slotPurpose[s],
 			FilterSubjects: filters, AckPolicy: jetstream.AckExplicitPolicy, AckWait: c.ClaimWait, MaxDeliver: -1,
 			// Each worker takes only what it has room for, and what it
 			// takes ahead: a limit across all of them would cap their sum,
 			// not each, and would keep a probe of the slot waiting (see
 			// pull.Config.Until).
-			MaxAckPending: -1}
+			MaxAckPending: -1, PauseUntil: pauseUntil}
 		if _, err := jsapi.Ask(ctx, func(ctx context.Context) (jetstream.Consumer, error) {
 			return js.CreateOrUpdateConsumer(ctx, c.Stream, cc)
 		}); err != nil {

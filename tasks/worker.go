@@ -169,7 +169,7 @@ func (w *Worker) declare(ctx context.Context, nc *nats.Conn) error {
 	if err := declareHeld(ctx, js, c, w.names); err != nil {
 		return err
 	}
-	if err := w.declareConsumers(ctx, js); err != nil {
+	if err := declareConsumers(ctx, js, w.queue, w.cfg, nil); err != nil {
 		return err
 	}
 	if err := w.reconcile(ctx, js); err != nil {
