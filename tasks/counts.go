@@ -161,17 +161,11 @@ func (q *Queue) countSlot(ctx context.Context, js jetstream.JetStream, s slot) (
 // countDeadLetters counts the messages on the queue's DeadLetter subject
 // in the stream that stores it.
 func (q *Queue) countDeadLetters(ctx context.Context, js jetstream.JetStream) (uint64, error) {
-	name := q.cfg.DeadLetterStream
-	if name == "" {
-		var err error
-		if name, err = js.StreamNameBySubject(ctx, q.cfg.DeadLetter); err != nil {
-			if errors.Is(err, jetstream.ErrStreamNotFound) {
-				return 0, nil
-			}
-			return 0, fmt.Errorf("tasks: the stream of %s: %w", q.cfg.DeadLetter, err)
-		}
+	dl, err := q.deadLetterStream(ctx, js)
+	if err != nil || dl == nil {
+		return 0, err
 	}
-	return countSubject(ctx, js, name, q.cfg.DeadLetter)
+	return countSubject(ctx, js, dl.CachedInfo().Config.Name, q.cfg.DeadLetter)
 }
 
 // countSubject counts the messages of stream on subject (a wildcard).

@@ -44,12 +44,9 @@ type Page struct {
 // task that changes state between two pages may show in both, or in
 // neither.
 func (q *Queue) List(ctx context.Context, opts ListOptions) (Page, error) {
-	limit := opts.Limit
-	switch {
-	case limit == 0:
-		limit = DefaultPageSize
-	case limit < 0 || limit > MaxPageSize:
-		return Page{}, fmt.Errorf("tasks: a page of %d tasks: from 1 to %d", limit, MaxPageSize)
+	limit, err := pageLimit(opts.Limit)
+	if err != nil {
+		return Page{}, err
 	}
 	js, err := q.js(ctx)
 	if err != nil {
@@ -62,6 +59,17 @@ func (q *Queue) List(ctx context.Context, opts ListOptions) (Page, error) {
 		return q.listHeld(ctx, js, opts.State, opts.After, limit)
 	}
 	return Page{}, fmt.Errorf("tasks: list %q: the states are waiting, scheduled, running, completed, failed and cancelled", opts.State)
+}
+
+// pageLimit is the size of a page of limit tasks asked for.
+func pageLimit(limit int) (int, error) {
+	switch {
+	case limit == 0:
+		return DefaultPageSize, nil
+	case limit < 0 || limit > MaxPageSize:
+		return 0, fmt.Errorf("tasks: a page of %d tasks: from 1 to %d", limit, MaxPageSize)
+	}
+	return limit, nil
 }
 
 // listQueued pages through the copies (waiting) or schedules (scheduled)
