@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/corral-go/corral/inspector"
 	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/publisher"
 	"github.com/corral-go/corral/stream"
@@ -147,6 +148,20 @@ func (c *Client) Tasks(queue string) (*tasks.Queue, error) {
 		return nil, err
 	}
 	return tasks.NewQueue(queue, cfg, c.conn), nil
+}
+
+// Inspector returns an inspector of the fleet on the Client's connection
+// (package inspector): its processes, its task queues, its JetStream
+// handlers. It knows the configuration of the queues Config.Tasks
+// declares (their dead-letter subjects); it finds others on the server.
+func (c *Client) Inspector() *inspector.Inspector {
+	queues := map[string]tasks.Config{}
+	for name := range c.cfg.Tasks {
+		if cfg, err := c.queueConfig(name); err == nil {
+			queues[name] = cfg
+		}
+	}
+	return inspector.New(c.conn, queues)
 }
 
 // queueConfig is queue's configuration: this process's worker's, if

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/fleet"
+	"github.com/corral-go/corral/inspector"
 )
 
 // procStatus is what corral reads of a Client's Status in a status answer:
@@ -58,7 +60,7 @@ func (c *cli) gather(ctx context.Context, name, id string, wait time.Duration) (
 		return nil, err
 	}
 	defer nc.Close()
-	return fleet.Status(ctx, nc, fleet.Query{Name: name, ID: id, Wait: wait})
+	return inspector.New(connection.NewFixed(nc), nil).Status(ctx, fleet.Query{Name: name, ID: id, Wait: wait})
 }
 
 func runPS(ctx context.Context, c *cli, args []string) error {

@@ -7,10 +7,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/inspector"
 	"github.com/corral-go/corral/tasks"
 )
 
@@ -22,31 +20,21 @@ func (c *cli) openQueue(ctx context.Context, name, deadLetter string) (*tasks.Qu
 	if err != nil {
 		return nil, nil, err
 	}
-	ref, err := findQueue(ctx, nc, name)
+	in := inspector.New(connection.NewFixed(nc), nil)
+	found, err := in.Queues(ctx)
 	if err != nil {
 		nc.Close()
-		return nil, nil, err
-	}
-	cfg := ref.Config()
-	cfg.DeadLetter = deadLetter
-	return tasks.NewQueue(ref.Name, cfg, connection.NewFixed(nc)), nc.Close, nil
-}
-
-func findQueue(ctx context.Context, nc *nats.Conn, name string) (tasks.QueueRef, error) {
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return tasks.QueueRef{}, err
-	}
-	found, err := tasks.FindQueues(ctx, js)
-	if err != nil {
-		return tasks.QueueRef{}, fmt.Errorf("list the task queues: %w", err)
+		return nil, nil, fmt.Errorf("list the task queues: %w", err)
 	}
 	for _, ref := range found {
 		if ref.Name == name {
-			return ref, nil
+			cfg := ref.Config()
+			cfg.DeadLetter = deadLetter
+			return tasks.NewQueue(ref.Name, cfg, connection.NewFixed(nc)), nc.Close, nil
 		}
 	}
-	return tasks.QueueRef{}, fmt.Errorf("no task queue %q on the server (corral queues lists them)", name)
+	nc.Close()
+	return nil, nil, fmt.Errorf("no task queue %q on the server (corral queues lists them)", name)
 }
 
 // queueRow is a row of queues.
@@ -70,11 +58,7 @@ func runQueues(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return err
-	}
-	found, err := tasks.FindQueues(ctx, js)
+	found, err := inspector.New(connection.NewFixed(nc), nil).Queues(ctx)
 	if err != nil {
 		return fmt.Errorf("list the task queues: %w", err)
 	}

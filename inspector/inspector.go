@@ -1,0 +1,162 @@
+// Package inspector is one place to see and steer a Corral fleet over NATS,
+// from any process with a connection: the fleet's processes and their
+// status (package fleet), its task queues (package tasks: counts, pages of
+// tasks, workers, cancel, dead letters, pause), and its JetStream
+// handlers' consumers (pause and resume). It needs no database and no
+// server of its own: the state is in NATS. A corral.Client gives one
+// (Client.Inspector) that knows its queues' configurations; the corral
+// command uses one too.
+package inspector
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/fleet"
+	"github.com/corral-go/corral/tasks"
+)
+
+// Inspector sees and steers a fleet on the connections of a source. It is
+// safe for concurrent use.
+type Inspector struct {
+	src    connection.Source
+	queues map[string]tasks.Config
+}
+
+// New returns an Inspector on the connections of src. queues, if given,
+// are the configurations of queues it knows, which tell their dead-letter
+// subjects; other queues are found on the server (tasks.FindQueues).
+func New(src connection.Source, queues map[string]tasks.Config) *Inspector {
+	return &Inspector{src: src, queues: queues}
+}
+
+// Ping asks the processes q names who they are (fleet.Ping).
+func (in *Inspector) Ping(ctx context.Context, q fleet.Query) ([]fleet.Instance, error) {
+	nc, _, err := in.src.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return fleet.Ping(ctx, nc, q)
+}
+
+// Status asks the processes q names for their status (fleet.Status).
+func (in *Inspector) Status(ctx context.Context, q fleet.Query) ([]fleet.Instance, error) {
+	nc, _, err := in.src.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return fleet.Status(ctx, nc, q)
+}
+
+// Queues returns the task queues the server holds.
+func (in *Inspector) Queues(ctx context.Context) ([]tasks.QueueRef, error) {
+	js, err := in.js(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return tasks.FindQueues(ctx, js)
+}
+
+// Queue returns the task queue name: as configured, when the Inspector
+// knows its configuration, or as found on the server. It fails when the
+// server holds no such queue.
+func (in *Inspector) Queue(ctx context.Context, name string) (*tasks.Queue, error) {
+	if cfg, ok := in.queues[name]; ok {
+		return tasks.NewQueue(name, cfg, in.src), nil
+	}
+	found, err := in.Queues(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, ref := range found {
+		if ref.Name == name {
+			return tasks.NewQueue(name, ref.Config(), in.src), nil
+		}
+	}
+	return nil, fmt.Errorf("inspector: no task queue %q on the server", name)
+}
+
+// PauseHandler pauses the JetStream handler handler of the service
+// service until until: its consumer delivers nothing to any of the
+// service's instances meanwhile (a consumer pause, nats-server 2.11+),
+// and a handler that restarts keeps the pause. The instances that answer
+// within fleet.DefaultWait say which consumer is the handler's.
+func (in *Inspector) PauseHandler(ctx context.Context, service, handler string, until time.Time) error {
+	stream, consumer, err := in.handlerConsumer(ctx, service, handler)
+	if err != nil {
+		return err
+	}
+	return in.PauseConsumer(ctx, stream, consumer, until)
+}
+
+// ResumeHandler resumes the JetStream handler handler of service.
+func (in *Inspector) ResumeHandler(ctx context.Context, service, handler string) error {
+	stream, consumer, err := in.handlerConsumer(ctx, service, handler)
+	if err != nil {
+		return err
+	}
+	return in.ResumeConsumer(ctx, stream, consumer)
+}
+
+// PauseConsumer pauses consumer of stream until until.
+func (in *Inspector) PauseConsumer(ctx context.Context, stream, consumer string, until time.Time) error {
+	if !until.After(time.Now()) {
+		return fmt.Errorf("inspector: pause %s > %s until %v: a time to come", stream, consumer, until)
+	}
+	js, err := in.js(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := js.PauseConsumer(ctx, stream, consumer, until); err != nil {
+		return fmt.Errorf("inspector: pause %s > %s: %w", stream, consumer, err)
+	}
+	return nil
+}
+
+// ResumeConsumer resumes consumer of stream, at once.
+func (in *Inspector) ResumeConsumer(ctx context.Context, stream, consumer string) error {
+	js, err := in.js(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := js.ResumeConsumer(ctx, stream, consumer); err != nil {
+		return fmt.Errorf("inspector: resume %s > %s: %w", stream, consumer, err)
+	}
+	return nil
+}
+
+// handlerConsumer finds the stream and consumer of service's JetStream
+// handler handler in the status its instances give.
+func (in *Inspector) handlerConsumer(ctx context.Context, service, handler string) (stream, consumer string, err error) {
+	found, err := in.Status(ctx, fleet.Query{Name: service})
+	if err != nil {
+		return "", "", err
+	}
+	for _, inst := range found {
+		var st struct {
+			Handlers []struct{ Name, Stream, Consumer string }
+		}
+		if json.Unmarshal(inst.Status, &st) != nil {
+			continue
+		}
+		for _, h := range st.Handlers {
+			if h.Name == handler && h.Stream != "" {
+				return h.Stream, h.Consumer, nil
+			}
+		}
+	}
+	return "", "", fmt.Errorf("inspector: no instance of %q that answered has a JetStream handler %q", service, handler)
+}
+
+func (in *Inspector) js(ctx context.Context) (jetstream.JetStream, error) {
+	nc, _, err := in.src.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return jetstream.New(nc)
+}
