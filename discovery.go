@@ -64,7 +64,7 @@ func (c *Client) addDiscovery() error {
 	if !c.cfg.Discovery.enabled() {
 		return nil
 	}
-	r, err := fleet.NewResponder(fleet.Config{Identity: c.identity, Status: func() any { return c.Status() }}, c.conn)
+	r, err := fleet.NewResponder(fleet.Config{Identity: c.identity, Status: func() any { return c.Status() }, Events: c.events}, c.conn)
 	if err != nil {
 		return err
 	}

@@ -81,6 +81,9 @@ func (c *Client) pending(r readySnapshot, describe bool) (names []string, syncin
 	if !c.pub.Status().Ready {
 		names = append(names, "publisher")
 	}
+	if c.discovery != nil && !c.discovery.Answering() {
+		names = append(names, "discovery")
+	}
 	if c.ops != nil && c.ops.server != nil && c.ops.server.Addr() == "" {
 		names = append(names, "ops listener ("+c.cfg.Ops.Listen+")")
 	}

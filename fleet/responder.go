@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/event"
 	"github.com/corral-go/corral/internal/subject"
 	"github.com/corral-go/corral/supervisor"
 )
@@ -25,14 +26,18 @@ type Config struct {
 	// is marshalled as JSON; without it, such a request gets the Identity
 	// alone.
 	Status func() any
+	// Events says where the Responder's events (Answering) go.
+	Events supervisor.Events
 }
 
 // Responder answers the fleet's requests for one process, on whatever
 // connection src has, following its replacements. It is a suture.Service.
 type Responder struct {
-	cfg     Config
-	src     connection.Source
-	started atomic.Pointer[time.Time]
+	cfg       Config
+	src       connection.Source
+	events    *event.Emitter
+	started   atomic.Pointer[time.Time]
+	answering atomic.Bool
 }
 
 // NewResponder returns a Responder for cfg on src. It fails with
@@ -44,7 +49,7 @@ func NewResponder(cfg Config, src connection.Source) (*Responder, error) {
 			return nil, fmt.Errorf("fleet: %w: %s %w", supervisor.ErrInvalidConfig, f.field, err)
 		}
 	}
-	return &Responder{cfg: cfg, src: src}, nil
+	return &Responder{cfg: cfg, src: src, events: event.New(cfg.Events)}, nil
 }
 
 // String names the Responder for the supervisor: "discovery".
@@ -66,11 +71,16 @@ func (r *Responder) Identity() Identity {
 	return in
 }
 
+// Answering reports whether the server has the Responder's subscriptions
+// on the current connection, as far as it knows.
+func (r *Responder) Answering() bool { return r.answering.Load() }
+
 // Serve answers requests until ctx ends, on each connection src gives in
 // turn. It returns ctx.Err() then, or an error when it cannot subscribe.
 func (r *Responder) Serve(ctx context.Context) error {
 	now := time.Now()
 	r.started.CompareAndSwap(nil, &now)
+	defer r.answering.Store(false)
 	for {
 		nc, gone, err := r.src.Conn(ctx)
 		if err != nil {
@@ -85,15 +95,30 @@ func (r *Responder) Serve(ctx context.Context) error {
 			}
 			subs = append(subs, sub)
 		}
+		// Once the server has them: a request sent from now on, from any
+		// connection, is answered.
+		fctx, cancel := context.WithTimeout(ctx, flushWait)
+		err = nc.FlushWithContext(fctx)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			unsubscribe(subs)
+			return fmt.Errorf("fleet: subscribe: %w", err)
+		}
+		r.answering.Store(true)
+		r.events.Emit(Answering{EventTime: r.events.Stamp(), Name: r.cfg.Identity.Name, ID: r.cfg.Identity.ID})
 		select {
 		case <-ctx.Done():
 			unsubscribe(subs)
 			return ctx.Err()
 		case <-gone:
 			// Closed for good: its subscriptions went with it.
+			r.answering.Store(false)
 		}
 	}
 }
+
+// flushWait bounds the wait for the server to confirm the subscriptions.
+const flushWait = 5 * time.Second
 
 func unsubscribe(subs []*nats.Subscription) {
 	for _, s := range subs {

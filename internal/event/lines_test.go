@@ -15,6 +15,7 @@ import (
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/embedded"
+	"github.com/corral-go/corral/fleet"
 	"github.com/corral-go/corral/internal/event"
 	"github.com/corral-go/corral/kv"
 	"github.com/corral-go/corral/objectstore"
@@ -169,6 +170,9 @@ var eventLines = []eventLine{
 		`{"level":"info","msg":"publisher.stopped","component":"publisher","undelivered":2,"spooled":true}`},
 
 	// tasks
+	// fleet
+	{fleet.Answering{EventTime: stamp, Name: "orders", ID: "Ej3EaGHqYqUkXCPmLUOC0y"},
+		`{"level":"debug","msg":"fleet.answering","component":"fleet","name":"orders","id":"Ej3EaGHqYqUkXCPmLUOC0y"}`},
 	{tasks.LeaseAcquired{EventTime: stamp, Queue: "emails", Worker: "w1", Process: "mailer@host-a/41", Capacity: 8},
 		`{"level":"info","msg":"tasks.lease_acquired","component":"tasks","queue":"emails","worker":"w1","process":"mailer@host-a/41","capacity":8}`},
 	{tasks.LeaseLost{EventTime: stamp, Queue: "emails", Worker: "w1", Process: "mailer@host-a/41", Held: 3},
