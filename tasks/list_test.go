@@ -120,10 +120,17 @@ func TestListPagesThroughTheQueue(t *testing.T) {
 		page, err = q.List(ctx, tasks.ListOptions{State: tasks.StateRunning})
 		return err == nil && len(page.Tasks) == 2 && string(page.Tasks[0].Progress) == "half" && string(page.Tasks[1].Progress) == "half"
 	}, func() string { return fmt.Sprintf("running: %+v, %v; want each with its progress", page.Tasks, err) })
-	workers, err := q.Workers(ctx)
-	if err != nil || len(workers) != 1 || workers[0].Worker != worker || workers[0].Process != "lister" ||
-		workers[0].Held != 2 || !workers[0].Recoverer || workers[0].Renewed.IsZero() {
-		t.Fatalf("workers: %+v, %v", workers, err)
+	// The worker stands for election as the recoverer once it has its
+	// lease: it is elected a moment later.
+	var workers []tasks.WorkerInfo
+	natstest.Eventually(t, 30*time.Second, func() bool {
+		workers, err = q.Workers(ctx)
+		return err == nil && len(workers) == 1 && workers[0].Recoverer
+	}, func() string {
+		return fmt.Sprintf("workers: %+v, %v; want the one worker, the recoverer", workers, err)
+	})
+	if w := workers[0]; w.Worker != worker || w.Process != "lister" || w.Held != 2 || w.Renewed.IsZero() {
+		t.Fatalf("workers: %+v", workers)
 	}
 
 	// One running task and one scheduled are cancelled: the running one
