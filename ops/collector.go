@@ -9,7 +9,6 @@ import (
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/supervisor"
-	"github.com/corral-go/corral/tasks"
 )
 
 // latencyBounds are the buckets of corral_handler_duration_seconds.
@@ -27,7 +26,8 @@ type collector struct {
 	c *corral.Client
 	d map[string]*prometheus.Desc
 	// buckets are latencyBounds in seconds.
-	buckets []float64
+	buckets  []float64
+	backlogs backlogs
 }
 
 // metricHelp is every metric's help, by name; the labels follow the
@@ -72,6 +72,18 @@ var metricHelp = map[string]string{
 	"corral_tasks_failed_total":                   "Task runs that returned an error or panicked.",
 	"corral_tasks_recovered_total":                "Tasks of dead workers put back in the queue by this worker.",
 	"corral_tasks_leases_lost_total":              "Times this worker lost its lease.",
+	"corral_tasks_handed_back_total":              "Tasks this worker put back in the queue: handed back, or cut off by a stop.",
+	"corral_tasks_duplicates_total":               "Copies of tasks held or finished elsewhere, dropped by this worker.",
+	"corral_tasks_passed_over_total":              "Copies this worker let go unclaimed: not due, avoiding it, or taken ahead and given back.",
+	"corral_tasks_rejected_total":                 "Outcomes not recorded because this worker's lease was lost.",
+	"corral_tasks_unconfirmed_total":              "Outcomes whose write got no answer before this worker stopped or lost its lease.",
+	"corral_tasks_cancelled_total":                "Tasks cancelled on this worker: a run cut short, or a copy dropped.",
+	"corral_tasks_run_duration_seconds":           "Durations of this worker's runs, claim included, sampled as the handlers' are.",
+	"corral_tasks_queue_waiting":                  "Tasks waiting in the queue's slot and not taken by a worker (from the queue's recoverer).",
+	"corral_tasks_queue_taken":                    "Tasks taken by workers and not yet claimed or settled (from the queue's recoverer).",
+	"corral_tasks_queue_oldest_waiting_seconds":   "Age of the oldest task waiting in the queue, 0 when none (from the queue's recoverer).",
+	"corral_tasks_queue_dead_letters":             "Dead letters of the queue in its dead-letter stream (from the queue's recoverer).",
+	"corral_tasks_queue_paused":                   "1 while the queue is paused, else 0 (from the queue's recoverer).",
 }
 
 // NewCollector returns the Prometheus collector of c's metrics, for an
@@ -95,6 +107,8 @@ func newCollector(c *corral.Client) *collector {
 			labels = []string{"handler"}
 		case strings.HasPrefix(name, "corral_child_"):
 			labels = []string{"child"}
+		case name == "corral_tasks_queue_waiting":
+			labels = []string{"queue", "slot"}
 		case strings.HasPrefix(name, "corral_tasks_"):
 			labels = []string{"queue"}
 		}
@@ -141,17 +155,7 @@ func (k *collector) Collect(ch chan<- prometheus.Metric) {
 	counter("corral_publisher_retried_total", p.Retried)
 	counter("corral_publisher_failed_total", p.Failed)
 	counter("corral_publisher_rejected_total", p.Rejected)
-	for _, t := range st.Tasks {
-		q, cn := t.Queue, t.Counters
-		gauge("corral_tasks_lease_held", bool01(t.Lease == tasks.LeaseStateHeld), q)
-		gauge("corral_tasks_held", float64(t.Held), q)
-		gauge("corral_tasks_capacity", float64(t.Capacity), q)
-		counter("corral_tasks_started_total", cn.Started, q)
-		counter("corral_tasks_completed_total", cn.Completed, q)
-		counter("corral_tasks_failed_total", cn.Failed, q)
-		counter("corral_tasks_recovered_total", cn.Recovered, q)
-		counter("corral_tasks_leases_lost_total", cn.LeasesLost, q)
-	}
+	k.collectTasks(ch, st, counter, gauge)
 }
 
 func (k *collector) collectHandlers(ch chan<- prometheus.Metric, st corral.Status,

@@ -199,6 +199,13 @@ func TestStatusJSONAndPageOff(t *testing.T) {
 		!st.Running || len(st.NotReady) != 0 {
 		t.Fatalf("/status: got %+v", st)
 	}
+	// Durations read as a configuration writes them, and back.
+	if !strings.Contains(body, `"Backoff": "15s"`) || !strings.Contains(body, `"P99": "`) {
+		t.Fatalf("/status: durations are not Go durations:\n%s", body)
+	}
+	if p := st.Handlers[0].Child.Policy; p.Backoff != 15*time.Second || p.RestartDelay != 100*time.Millisecond {
+		t.Fatalf("/status: the handler's policy read back as %+v", p)
+	}
 	addr := c.OpsAddr()
 	for _, want := range []struct {
 		path string

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -81,12 +80,9 @@ func (q *Queue) listQueued(ctx context.Context, js jetstream.JetStream, state St
 	if err != nil {
 		return Page{}, err
 	}
-	// Waiting copies are on the slots' subjects and the queue's Subject;
-	// schedules on theirs (corral.tasks.<queue>.t.at.<task>), under the
-	// slots' wildcard too.
 	cursors := []*cursor{{subject: q.look.names.scheduledAll()}}
 	if state == StateWaiting {
-		cursors = []*cursor{{subject: q.look.names.waitingAll()}, {subject: q.cfg.Subject}}
+		cursors = q.waitingCursors()
 	}
 	var page Page
 	var last uint64 // the sequence of the page's last task
@@ -99,9 +95,6 @@ func (q *Queue) listQueued(ctx context.Context, js jetstream.JetStream, state St
 			return page, nil
 		}
 		next = m.Sequence + 1
-		if state == StateWaiting && strings.HasPrefix(m.Subject, q.look.names.scheduledPrefix()) {
-			continue
-		}
 		if len(page.Tasks) == limit {
 			page.Next = last // one more is left
 			return page, nil
@@ -110,6 +103,17 @@ func (q *Queue) listQueued(ctx context.Context, js jetstream.JetStream, state St
 		page.Tasks = append(page.Tasks, q.look.waitingInfo(t.id, m))
 		last = m.Sequence
 	}
+}
+
+// waitingCursors are cursors on the subjects of the copies waiting: each
+// slot's, and the queue's Subject (schedules wait on subjects of their
+// own).
+func (q *Queue) waitingCursors() []*cursor {
+	cursors := []*cursor{{subject: q.cfg.Subject}}
+	for s := range slot(slots) {
+		cursors = append(cursors, &cursor{subject: fmt.Sprintf(slotTmpl, q.look.names.queue, s)})
+	}
+	return cursors
 }
 
 // cursor is where a listing is on one subject of a stream: the message on

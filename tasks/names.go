@@ -108,10 +108,8 @@ func (n names) progress(id string) string { return fmt.Sprintf(progressTmpl, n.q
 // cancel is the subject of task id's cancel marker.
 func (n names) cancel(id string) string { return fmt.Sprintf(cancelTmpl, n.queue, token(id)) }
 
-// waitingAll matches every copy waiting in a slot, and every schedule of
-// a task; scheduledAll every schedule, each a subject under
+// scheduledAll matches every schedule of a task, each a subject under
 // scheduledPrefix.
-func (n names) waitingAll() string      { return fmt.Sprintf(waitingAllTmpl, n.queue) }
 func (n names) scheduledAll() string    { return n.scheduledPrefix() + "*" }
 func (n names) scheduledPrefix() string { return fmt.Sprintf(scheduledTmpl, n.queue, "") }
 

@@ -57,7 +57,7 @@ func (w *Worker) newRun(ctx context.Context) (*run, error) {
 	slots, prefetch := w.cfg.MaxConcurrency, max(w.cfg.Prefetch, 0)
 	// Timeout bounds the handler's run alone (see Handle): a claim and an
 	// outcome's writes go on until the worker stops.
-	r.pool = pool.New[*delivery](pool.Config{Workers: slots, QueueSize: slots + prefetch}, r)
+	r.pool = pool.New[*delivery](pool.Config{Workers: slots, QueueSize: slots + prefetch, Stats: &w.runs}, r)
 	// No pull request outlives the lease: a worker paused with some out
 	// would otherwise be delivered the very tasks recovered from it.
 	r.puller = pull.New(pull.Config{Stream: w.cfg.Stream, Consumers: consumerNames(), Capacity: slots + prefetch,

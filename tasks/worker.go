@@ -34,6 +34,7 @@ type Worker struct {
 	events  *event.Emitter
 	names   names
 	stats   counters
+	runs    pool.Stats // every lease's pool's, so that its histogram outlives them
 
 	current atomic.Pointer[run] // the Serve under way, for Status
 	// pullFailing is the failures to pull since the queue last answered.

@@ -1,9 +1,12 @@
 package pool
 
 import (
+	"encoding/json"
 	"math/bits"
 	"sync/atomic"
 	"time"
+
+	"github.com/corral-go/corral/internal/conf"
 )
 
 // Stats counts what a pool's workers did: items handled, their outcomes
@@ -152,4 +155,27 @@ func (s *Stats) Histogram(bounds []time.Duration) Histogram {
 	// while calls are being recorded.
 	out.Count, out.Sum = seen, time.Duration(h.sum.Load())
 	return out
+}
+
+// latencyJSON is a Latency as JSON: its durations as Go durations.
+type latencyJSON struct {
+	Count               uint64
+	Mean, P50, P99, Max conf.JSONDuration
+}
+
+// MarshalJSON writes l with its durations as Go durations ("1.2ms"), not
+// as nanoseconds.
+func (l Latency) MarshalJSON() ([]byte, error) {
+	return json.Marshal(latencyJSON{Count: l.Count, Mean: conf.JSONDuration(l.Mean), P50: conf.JSONDuration(l.P50),
+		P99: conf.JSONDuration(l.P99), Max: conf.JSONDuration(l.Max)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (l *Latency) UnmarshalJSON(b []byte) error {
+	var j latencyJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*l = Latency{Count: j.Count, Mean: time.Duration(j.Mean), P50: time.Duration(j.P50), P99: time.Duration(j.P99), Max: time.Duration(j.Max)}
+	return nil
 }
