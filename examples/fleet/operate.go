@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/examples/internal/procs"
+	"github.com/corral-go/corral/fleet"
+	"github.com/corral-go/corral/tasks"
+)
+
+// How many of each task, and of orders, the run enqueues.
+const (
+	failing = 5
+	slow    = instances * slots // every slot of the fleet
+	normal  = 20
+	orders  = 10
+)
+
+// operate does, through c's inspector, what an operator does with the
+// corral command, and counts what happened.
+func operate(ctx context.Context, c *corral.Client, w *work) (summary, error) {
+	s := summary{instances: instances}
+	in := c.Inspector()
+	found, err := in.Ping(ctx, fleet.Query{Name: service, Wait: time.Second})
+	if err != nil {
+		return s, err
+	}
+	s.seenByPS = len(found)
+	q, err := in.Queue(ctx, queue)
+	if err != nil {
+		return s, err
+	}
+	enqueue := func(prefix string, n int) error {
+		for i := range n {
+			e, err := c.EnqueueTask(ctx, queue, nil, tasks.WithID(fmt.Sprintf("%s-%d", prefix, i)))
+			if err == nil {
+				err = e.Wait(ctx)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// Tasks that fail for good, then tasks that hold every slot, then
+	// tasks that wait behind them.
+	var counts tasks.Counts
+	if err := enqueue("fail", failing); err != nil {
+		return s, err
+	}
+	if err := procs.Until(ctx, 50*time.Millisecond, func() bool {
+		counts, err = q.Counts(ctx)
+		return err == nil && counts.DeadLettered == failing
+	}); err != nil {
+		return s, fmt.Errorf("dead letters: %+v, %w", counts, err)
+	}
+	if err := enqueue("slow", slow); err != nil {
+		return s, err
+	}
+	if err := enqueue("normal", normal); err != nil {
+		return s, err
+	}
+	if err := procs.Until(ctx, 50*time.Millisecond, func() bool {
+		counts, err = q.Counts(ctx)
+		return err == nil && counts.Running == slow && counts.WaitingTotal() == normal
+	}); err != nil {
+		return s, fmt.Errorf("counts: %+v, %w", counts, err)
+	}
+	s.waiting, s.running, s.dead = int(counts.WaitingTotal()), int(counts.Running), int(counts.DeadLettered)
+
+	// Two waiting tasks cancelled, from the first page.
+	page, err := q.List(ctx, tasks.ListOptions{State: tasks.StateWaiting, Limit: 10})
+	if err != nil {
+		return s, err
+	}
+	for _, t := range page.Tasks[:2] {
+		if _, err := q.Cancel(ctx, t.ID); err != nil {
+			return s, err
+		}
+		s.cancelled++
+	}
+
+	// Paused, the queue and the handler deliver nothing, though every
+	// slot frees and orders come.
+	if err := q.Pause(ctx, time.Now().Add(time.Hour)); err != nil {
+		return s, err
+	}
+	if err := in.PauseHandler(ctx, service, handler, time.Now().Add(time.Hour)); err != nil {
+		return s, err
+	}
+	w.paused.Store(true)
+	close(w.release)
+	for i := range orders {
+		if _, err := c.PublishSync(ctx, "orders.new", []byte(fmt.Sprint(i))); err != nil {
+			return s, err
+		}
+	}
+	if err := procs.Until(ctx, 50*time.Millisecond, func() bool { n, _ := w.completed("slow-"); return n == slow }); err != nil {
+		return s, err
+	}
+	time.Sleep(time.Second) // the time in which nothing may be delivered
+	w.mu.Lock()
+	s.pausedDelivered = w.whilePaused
+	w.mu.Unlock()
+	w.paused.Store(false)
+	if err := q.Resume(ctx); err != nil {
+		return s, err
+	}
+	if err := in.ResumeHandler(ctx, service, handler); err != nil {
+		return s, err
+	}
+
+	// The dead letters retried, now that their tasks succeed.
+	w.healed.Store(true)
+	n, err := q.RetryAll(ctx, nil)
+	if err != nil {
+		return s, err
+	}
+	s.retried = n
+
+	// Everything ends: every task once, but those cancelled; every order.
+	want := map[string]int{"fail-": failing, "slow-": slow, "normal-": normal - s.cancelled}
+	_ = procs.Until(ctx, 100*time.Millisecond, func() bool {
+		for prefix, n := range want {
+			if got, _ := w.completed(prefix); got < n {
+				return false
+			}
+		}
+		return w.handled() == orders
+	})
+	for prefix, n := range want {
+		got, twice := w.completed(prefix)
+		s.lost += max(n-got, 0) + twice
+	}
+	s.lost += orders - w.handled()
+	return s, nil
+}
