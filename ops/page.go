@@ -21,8 +21,9 @@ var pageHTML string
 // and task queue's rate since the page was last rendered a second or more
 // before.
 type page struct {
-	c    *corral.Client
-	tmpl *template.Template
+	c     *corral.Client
+	tmpl  *template.Template
+	fleet fleetView
 
 	mu    sync.Mutex
 	at    time.Time
@@ -54,7 +55,7 @@ func newPage(c *corral.Client) (*page, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &page{c: c, tmpl: tmpl, seen: map[string]uint64{}, rates: map[string]float64{}}, nil
+	return &page{c: c, tmpl: tmpl, fleet: fleetView{c: c}, seen: map[string]uint64{}, rates: map[string]float64{}}, nil
 }
 
 // pageData is what the template shows.
@@ -65,6 +66,7 @@ type pageData struct {
 	Refresh int
 	Rates   map[string]float64
 	Now     time.Time
+	Fleet   fleetData
 }
 
 // Up and Connected let the template colour states.
@@ -82,7 +84,7 @@ func (p *page) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	st := p.c.Status()
 	d := pageData{Status: st, Ready: len(st.NotReady) == 0, Pending: strings.Join(st.NotReady, ", "),
-		Refresh: refresh, Rates: p.sample(st), Now: time.Now()}
+		Refresh: refresh, Rates: p.sample(st), Now: time.Now(), Fleet: p.fleet.gather(r.Context(), st)}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	// An error here is the client's connection going away mid-page.

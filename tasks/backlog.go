@@ -26,6 +26,9 @@ type Backlog struct {
 	PausedUntil time.Time
 }
 
+// WaitingTotal is the tasks waiting in every slot, taken ones aside.
+func (b Backlog) WaitingTotal() uint64 { return Counts{Waiting: b.Waiting}.WaitingTotal() }
+
 // Backlog reads what waits in the queue: the slots' consumers, the first
 // copy waiting, and the dead letters' count. Unlike Counts it reads no
 // held record: it costs the same for a queue of ten tasks or a million.
