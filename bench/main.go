@@ -36,6 +36,7 @@ func run() int {
 	rounds := flag.Int("rounds", 0, "rounds per implementation (default 5 with -quick, 9 without; some scenarios run fewer)")
 	profile := flag.String("profile", "", "write a CPU profile of each implementation's last round, a heap profile near its peak, and the idle goroutines, to this directory")
 	markdown := flag.String("markdown", "", "print the README's tables from a run's -json file and exit")
+	psEvery := flag.Duration("ps-every", 0, "ask every Corral process of the run for its status (as `corral ps` does) this often, in the background: what discovery costs")
 	flag.Parse()
 	if *markdown != "" {
 		if err := writeMarkdown(os.Stdout, *markdown); err != nil {
@@ -92,6 +93,17 @@ func run() int {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			return 1
 		}
+	}
+	if *psEvery > 0 {
+		stopPS, err := askFleet(ctx, srv.URL(), *psEvery)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+		defer func() {
+			asked, answers := stopPS()
+			fmt.Printf("bench: ps every=%s asked=%d answers=%d\n", *psEvery, asked, answers)
+		}()
 	}
 	results, failed := env.runAll(ctx, selected)
 	lowest := "-" // no ratio scenario ran
