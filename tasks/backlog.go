@@ -39,7 +39,10 @@ func (q *Queue) Backlog(ctx context.Context) (Backlog, error) {
 	}
 	b := Backlog{Waiting: map[string]uint64{}}
 	for s, name := range slotConsumers {
-		cons, err := js.Consumer(ctx, q.cfg.Stream, name)
+		// Asked again while a cluster leaves it unanswered (electing).
+		cons, err := jsapi.Ask(ctx, func(ctx context.Context) (jetstream.Consumer, error) {
+			return js.Consumer(ctx, q.cfg.Stream, name)
+		})
 		if errors.Is(err, jetstream.ErrConsumerNotFound) {
 			if b.Waiting[name], err = q.countSlot(ctx, js, slot(s)); err != nil {
 				return Backlog{}, err

@@ -56,7 +56,10 @@ func (q *Queue) Counts(ctx context.Context) (Counts, error) {
 	}
 	c := Counts{Waiting: map[string]uint64{}}
 	for s, name := range slotConsumers {
-		cons, err := js.Consumer(ctx, q.cfg.Stream, name)
+		// Asked again while a cluster leaves it unanswered (electing).
+		cons, err := jsapi.Ask(ctx, func(ctx context.Context) (jetstream.Consumer, error) {
+			return js.Consumer(ctx, q.cfg.Stream, name)
+		})
 		if errors.Is(err, jetstream.ErrConsumerNotFound) {
 			// No worker declared the queue yet: what the stream holds
 			// waits.

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/internal/jsapi"
 )
 
 // ErrTaskNotFound is returned by Queue.Info and Queue.Wait for an id the
@@ -120,7 +122,7 @@ func (l lookup) waitingInfo(id string, m *jetstream.RawStreamMsg) Info {
 // heldStream is the queue's held stream, nil when no worker has
 // declared it (none ran).
 func (l lookup) heldStream(ctx context.Context, js jetstream.JetStream) (jetstream.Stream, error) {
-	s, err := js.Stream(ctx, l.names.heldStream)
+	s, err := jsapi.Ask(ctx, func(ctx context.Context) (jetstream.Stream, error) { return js.Stream(ctx, l.names.heldStream) })
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, nil
 	}
@@ -135,7 +137,11 @@ func (l lookup) lastRecord(ctx context.Context, held jetstream.Stream, id string
 	if held == nil {
 		return record{}, false, nil
 	}
-	m, err := held.GetLastMsgForSubject(ctx, l.names.heldByTask(id))
+	// A replicated stream just made, or electing its leader, leaves some
+	// reads unanswered: each is asked again, not waited for all of ctx.
+	m, err := jsapi.Ask(ctx, func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
+		return held.GetLastMsgForSubject(ctx, l.names.heldByTask(id))
+	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return record{}, false, nil
 	}
@@ -180,11 +186,13 @@ func liveRecord(ctx context.Context, s jetstream.Stream, n names, id string) (re
 // lastWaiting is the queue stream's copy or schedule of task id waiting,
 // nil if none.
 func (l lookup) lastWaiting(ctx context.Context, js jetstream.JetStream, id string) (*jetstream.RawStreamMsg, error) {
-	s, err := js.Stream(ctx, l.stream)
+	s, err := jsapi.Ask(ctx, func(ctx context.Context) (jetstream.Stream, error) { return js.Stream(ctx, l.stream) })
 	if err != nil {
 		return nil, err
 	}
-	m, err := s.GetLastMsgForSubject(ctx, l.names.waitingByTask(id))
+	m, err := jsapi.Ask(ctx, func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
+		return s.GetLastMsgForSubject(ctx, l.names.waitingByTask(id))
+	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil, nil
 	}
