@@ -48,10 +48,12 @@ func TestDecodeYAMLRefusesAliasExpansion(t *testing.T) {
 			if p := ve.Problems[0]; p.Line != tt.line || !strings.Contains(p.Reason, tt.alias+" ") || !strings.Contains(p.Reason, "65536") {
 				t.Errorf("got %s, want line %d naming %s and the limit 65536", p, tt.line, tt.alias)
 			}
-			// Parsing allocates about once per byte; the refusal adds
+			// Parsing allocates about once per byte, beside a decode's
+			// fixed cost (about 70 for a 38-byte document, a few more
+			// under -race, whose runtime allocates too); the refusal adds
 			// nothing that grows with the expansion.
 			allocs := testing.AllocsPerRun(3, func() { _, _ = DecodeYAML([]byte(tt.doc), &got) })
-			if limit := float64(2 * len(tt.doc)); allocs > limit {
+			if limit := float64(2*len(tt.doc) + 16); allocs > limit {
 				t.Errorf("%.0f allocations for %d bytes, want at most %.0f", allocs, len(tt.doc), limit)
 			}
 		})
