@@ -33,6 +33,9 @@ var (
 	// ErrFinished is returned by Queue.Cancel for a task that completed or
 	// failed already: there is nothing left to cancel.
 	ErrFinished = errors.New("tasks: the task has ended already")
+	// ErrNotWaiting is returned by Queue.Delete for a task that is not
+	// waiting nor scheduled: it runs, or has ended.
+	ErrNotWaiting = errors.New("tasks: the task is not waiting")
 	// ErrTaskTooLarge is matched by the *TooLargeError CheckTask returns.
 	ErrTaskTooLarge = errors.New("tasks: task too large")
 	// ErrResultTooLarge is matched by the *ResultTooLargeError

@@ -131,10 +131,10 @@ func TestCommandAgainstAFleet(t *testing.T) {
 		t.Fatalf("ps --name billing from NATS_URL: exit %d:\n%s", code, out)
 	}
 
-	// Five tasks: four run (two on each worker), one waits.
+	// Six tasks: four run (two on each worker), two wait.
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	for i := range 5 {
+	for i := range 6 {
 		e, err := a.EnqueueTask(ctx, "render", []byte("frame"), tasks.WithID(fmt.Sprintf("frame-%d", i)))
 		if err != nil {
 			t.Fatal(err)
@@ -146,8 +146,8 @@ func TestCommandAgainstAFleet(t *testing.T) {
 	var queues []queueRow
 	natstest.Eventually(t, 30*time.Second, func() bool {
 		ok(t, &queues, "queues", "-s", url)
-		return len(queues) == 1 && queues[0].Counts.Running == 4 && queues[0].Counts.WaitingTotal() == 1
-	}, func() string { return fmt.Sprintf("queues: %+v, want render with 4 running and 1 waiting", queues) })
+		return len(queues) == 1 && queues[0].Counts.Running == 4 && queues[0].Counts.WaitingTotal() == 2
+	}, func() string { return fmt.Sprintf("queues: %+v, want render with 4 running and 2 waiting", queues) })
 	if q := queues[0]; q.Queue != "render" || q.Workers != 2 || q.Subject != "corral.tasks.render" {
 		t.Fatalf("queues: %+v", q)
 	}
@@ -158,8 +158,8 @@ func TestCommandAgainstAFleet(t *testing.T) {
 	}
 	var waiting tasks.Page
 	ok(t, &waiting, "tasks", "ls", "-s", url, "render")
-	if len(waiting.Tasks) != 1 {
-		t.Fatalf("tasks ls: %+v, want the one waiting", waiting)
+	if len(waiting.Tasks) != 2 {
+		t.Fatalf("tasks ls: %+v, want the two waiting", waiting)
 	}
 	// Progress is written once a heartbeat.
 	var info tasks.Info
@@ -171,7 +171,15 @@ func TestCommandAgainstAFleet(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "was waiting") {
 		t.Fatalf("tasks cancel: exit %d: %s", code, out)
 	}
-	_, errOut, code := corralCmd(t, nil, "tasks", "show", "render", "no-such-task", "-s", url)
+	out, _, code = corralCmd(t, nil, "tasks", "delete", "render", waiting.Tasks[1].ID, "-s", url)
+	if code != exitOK || !strings.Contains(out, "was waiting") {
+		t.Fatalf("tasks delete: exit %d: %s", code, out)
+	}
+	_, errOut, code := corralCmd(t, nil, "tasks", "delete", "render", running.Tasks[0].ID, "-s", url)
+	if code != exitFail || !strings.Contains(errOut, "not waiting") {
+		t.Fatalf("tasks delete of a running task: exit %d: %s", code, errOut)
+	}
+	_, errOut, code = corralCmd(t, nil, "tasks", "show", "render", "no-such-task", "-s", url)
 	if code != exitFail || !strings.Contains(errOut, "no task") {
 		t.Fatalf("tasks show of an unknown task: exit %d: %s", code, errOut)
 	}

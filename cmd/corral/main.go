@@ -7,6 +7,7 @@
 //	corral tasks ls <queue> [--state waiting|scheduled|running|completed|failed|cancelled]
 //	corral tasks show <queue> <id>
 //	corral tasks cancel <queue> <id>
+//	corral tasks delete <queue> <id>
 //	corral tasks dead <queue> --dead-letter <subject>
 //	corral tasks retry <queue> (<id> | --all) --dead-letter <subject>
 //	corral pause <queue> [--for 1h]
@@ -62,6 +63,7 @@ func commands() []command {
 		{"tasks ls", "<queue> [--state state] [--limit n] [--after cursor]", "a page of a queue's tasks in one state", runTasksList},
 		{"tasks show", "<queue> <id>", "one task: its state, attempt, worker, progress, result or error", runTasksShow},
 		{"tasks cancel", "<queue> <id>", "cancel a task waiting, scheduled or running", runTasksCancel},
+		{"tasks delete", "<queue> <id>", "remove a task waiting or scheduled, leaving no trace", runTasksDelete},
 		{"tasks dead", "<queue> --dead-letter subject", "a page of a queue's dead letters", runTasksDead},
 		{"tasks retry", "<queue> (<id> | --all) --dead-letter subject", "enqueue dead-lettered tasks again under their ids", runTasksRetry},
 		{"pause", "<queue> [--for duration]", "no worker takes a task from the queue until then", runPause},

@@ -214,6 +214,30 @@ func runTasksCancel(ctx context.Context, c *cli, args []string) error {
 	return err
 }
 
+func runTasksDelete(ctx context.Context, c *cli, args []string) error {
+	fs := c.flags("tasks delete")
+	rest, err := parse(fs, args, 2, 2)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	q, done, err := c.openQueue(ctx, rest[0], "")
+	if err != nil {
+		return err
+	}
+	defer done()
+	was, err := q.Delete(ctx, rest[1])
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(map[string]string{"id": rest[1], "was": string(was)})
+	}
+	_, err = fmt.Fprintf(c.out, "deleted %s, which was %s\n", rest[1], was)
+	return err
+}
+
 func runTasksDead(ctx context.Context, c *cli, args []string) error {
 	fs := c.flags("tasks dead")
 	deadLetter := fs.String("dead-letter", "", "the queue's dead_letter subject")
