@@ -160,3 +160,58 @@ func (in *Inspector) js(ctx context.Context) (jetstream.JetStream, error) {
 	}
 	return jetstream.New(nc)
 }
+
+// Worker is a worker of a task queue, as its lease and records say and as
+// its process answered: the lease's identity, its process, when its lease
+// was last renewed, and, from the process's status, its lease's state,
+// the tasks it holds (running, or taken and about to run) and its
+// capacity. A worker whose process did not answer has only what the
+// queue's streams say: Answered is false.
+type Worker struct {
+	tasks.WorkerInfo
+	Answered bool
+	Lease    tasks.LeaseState
+	// Holds counts the tasks the worker holds now, claimed or not, as its
+	// process says (WorkerInfo.Held counts its records alone).
+	Holds, Capacity int
+}
+
+// Workers returns the workers of the task queue name that hold a lease,
+// with what their processes answer within fleet.DefaultWait.
+func (in *Inspector) Workers(ctx context.Context, name string) ([]Worker, error) {
+	q, err := in.Queue(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	leases, err := q.Workers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	found, err := in.Status(ctx, fleet.Query{})
+	if err != nil {
+		return nil, err
+	}
+	type status struct {
+		Tasks []tasks.Status
+	}
+	byWorker := map[string]tasks.Status{}
+	for _, inst := range found {
+		var st status
+		if json.Unmarshal(inst.Status, &st) != nil {
+			continue
+		}
+		for _, t := range st.Tasks {
+			if t.Queue == name && t.Worker != "" {
+				byWorker[t.Worker] = t
+			}
+		}
+	}
+	out := make([]Worker, len(leases))
+	for i, l := range leases {
+		out[i] = Worker{WorkerInfo: l}
+		if st, ok := byWorker[l.Worker]; ok {
+			out[i].Answered, out[i].Lease, out[i].Holds, out[i].Capacity = true, st.Lease, st.Held, st.Capacity
+		}
+	}
+	return out, nil
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/fleet"
+	"github.com/corral-go/corral/inspector"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/stream"
 	"github.com/corral-go/corral/tasks"
@@ -111,5 +112,35 @@ func TestInspectorPausesAHandler(t *testing.T) {
 	found, err := in.Ping(ctx, fleet.Query{Name: "orders", Wait: 300 * time.Millisecond})
 	if err != nil || len(found) != 1 || found[0].ID != c.Identity().ID {
 		t.Fatalf("ping: %+v, %v", found, err)
+	}
+}
+
+// A queue's workers show with what their leases say and what their
+// processes answer: capacity, lease state, the tasks held.
+func TestInspectorWorkers(t *testing.T) {
+	srv := natstest.RunServer(t)
+	cfg := corral.Config{Name: "render-farm"}
+	cfg.Connection.Servers = []string{srv.URL()}
+	cfg.Tasks = map[string]tasks.Config{"render": {}}
+	c, err := corral.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.HandleTasks("render", tasks.Config{MaxConcurrency: 3}, tasks.HandlerFunc(func(context.Context, *tasks.Task) error {
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	run(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var workers []inspector.Worker
+	natstest.Eventually(t, 30*time.Second, func() bool {
+		workers, err = c.Inspector().Workers(ctx, "render")
+		return err == nil && len(workers) == 1 && workers[0].Answered
+	}, func() string { return fmt.Sprintf("workers: %+v, %v", workers, err) })
+	w, st := workers[0], c.Status().Tasks[0]
+	if w.Worker != st.Worker || w.Process != st.Process || w.Capacity != 3 || w.Lease != tasks.LeaseStateHeld || w.Renewed.IsZero() {
+		t.Fatalf("worker %+v, want the Client's (%s of %s), capacity 3, lease held", w, st.Worker, st.Process)
 	}
 }
