@@ -88,10 +88,17 @@ func TestInspectorPausesAHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	natstest.Eventually(t, 30*time.Second, func() bool { return c.Ready(ctx) == nil }, func() string { return "fulfil not ready again" })
-	select {
-	case <-time.After(time.Second):
-	case <-ctx.Done():
-	}
+	// The handler asks, and the server holds its request and delivers
+	// nothing.
+	var info *jetstream.ConsumerInfo
+	natstest.Eventually(t, 30*time.Second, func() bool {
+		cons, err := js.Consumer(ctx, "ORDERS", "fulfil")
+		if err != nil {
+			return false
+		}
+		info = cons.CachedInfo()
+		return info.NumWaiting >= 1 && info.NumPending == 5 && info.NumAckPending == 0
+	}, func() string { return fmt.Sprintf("fulfil: %+v, want a request held and 5 pending", info) })
 	if n := got.Load(); n != 0 {
 		t.Fatalf("%d messages handled while paused", n)
 	}

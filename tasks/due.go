@@ -15,7 +15,7 @@ import (
 type dueList[T any] struct {
 	after time.Duration
 	// fire is called for an entry taken off the list, outside the list's
-	// mutex; it may run while stop is called, or just after.
+	// mutex; stop waits for the calls in progress.
 	fire func(T)
 
 	mu         sync.Mutex
@@ -23,6 +23,7 @@ type dueList[T any] struct {
 	timer      *time.Timer
 	armed      bool // the timer fires no later than the head is due
 	stopped    bool
+	firing     sync.WaitGroup // fire calls in progress, added to under mu
 }
 
 // dueEntry is a place on a dueList.
@@ -66,8 +67,12 @@ func (q *dueList[T]) now(e *dueEntry[T]) {
 	q.mu.Lock()
 	v := e.v
 	ok := q.unlink(e) && !q.stopped
+	if ok {
+		q.firing.Add(1)
+	}
 	q.mu.Unlock()
 	if ok {
+		defer q.firing.Done()
 		q.fire(v)
 	}
 }
@@ -89,22 +94,25 @@ func (q *dueList[T]) expire() {
 	if q.head != nil {
 		q.arm(q.head.due.Sub(now))
 	}
+	q.firing.Add(1)
 	q.mu.Unlock()
+	defer q.firing.Done()
 	for _, v := range due {
 		q.fire(v)
 	}
 }
 
-// stop disarms the timer: no fire starts from then on, but one already
-// started may still be running.
+// stop disarms the timer and waits for the fire calls in progress: none
+// runs once it returns, and none starts after.
 func (q *dueList[T]) stop() {
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	q.stopped = true
 	if q.timer != nil {
 		q.timer.Stop()
 	}
 	q.armed = false
+	q.mu.Unlock()
+	q.firing.Wait()
 }
 
 func (q *dueList[T]) arm(in time.Duration) {

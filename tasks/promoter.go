@@ -10,11 +10,8 @@ import (
 // has run ClaimAfter, on a goroutine of its own: a claim waits for the
 // server.
 type promoter struct {
-	r    *run
-	list dueList[*lazyRun]
-
-	mu      sync.Mutex
-	stopped bool
+	r       *run
+	list    dueList[*lazyRun]
 	running sync.WaitGroup // the promotions started, which stop waits for
 }
 
@@ -37,14 +34,10 @@ func (p *promoter) remove(l *lazyRun) { p.list.remove(&l.due) }
 // now starts l's promotion at once, unless it started already.
 func (p *promoter) now(l *lazyRun) { p.list.now(&l.due) }
 
-// start runs l's promotion, unless the promoter stopped: under p.mu, so
-// that no Go follows stop's Wait.
+// start runs l's promotion, on a goroutine of its own: the list's fire,
+// none of which runs once the list's stop returned, so no Go follows
+// stop's Wait.
 func (p *promoter) start(l *lazyRun) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.stopped {
-		return
-	}
 	parent, d := l.parent, l.d
 	p.running.Go(func() { p.r.promote(parent, d) })
 }
@@ -52,9 +45,6 @@ func (p *promoter) start(l *lazyRun) {
 // stop disarms the timer and waits for the promotions started: the
 // run's lazy runs have all ended, so each has returned or returns at once.
 func (p *promoter) stop() {
-	p.mu.Lock()
-	p.stopped = true
-	p.mu.Unlock()
 	p.list.stop()
 	p.running.Wait()
 }

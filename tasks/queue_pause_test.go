@@ -8,9 +8,31 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/tasks"
 )
+
+// askedAndHeld waits until queue q's consumer holds a worker's pull
+// request while pending tasks wait in it, none delivered: what a paused
+// consumer does, where a running one would have delivered them at once.
+func askedAndHeld(t *testing.T, nc *nats.Conn, consumer string, pending uint64) {
+	t.Helper()
+	js, _ := jetstream.New(nc)
+	var info *jetstream.ConsumerInfo
+	natstest.Eventually(t, 30*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		c, err := js.Consumer(ctx, "TASKS_q", consumer)
+		if err != nil {
+			return false
+		}
+		info = c.CachedInfo()
+		return info.NumWaiting >= 1 && info.NumPending == pending && info.NumAckPending == 0
+	}, func() string { return fmt.Sprintf("consumer %s: %+v, want a request held and %d pending", consumer, info, pending) })
+}
 
 // A paused queue delivers nothing, to workers running or started while it
 // is paused (a worker's declaration keeps the pause, and one before any
@@ -35,11 +57,9 @@ func TestPausedQueueDeliversNothing(t *testing.T) {
 		if c.PausedUntil.IsZero() || c.Waiting["normal"] != 5 {
 			t.Fatalf("%s: counts %+v, want the queue paused with its 5 tasks waiting", who, c)
 		}
-		// Nothing delivered for a while, however often the worker asks.
-		select {
-		case <-time.After(time.Second):
-		case <-ctx.Done():
-		}
+		// The worker asks, and the server holds its request and delivers
+		// nothing.
+		askedAndHeld(t, nc, "normal", 5)
 		if n := ran.Load(); n != 0 {
 			t.Fatalf("%s: %d tasks ran while the queue was paused", who, n)
 		}

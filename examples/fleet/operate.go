@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/examples/internal/procs"
 	"github.com/corral-go/corral/fleet"
@@ -18,6 +20,17 @@ const (
 	normal  = 20
 	orders  = 10
 )
+
+// consumerInfo reads the state of consumer of stream.
+func consumerInfo(ctx context.Context, js jetstream.JetStream, stream, consumer string) (*jetstream.ConsumerInfo, bool) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := js.Consumer(ctx, stream, consumer)
+	if err != nil {
+		return nil, false
+	}
+	return c.CachedInfo(), true
+}
 
 // operate does, through c's inspector, what an operator does with the
 // corral command, and counts what happened.
@@ -101,7 +114,27 @@ func operate(ctx context.Context, c *corral.Client, w *work) (summary, error) {
 	if err := procs.Until(ctx, 50*time.Millisecond, func() bool { n, _ := w.completed("slow-"); return n == slow }); err != nil {
 		return s, err
 	}
-	time.Sleep(time.Second) // the time in which nothing may be delivered
+	// Once the handler has asked and the server holds its request with the
+	// orders pending, the queue's slots have long been free: its tasks are
+	// still pending too, none taken.
+	nc, err := c.Conn(ctx)
+	if err != nil {
+		return s, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return s, err
+	}
+	if err := procs.Until(ctx, 20*time.Millisecond, func() bool {
+		info, ok := consumerInfo(ctx, js, "ORDERS", handler)
+		return ok && info.NumWaiting >= 1 && info.NumPending == orders && info.NumAckPending == 0
+	}); err != nil {
+		return s, fmt.Errorf("the handler's consumer never held a request with the %d orders pending: %w", orders, err)
+	}
+	if info, ok := consumerInfo(ctx, js, "TASKS_"+queue, "normal"); !ok || !info.Paused ||
+		info.NumPending != normal-uint64(s.cancelled) || info.NumAckPending != 0 {
+		return s, fmt.Errorf("the queue's consumer while paused: %+v", info)
+	}
 	w.mu.Lock()
 	s.pausedDelivered = w.whilePaused
 	w.mu.Unlock()
