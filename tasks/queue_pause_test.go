@@ -31,7 +31,9 @@ func askedAndHeld(t *testing.T, nc *nats.Conn, consumer string, pending uint64) 
 		}
 		info = c.CachedInfo()
 		return info.NumWaiting >= 1 && info.NumPending == pending && info.NumAckPending == 0
-	}, func() string { return fmt.Sprintf("consumer %s: %+v, want a request held and %d pending", consumer, info, pending) })
+	}, func() string {
+		return fmt.Sprintf("consumer %s: %+v, want a request held and %d pending", consumer, info, pending)
+	})
 }
 
 // A paused queue delivers nothing, to workers running or started while it
