@@ -37,6 +37,19 @@ func (c *cli) openQueue(ctx context.Context, name, deadLetter string) (*tasks.Qu
 	return nil, nil, fmt.Errorf("no task queue %q on the server (corral queues lists them)", name)
 }
 
+// onQueue runs fn on the queue name within the command's timeout;
+// deadLetter, if set, is its DeadLetter subject.
+func (c *cli) onQueue(ctx context.Context, name, deadLetter string, fn func(context.Context, *tasks.Queue) error) error {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	q, done, err := c.openQueue(ctx, name, deadLetter)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return fn(ctx, q)
+}
+
 // queueRow is a row of queues.
 type queueRow struct {
 	Queue   string       `json:"queue"`
@@ -99,18 +112,13 @@ func runTasksList(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	q, done, err := c.openQueue(ctx, rest[0], "")
-	if err != nil {
-		return err
-	}
-	defer done()
-	page, err := q.List(ctx, tasks.ListOptions{State: tasks.State(*state), After: *after, Limit: *limit})
-	if err != nil {
-		return err
-	}
-	return c.printPage(page)
+	return c.onQueue(ctx, rest[0], "", func(ctx context.Context, q *tasks.Queue) error {
+		page, err := q.List(ctx, tasks.ListOptions{State: tasks.State(*state), After: *after, Limit: *limit})
+		if err != nil {
+			return err
+		}
+		return c.printPage(page)
+	})
 }
 
 func (c *cli) printPage(page tasks.Page) error {
@@ -148,43 +156,38 @@ func runTasksShow(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	q, done, err := c.openQueue(ctx, rest[0], "")
-	if err != nil {
-		return err
-	}
-	defer done()
-	i, err := q.Info(ctx, rest[1])
-	if err != nil {
-		return err
-	}
-	if c.json {
-		return c.printJSON(i)
-	}
-	t := newTable(c.out, "FIELD", "VALUE")
-	t.row("queue", i.Queue)
-	t.row("id", i.ID)
-	t.row("state", i.State)
-	t.row("since", i.Since.Local().Format(time.RFC3339))
-	if !i.At.IsZero() {
-		t.row("at", i.At.Local().Format(time.RFC3339))
-	}
-	t.row("attempt", i.Attempt)
-	t.row("failures", i.Failures)
-	if i.Worker != "" {
-		t.row("worker", i.Worker+" ("+i.Process+")")
-	}
-	if i.Progress != nil {
-		t.row("progress", text(i.Progress, 200))
-	}
-	if i.Result != nil {
-		t.row("result", text(i.Result, 200))
-	}
-	if i.Err != "" {
-		t.row("error", i.Err)
-	}
-	return t.flush()
+	return c.onQueue(ctx, rest[0], "", func(ctx context.Context, q *tasks.Queue) error {
+		i, err := q.Info(ctx, rest[1])
+		if err != nil {
+			return err
+		}
+		if c.json {
+			return c.printJSON(i)
+		}
+		t := newTable(c.out, "FIELD", "VALUE")
+		t.row("queue", i.Queue)
+		t.row("id", i.ID)
+		t.row("state", i.State)
+		t.row("since", i.Since.Local().Format(time.RFC3339))
+		if !i.At.IsZero() {
+			t.row("at", i.At.Local().Format(time.RFC3339))
+		}
+		t.row("attempt", i.Attempt)
+		t.row("failures", i.Failures)
+		if i.Worker != "" {
+			t.row("worker", i.Worker+" ("+i.Process+")")
+		}
+		if i.Progress != nil {
+			t.row("progress", text(i.Progress, 200))
+		}
+		if i.Result != nil {
+			t.row("result", text(i.Result, 200))
+		}
+		if i.Err != "" {
+			t.row("error", i.Err)
+		}
+		return t.flush()
+	})
 }
 
 func runTasksCancel(ctx context.Context, c *cli, args []string) error {
@@ -193,25 +196,20 @@ func runTasksCancel(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	q, done, err := c.openQueue(ctx, rest[0], "")
-	if err != nil {
+	return c.onQueue(ctx, rest[0], "", func(ctx context.Context, q *tasks.Queue) error {
+		was, err := q.Cancel(ctx, rest[1])
+		if errors.Is(err, tasks.ErrFinished) {
+			return fmt.Errorf("task %s had ended (%s): nothing to cancel", rest[1], was)
+		}
+		if err != nil {
+			return err
+		}
+		if c.json {
+			return c.printJSON(map[string]string{"id": rest[1], "was": string(was)})
+		}
+		_, err = fmt.Fprintf(c.out, "cancelled %s, which was %s\n", rest[1], was)
 		return err
-	}
-	defer done()
-	was, err := q.Cancel(ctx, rest[1])
-	if errors.Is(err, tasks.ErrFinished) {
-		return fmt.Errorf("task %s had ended (%s): nothing to cancel", rest[1], was)
-	}
-	if err != nil {
-		return err
-	}
-	if c.json {
-		return c.printJSON(map[string]string{"id": rest[1], "was": string(was)})
-	}
-	_, err = fmt.Fprintf(c.out, "cancelled %s, which was %s\n", rest[1], was)
-	return err
+	})
 }
 
 func runTasksDelete(ctx context.Context, c *cli, args []string) error {
@@ -220,22 +218,17 @@ func runTasksDelete(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	q, done, err := c.openQueue(ctx, rest[0], "")
-	if err != nil {
+	return c.onQueue(ctx, rest[0], "", func(ctx context.Context, q *tasks.Queue) error {
+		was, err := q.Delete(ctx, rest[1])
+		if err != nil {
+			return err
+		}
+		if c.json {
+			return c.printJSON(map[string]string{"id": rest[1], "was": string(was)})
+		}
+		_, err = fmt.Fprintf(c.out, "deleted %s, which was %s\n", rest[1], was)
 		return err
-	}
-	defer done()
-	was, err := q.Delete(ctx, rest[1])
-	if err != nil {
-		return err
-	}
-	if c.json {
-		return c.printJSON(map[string]string{"id": rest[1], "was": string(was)})
-	}
-	_, err = fmt.Fprintf(c.out, "deleted %s, which was %s\n", rest[1], was)
-	return err
+	})
 }
 
 func runTasksDead(ctx context.Context, c *cli, args []string) error {
@@ -250,18 +243,13 @@ func runTasksDead(ctx context.Context, c *cli, args []string) error {
 	if *deadLetter == "" {
 		return fmt.Errorf("%w: tasks dead needs --dead-letter, the queue's dead_letter subject", errUsage)
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	q, done, err := c.openQueue(ctx, rest[0], *deadLetter)
-	if err != nil {
-		return err
-	}
-	defer done()
-	page, err := q.DeadLetters(ctx, tasks.ListOptions{After: *after, Limit: *limit})
-	if err != nil {
-		return err
-	}
-	return c.printPage(page)
+	return c.onQueue(ctx, rest[0], *deadLetter, func(ctx context.Context, q *tasks.Queue) error {
+		page, err := q.DeadLetters(ctx, tasks.ListOptions{After: *after, Limit: *limit})
+		if err != nil {
+			return err
+		}
+		return c.printPage(page)
+	})
 }
 
 func runTasksRetry(ctx context.Context, c *cli, args []string) error {
@@ -277,27 +265,22 @@ func runTasksRetry(ctx context.Context, c *cli, args []string) error {
 	case *all == (len(rest) == 2):
 		return fmt.Errorf("%w: tasks retry takes a task's id or --all", errUsage)
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	q, done, err := c.openQueue(ctx, rest[0], *deadLetter)
-	if err != nil {
+	return c.onQueue(ctx, rest[0], *deadLetter, func(ctx context.Context, q *tasks.Queue) error {
+		n := 1
+		if *all {
+			n, err = q.RetryAll(ctx, nil)
+		} else {
+			err = q.Retry(ctx, rest[1])
+		}
+		if err != nil {
+			return err
+		}
+		if c.json {
+			return c.printJSON(map[string]int{"retried": n})
+		}
+		_, err = fmt.Fprintf(c.out, "retried %d task(s)\n", n)
 		return err
-	}
-	defer done()
-	n := 1
-	if *all {
-		n, err = q.RetryAll(ctx, nil)
-	} else {
-		err = q.Retry(ctx, rest[1])
-	}
-	if err != nil {
-		return err
-	}
-	if c.json {
-		return c.printJSON(map[string]int{"retried": n})
-	}
-	_, err = fmt.Fprintf(c.out, "retried %d task(s)\n", n)
-	return err
+	})
 }
 
 func runPause(ctx context.Context, c *cli, args []string) error {
@@ -310,22 +293,17 @@ func runPause(ctx context.Context, c *cli, args []string) error {
 	if *d <= 0 {
 		return fmt.Errorf("%w: pause --for %v: a duration to come", errUsage, *d)
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	q, done, err := c.openQueue(ctx, rest[0], "")
-	if err != nil {
+	return c.onQueue(ctx, rest[0], "", func(ctx context.Context, q *tasks.Queue) error {
+		until := time.Now().Add(*d)
+		if err := q.Pause(ctx, until); err != nil {
+			return err
+		}
+		if c.json {
+			return c.printJSON(map[string]any{"queue": rest[0], "paused_until": until})
+		}
+		_, err = fmt.Fprintf(c.out, "queue %s paused until %s\n", rest[0], until.Local().Format(time.DateTime))
 		return err
-	}
-	defer done()
-	until := time.Now().Add(*d)
-	if err := q.Pause(ctx, until); err != nil {
-		return err
-	}
-	if c.json {
-		return c.printJSON(map[string]any{"queue": rest[0], "paused_until": until})
-	}
-	_, err = fmt.Fprintf(c.out, "queue %s paused until %s\n", rest[0], until.Local().Format(time.DateTime))
-	return err
+	})
 }
 
 func runResume(ctx context.Context, c *cli, args []string) error {
@@ -334,19 +312,14 @@ func runResume(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	q, done, err := c.openQueue(ctx, rest[0], "")
-	if err != nil {
+	return c.onQueue(ctx, rest[0], "", func(ctx context.Context, q *tasks.Queue) error {
+		if err := q.Resume(ctx); err != nil {
+			return err
+		}
+		if c.json {
+			return c.printJSON(map[string]string{"queue": rest[0], "state": "resumed"})
+		}
+		_, err = fmt.Fprintf(c.out, "queue %s resumed\n", rest[0])
 		return err
-	}
-	defer done()
-	if err := q.Resume(ctx); err != nil {
-		return err
-	}
-	if c.json {
-		return c.printJSON(map[string]string{"queue": rest[0], "state": "resumed"})
-	}
-	_, err = fmt.Fprintf(c.out, "queue %s resumed\n", rest[0])
-	return err
+	})
 }
