@@ -9,6 +9,7 @@ import (
 	"github.com/corral-go/corral"
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/supervisor"
+	"github.com/corral-go/corral/tasks"
 )
 
 // latencyBounds are the buckets of corral_handler_duration_seconds.
@@ -23,10 +24,8 @@ var latencyBounds = []time.Duration{
 // collector reads a Client's Status at each scrape and reports it as
 // Prometheus metrics.
 type collector struct {
-	c *corral.Client
-	d map[string]*prometheus.Desc
-	// buckets are latencyBounds in seconds.
-	buckets  []float64
+	c        *corral.Client
+	d        map[string]*prometheus.Desc
 	backlogs backlogs
 }
 
@@ -114,9 +113,6 @@ func newCollector(c *corral.Client) *collector {
 		}
 		k.d[name] = prometheus.NewDesc(name, help, labels, consts)
 	}
-	for _, b := range latencyBounds {
-		k.buckets = append(k.buckets, b.Seconds())
-	}
 	return k
 }
 
@@ -183,20 +179,25 @@ func (k *collector) collectHandlers(ch chan<- prometheus.Metric, st corral.Statu
 		gauge("corral_handler_slow_consumer", bool01(h.SlowConsumer), n)
 		counter("corral_handler_slow_consumer_episodes_total", cn.SlowConsumerEpisodes, n)
 		hist, ok := hists[n]
-		if !ok || len(hist.Buckets) != len(k.buckets) { // removed since Status
+		if !ok || len(hist.Buckets) != len(latencyBounds) { // removed since Status
 			continue
 		}
-		buckets := make(map[float64]uint64, len(k.buckets))
-		for i, b := range k.buckets {
-			buckets[b] = hist.Buckets[i]
-		}
-		d := k.d["corral_handler_duration_seconds"]
-		m, err := prometheus.NewConstHistogram(d, hist.Count, hist.Sum.Seconds(), buckets, n)
-		if err != nil {
-			m = prometheus.NewInvalidMetric(d, err)
-		}
-		ch <- m
+		ch <- constHistogram(k.d["corral_handler_duration_seconds"], hist, latencyBounds, n)
 	}
+}
+
+// constHistogram is h (a handler's or a worker's: the pool's one
+// histogram type), read at bounds, as a Prometheus histogram; a mistake is reported to the scraper as an invalid metric.
+func constHistogram(d *prometheus.Desc, h tasks.Histogram, bounds []time.Duration, label ...string) prometheus.Metric {
+	buckets := make(map[float64]uint64, len(bounds))
+	for i, b := range bounds {
+		buckets[b.Seconds()] = h.Buckets[i]
+	}
+	m, err := prometheus.NewConstHistogram(d, h.Count, h.Sum.Seconds(), buckets, label...)
+	if err != nil {
+		return prometheus.NewInvalidMetric(d, err)
+	}
+	return m
 }
 
 // childrenOf lists the children below the tree's own: each handler, task

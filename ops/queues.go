@@ -79,17 +79,7 @@ func (k *collector) collectTasks(ch chan<- prometheus.Metric, st corral.Status,
 		counter("corral_tasks_recovered_total", cn.Recovered, q)
 		counter("corral_tasks_leases_lost_total", cn.LeasesLost, q)
 		if w, ok := k.c.Worker(q); ok {
-			h := w.Durations(taskBounds)
-			buckets := make(map[float64]uint64, len(taskBounds))
-			for i, b := range taskBounds {
-				buckets[b.Seconds()] = h.Buckets[i]
-			}
-			d := k.d["corral_tasks_run_duration_seconds"]
-			m, err := prometheus.NewConstHistogram(d, h.Count, h.Sum.Seconds(), buckets, q)
-			if err != nil {
-				m = prometheus.NewInvalidMetric(d, err)
-			}
-			ch <- m
+			ch <- constHistogram(k.d["corral_tasks_run_duration_seconds"], w.Durations(taskBounds), taskBounds, q)
 		}
 		if !t.Recoverer {
 			continue
