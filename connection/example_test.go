@@ -85,3 +85,18 @@ func ExampleNewFixed() {
 	// true <nil> connected
 	// connection: closed: nats: connection closed
 }
+
+// A client of a leaf node reaches its hub's JetStream by the hub's
+// domain; an account that imports another's JetStream, by the prefix it
+// imports it under.
+func ExampleJetStreamAPI() {
+	for _, api := range []connection.JetStreamAPI{{}, {Domain: "hub"}, {APIPrefix: "JS.orders.API"}} {
+		fmt.Printf("%s: %s\n", api, api.Prefix())
+	}
+	fmt.Println(connection.JetStreamAPI{Domain: "hub.east"}.Validate())
+	// Output:
+	// the account's own: $JS.API.
+	// domain hub: $JS.hub.API.
+	// api_prefix JS.orders.API: JS.orders.API.
+	// invalid config: domain: "hub.east" must be one subject token: no '.', '*', '>' or whitespace
+}

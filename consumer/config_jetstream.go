@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/internal/subject"
 	"github.com/corral-go/corral/stream"
@@ -17,6 +18,12 @@ import (
 type JetStream struct {
 	// Stream is the stream to consume.
 	Stream string `yaml:"stream"`
+	// JetStreamAPI is the JetStream the stream is in, when it is not the
+	// account's own: another domain's (a leaf node's hub) or an imported
+	// one's. The consumer, Stream, CreateStream and the dead-letter stream
+	// are declared there and pulled from there. corral.Client sets it to
+	// its own (Config.JetStreamAPI) when it is not set.
+	JetStreamAPI connection.JetStreamAPI `yaml:"jetstream"`
 	// Consumer is the durable consumer's name. Default: the handler name.
 	Consumer string `yaml:"consumer"`
 	// Bind uses the existing consumer as it is, and fails (per the restart
@@ -87,7 +94,8 @@ func (c Config) jetStreamFieldsSet() bool {
 	j := c.JetStream
 	return j.Consumer != "" || j.Bind || len(j.FilterSubjects) > 0 || j.DeliverPolicy != "" || j.AckWait != 0 ||
 		j.MaxDeliver != 0 || len(j.Backoff) > 0 || j.MaxAckPending != 0 || j.InactiveThreshold != 0 ||
-		j.DeadLetter != "" || j.DoubleAck || j.SlowAfter != 0 || j.CreateStream != nil || j.CreateDeadLetterStream != nil
+		j.DeadLetter != "" || j.DoubleAck || j.SlowAfter != 0 || j.CreateStream != nil || j.CreateDeadLetterStream != nil ||
+		!j.JetStreamAPI.IsZero()
 }
 
 func (j JetStream) validate(p conf.Problems, partial bool) {
@@ -132,6 +140,7 @@ func (j JetStream) validate(p conf.Problems, partial bool) {
 		p.Merge("create_stream", j.CreateStream.Validate())
 	}
 	j.validateDeadLetterStream(p)
+	p.Merge("jetstream", j.JetStreamAPI.Validate())
 }
 
 // validateDeadLetterStream checks the declaration of the dead-letter

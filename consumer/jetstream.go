@@ -82,7 +82,7 @@ func (j *jsHandler) newRun() *jsRun {
 	// waits.
 	r.pool = pool.New[*Msg](pool.Config{Workers: j.cfg.Workers, QueueSize: capacity, Timeout: j.cfg.Timeout,
 		Stats: &j.stats.work}, r)
-	pc := pull.Config{Stream: j.cfg.Stream, Consumer: j.cfg.Consumer, Capacity: capacity,
+	pc := pull.Config{APIPrefix: j.cfg.JetStreamAPI.Prefix(), Stream: j.cfg.Stream, Consumer: j.cfg.Consumer, Capacity: capacity,
 		Source: j.src, Feed: r.pool.Feed, Peak: &j.stats.peakHeld, Recovered: j.consumeRecovered}
 	if j.cfg.adaptQueue {
 		pc.Floor, pc.Start = j.cfg.Workers, j.cfg.Workers+max(j.cfg.Workers, defaultJetStreamQueue)
@@ -126,7 +126,7 @@ func (j *jsHandler) Serve(ctx context.Context) error {
 		if err != nil {
 			return fail(err)
 		}
-		js, err := jetstream.New(nc)
+		js, err := j.cfg.JetStreamAPI.New(nc)
 		if err != nil {
 			return fail(fmt.Errorf("jetstream: %w", err))
 		}

@@ -26,13 +26,29 @@ import (
 type Inspector struct {
 	src    connection.Source
 	queues map[string]tasks.Config
+	api    connection.JetStreamAPI
+}
+
+// Option configures an Inspector.
+type Option func(*Inspector)
+
+// WithJetStreamAPI makes the Inspector look for queues and consumers in
+// api (a domain's JetStream, or an imported one) rather than the
+// account's own. A queue of New's queues keeps its own.
+func WithJetStreamAPI(api connection.JetStreamAPI) Option {
+	return func(in *Inspector) { in.api = api }
 }
 
 // New returns an Inspector on the connections of src. queues, if given,
 // are the configurations of queues it knows, which tell their dead-letter
-// subjects; other queues are found on the server (tasks.FindQueues).
-func New(src connection.Source, queues map[string]tasks.Config) *Inspector {
-	return &Inspector{src: src, queues: queues}
+// subjects and JetStream; other queues are found on the server
+// (tasks.FindQueues).
+func New(src connection.Source, queues map[string]tasks.Config, opts ...Option) *Inspector {
+	in := &Inspector{src: src, queues: queues}
+	for _, o := range opts {
+		o(in)
+	}
+	return in
 }
 
 // Ping asks the processes q names who they are (fleet.Ping).
@@ -75,7 +91,9 @@ func (in *Inspector) Queue(ctx context.Context, name string) (*tasks.Queue, erro
 	}
 	for _, ref := range found {
 		if ref.Name == name {
-			return tasks.NewQueue(name, ref.Config(), in.src), nil
+			cfg := ref.Config()
+			cfg.JetStreamAPI = in.api
+			return tasks.NewQueue(name, cfg, in.src), nil
 		}
 	}
 	return nil, fmt.Errorf("inspector: no task queue %q on the server", name)
@@ -158,7 +176,7 @@ func (in *Inspector) js(ctx context.Context) (jetstream.JetStream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return jetstream.New(nc)
+	return in.api.New(nc)
 }
 
 // Worker is a worker of a task queue, as its lease and records say and as

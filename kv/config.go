@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/supervisor"
@@ -44,6 +45,11 @@ type Config struct {
 	// Bind uses the existing bucket as it is and fails when it does not
 	// exist. Default false: the bucket is created, or updated to match.
 	Bind bool `yaml:"bind"`
+	// JetStreamAPI is the JetStream the bucket is in, when it is not the
+	// account's own: another domain's (a leaf node's hub) or an imported
+	// one's. corral.Client sets it to its own (Config.JetStreamAPI) when
+	// it is not set.
+	JetStreamAPI connection.JetStreamAPI `yaml:"jetstream"`
 	// Events says where the bucket's events ([BucketRecreated]) go.
 	// Default: discarded.
 	Events supervisor.Events `yaml:"-"`
@@ -68,6 +74,7 @@ func (c Config) Validate() error {
 	if c.LimitMarkerTTL < 0 || c.LimitMarkerTTL != 0 && c.LimitMarkerTTL < time.Second || c.LimitMarkerTTL > conf.MaxDuration {
 		p.Addf("limit_marker_ttl", "must be 0 (off) or between 1s and %v, got %v", conf.MaxDuration, c.LimitMarkerTTL)
 	}
+	p.Merge("jetstream", c.JetStreamAPI.Validate())
 	return p.Err()
 }
 

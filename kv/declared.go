@@ -61,7 +61,7 @@ func (h *handle) current(ctx context.Context) (jetstream.KeyValue, error) {
 // declare declares (or binds) the bucket on nc, and returns it with the
 // time its stream was created.
 func (h *handle) declare(ctx context.Context, nc *nats.Conn) (jetstream.KeyValue, time.Time, error) {
-	js, err := jetstream.New(nc)
+	js, err := h.cfg.JetStreamAPI.New(nc)
 	if err != nil {
 		return nil, time.Time{}, err
 	}

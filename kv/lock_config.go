@@ -3,6 +3,7 @@ package kv
 import (
 	"time"
 
+	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/internal/subject"
 	"github.com/corral-go/corral/supervisor"
@@ -36,6 +37,8 @@ type LockConfig struct {
 	// and Value. At most MaxLockValueLen bytes. Default none: the
 	// identity alone.
 	Value string `yaml:"value"`
+	// JetStreamAPI is the JetStream of the lock's bucket, as in [Config].
+	JetStreamAPI connection.JetStreamAPI `yaml:"jetstream"`
 	// Events says where the events of the lock's bucket
 	// ([BucketRecreated]) go. Default: discarded.
 	Events supervisor.Events `yaml:"-" json:"-"`
@@ -96,6 +99,7 @@ func (c LockConfig) Validate() error {
 	if limit := c.holdFor() / 2; c.RenewEvery <= 0 || c.RenewEvery > limit {
 		p.Addf("renew_every", "must be positive and at most (ttl - ttl/10)/2 = %v, got %v", limit, c.RenewEvery)
 	}
+	p.Merge("jetstream", c.JetStreamAPI.Validate())
 	err := p.Err()
 	if err != nil && badKey {
 		return invalidKey{err}

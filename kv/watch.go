@@ -91,7 +91,7 @@ func (b *Bucket[T]) Watch(name string, cfg WatchConfig, fn WatchFunc[T]) (*Watch
 	var declared jetstream.KeyValue // by Prepare; the watch calls Prepare and Missing in turn
 	out := &Watch[T]{synced: make(chan struct{})}
 	out.watch = streamwatch.New(streamwatch.Config{
-		Name: name, Stream: streamName(h.name), Filters: filters, UpdatesOnly: cfg.UpdatesOnly,
+		Name: name, Stream: streamName(h.name), API: h.cfg.JetStreamAPI, Filters: filters, UpdatesOnly: cfg.UpdatesOnly,
 		Deliver: func(ctx context.Context, m jetstream.Msg) error {
 			e, err := b.watchEntry(m)
 			if err != nil {

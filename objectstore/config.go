@@ -6,6 +6,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/supervisor"
@@ -32,6 +33,11 @@ type Config struct {
 	// Bind uses the existing store as it is and fails when it does not
 	// exist. Default false: the store is created, or updated to match.
 	Bind bool `yaml:"bind"`
+	// JetStreamAPI is the JetStream the store is in, when it is not the
+	// account's own: another domain's (a leaf node's hub) or an imported
+	// one's. corral.Client sets it to its own (Config.JetStreamAPI) when
+	// it is not set.
+	JetStreamAPI connection.JetStreamAPI `yaml:"jetstream"`
 	// Events says where the store's events ([StoreRecreated]) go.
 	// Default: discarded.
 	Events supervisor.Events `yaml:"-" json:"-"`
@@ -45,6 +51,7 @@ func (c Config) Validate() error {
 	p.Between("max_bytes", int64(c.MaxBytes), 0, math.MaxInt64)
 	p.Storage(c.Storage)
 	p.Replicas(c.Replicas)
+	p.Merge("jetstream", c.JetStreamAPI.Validate())
 	return p.Err()
 }
 

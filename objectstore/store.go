@@ -143,7 +143,7 @@ func (s *Store) jetStream(nc *nats.Conn) (jetstream.JetStream, error) {
 	if s.jsConn == nc && s.js != nil {
 		return s.js, nil
 	}
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(jsapi.Timeout))
+	js, err := s.cfg.JetStreamAPI.New(nc, jetstream.WithPublishAsyncTimeout(jsapi.Timeout))
 	if err != nil {
 		return nil, err
 	}

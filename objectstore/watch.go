@@ -81,7 +81,7 @@ func (s *Store) Watch(name string, cfg WatchConfig, fn WatchFunc) (*Watch, error
 	var declared jetstream.ObjectStore // by Prepare; the watch calls Prepare and Missing in turn
 	out := &Watch{synced: make(chan struct{})}
 	out.watch = streamwatch.New(streamwatch.Config{
-		Name: name, Stream: streamName(store), Filters: []string{allMetaSubjects(store)}, UpdatesOnly: cfg.UpdatesOnly,
+		Name: name, Stream: streamName(store), API: s.cfg.JetStreamAPI, Filters: []string{allMetaSubjects(store)}, UpdatesOnly: cfg.UpdatesOnly,
 		Deliver: func(ctx context.Context, m jetstream.Msg) error {
 			var info jetstream.ObjectInfo
 			if err := json.Unmarshal(m.Data(), &info); err != nil {

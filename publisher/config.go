@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/stream"
 	"github.com/corral-go/corral/supervisor"
@@ -75,6 +76,12 @@ type Config struct {
 	// Streams are declared (created, or updated to match) whenever the
 	// publisher connects, before it sends.
 	Streams map[string]stream.Config `yaml:"streams"`
+	// JetStreamAPI is the JetStream Streams are declared in, when it is
+	// not the account's own (see connection.JetStreamAPI). Messages are
+	// routed by their subjects wherever it points; their acks come from
+	// whichever stream stores them. corral.Client sets it to its own
+	// (Config.JetStreamAPI) when it is not set.
+	JetStreamAPI connection.JetStreamAPI `yaml:"jetstream"`
 	// Restart is the publisher's restart policy; its shutdown timeout is
 	// how long a stop keeps flushing.
 	Restart supervisor.Policy `yaml:"restart"`
@@ -162,5 +169,6 @@ func (c Config) Validate() error {
 		p.Merge("streams."+name, c.Streams[name].Validate())
 	}
 	p.Merge("restart", c.Restart.Validate())
+	p.Merge("jetstream", c.JetStreamAPI.Validate())
 	return p.Err()
 }

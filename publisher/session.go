@@ -22,7 +22,7 @@ type session struct {
 // callbacks settle what was sent through it.
 func (p *Buffered) newSession(nc *nats.Conn, gone <-chan struct{}) (*session, error) {
 	sess := &session{nc: nc, gone: gone}
-	js, err := jetstream.New(nc,
+	js, err := p.cfg.JetStreamAPI.New(nc,
 		jetstream.WithPublishAsyncAckHandler(func(js jetstream.JetStream, m *nats.Msg, ack *jetstream.PubAck) {
 			p.handleAck(sess, m, ack)
 		}),

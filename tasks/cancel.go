@@ -145,7 +145,7 @@ func (c *cancels) mark(id string, m marker) {
 // reported and started again.
 func (r *run) watchCancels(ctx context.Context) {
 	w := r.w
-	watch := streamwatch.New(streamwatch.Config{Name: w.String() + "/cancels", Stream: w.names.heldStream,
+	watch := streamwatch.New(streamwatch.Config{Name: w.String() + "/cancels", Stream: w.names.heldStream, API: w.cfg.JetStreamAPI,
 		Filters: []string{fmt.Sprintf(cancelsTmpl, w.queue)},
 		Deliver: func(_ context.Context, m jetstream.Msg) error {
 			if meta, err := m.Metadata(); err == nil {

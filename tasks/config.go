@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/internal/subject"
 	"github.com/corral-go/corral/stream"
@@ -123,6 +124,14 @@ type Config struct {
 	// stands. In a corral.Config, the file's schedules, if it has any,
 	// replace those declared in code.
 	Schedules map[string]Schedule `yaml:"schedules"`
+	// JetStreamAPI is the JetStream the queue is in, when it is not the
+	// account's own: another domain's (a leaf node's hub) or an imported
+	// one's. Its streams, consumers and lease bucket are declared there,
+	// and the worker's lease is renewed there: a worker cut off from it
+	// for LeaseTTL stops its tasks, as one cut off from its server does.
+	// corral.Client sets it to its own (Config.JetStreamAPI) when it is
+	// not set.
+	JetStreamAPI connection.JetStreamAPI `yaml:"jetstream"`
 	// Restart is the worker's restart policy; zero fields inherit the
 	// tree's.
 	Restart supervisor.Policy `yaml:"restart"`
@@ -250,6 +259,7 @@ func (c Config) Validate() error {
 		p.Addf("process", "%v", err)
 	}
 	p.Merge("restart", c.Restart.Validate())
+	p.Merge("jetstream", c.JetStreamAPI.Validate())
 	return p.Err()
 }
 

@@ -59,6 +59,7 @@ type Enqueued struct {
 	msg       *nats.Msg // as NewMessage made it, to send again
 	look      lookup
 	src       connection.Source
+	api       connection.JetStreamAPI
 	stored    func(context.Context) (*jetstream.PubAck, error)
 
 	mu   sync.Mutex
@@ -72,7 +73,7 @@ type Enqueued struct {
 func Track(queue string, cfg Config, m *nats.Msg, src connection.Source, stored func(context.Context) (*jetstream.PubAck, error)) *Enqueued {
 	cfg = cfg.withDefaults(queue)
 	return &Enqueued{id: m.Header.Get(TaskIDHeader), nonce: m.Header.Get(nonceHeader), msg: m,
-		look: lookup{names: newNames(queue, cfg), stream: cfg.Stream}, src: src, stored: stored}
+		look: lookup{names: newNames(queue, cfg), stream: cfg.Stream}, src: src, api: cfg.JetStreamAPI, stored: stored}
 }
 
 // ID is the task's id: the one given (WithID), or the NUID it was given.
@@ -99,7 +100,7 @@ func (e *Enqueued) Wait(ctx context.Context) error {
 	if cerr != nil {
 		return cerr
 	}
-	js, cerr := jetstream.New(nc)
+	js, cerr := e.api.New(nc)
 	if cerr != nil {
 		return cerr
 	}

@@ -243,5 +243,5 @@ func (q *Queue) js(ctx context.Context) (jetstream.JetStream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return jetstream.New(nc)
+	return q.cfg.JetStreamAPI.New(nc)
 }

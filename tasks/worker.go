@@ -158,7 +158,7 @@ func (w *Worker) ended(ctx context.Context, err error) error {
 func (w *Worker) declare(ctx context.Context, nc *nats.Conn) error {
 	ctx, cancel := context.WithTimeout(ctx, jsapi.Timeout)
 	defer cancel()
-	js, err := jetstream.New(nc)
+	js, err := w.cfg.JetStreamAPI.New(nc)
 	if err != nil {
 		return err
 	}

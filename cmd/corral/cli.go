@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/corral-go/corral/connection"
 )
 
 // cli is one command line: where output goes, the environment, and the
@@ -20,8 +22,11 @@ type cli struct {
 
 	server, context, creds, nkey, user, password string
 	tlsCA, tlsCert, tlsKey                       string
-	timeout                                      time.Duration
-	json                                         bool
+	jsDomain, jsAPIPrefix                        string
+	// api is the JetStream the queues are in, as connect resolved it.
+	api     connection.JetStreamAPI
+	timeout time.Duration
+	json    bool
 }
 
 // flags returns a flag set for command name with the connection and
@@ -40,6 +45,8 @@ func (c *cli) flags(name string) *flag.FlagSet {
 	fs.StringVar(&c.tlsCA, "tlsca", "", "TLS certificate authority chain file (NATS_CA)")
 	fs.StringVar(&c.tlsCert, "tlscert", "", "TLS client certificate file (NATS_CERT)")
 	fs.StringVar(&c.tlsKey, "tlskey", "", "TLS client key file (NATS_KEY)")
+	fs.StringVar(&c.jsDomain, "js-domain", "", "the JetStream domain of the queues and consumers")
+	fs.StringVar(&c.jsAPIPrefix, "js-api-prefix", "", "the subject prefix of an imported JetStream API")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Second, "how long to wait for the server and the answers")
 	fs.BoolVar(&c.json, "json", false, "print JSON rather than tables")
 	return fs
@@ -85,6 +92,13 @@ func (c *cli) connect() (*nats.Conn, error) {
 	nctx, err := loadContext(ctxName, c.env)
 	if err != nil {
 		return nil, err
+	}
+	c.api = connection.JetStreamAPI{Domain: first(c.jsDomain, nctx.JSDomain), APIPrefix: first(c.jsAPIPrefix, nctx.JSAPIPrefix)}
+	if c.jsDomain != "" || c.jsAPIPrefix != "" { // a flag wins over the context's other one
+		c.api = connection.JetStreamAPI{Domain: c.jsDomain, APIPrefix: c.jsAPIPrefix}
+	}
+	if err := c.api.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: --js-domain/--js-api-prefix: %v", errUsage, err)
 	}
 	url := first(c.server, c.env("NATS_URL"), nctx.URL, nats.DefaultURL)
 	opts := []nats.Option{nats.Name("corral"), nats.Timeout(c.timeout), nats.MaxReconnects(0)}

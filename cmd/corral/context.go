@@ -21,6 +21,9 @@ type natsContext struct {
 	Cert     string `json:"cert"`
 	Key      string `json:"key"`
 	CA       string `json:"ca"`
+	// JSDomain and JSAPIPrefix are the JetStream the context reaches.
+	JSDomain    string `json:"jetstream_domain"`
+	JSAPIPrefix string `json:"jetstream_api_prefix"`
 }
 
 // configDir is the nats command's configuration directory.

@@ -116,6 +116,7 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "connection flags, as the nats command's: -s/--server url (NATS_URL), --context name (NATS_CONTEXT),")
-	fmt.Fprintln(w, "  --creds file, --nkey file, --user, --password, --tlsca, --tlscert, --tlskey, --timeout (default 5s)")
+	fmt.Fprintln(w, "  --creds file, --nkey file, --user, --password, --tlsca, --tlscert, --tlskey, --timeout (default 5s),")
+	fmt.Fprintln(w, "  --js-domain domain, --js-api-prefix prefix (the JetStream the queues and consumers are in)")
 	fmt.Fprintln(w, "output: tables, or --json")
 }

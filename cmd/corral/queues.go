@@ -20,7 +20,7 @@ func (c *cli) openQueue(ctx context.Context, name, deadLetter string) (*tasks.Qu
 	if err != nil {
 		return nil, nil, err
 	}
-	in := inspector.New(connection.NewFixed(nc), nil)
+	in := inspector.New(connection.NewFixed(nc), nil, inspector.WithJetStreamAPI(c.api))
 	found, err := in.Queues(ctx)
 	if err != nil {
 		nc.Close()
@@ -30,6 +30,7 @@ func (c *cli) openQueue(ctx context.Context, name, deadLetter string) (*tasks.Qu
 		if ref.Name == name {
 			cfg := ref.Config()
 			cfg.DeadLetter = deadLetter
+			cfg.JetStreamAPI = c.api
 			return tasks.NewQueue(ref.Name, cfg, connection.NewFixed(nc)), nc.Close, nil
 		}
 	}
@@ -71,13 +72,15 @@ func runQueues(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	defer nc.Close()
-	found, err := inspector.New(connection.NewFixed(nc), nil).Queues(ctx)
+	found, err := inspector.New(connection.NewFixed(nc), nil, inspector.WithJetStreamAPI(c.api)).Queues(ctx)
 	if err != nil {
 		return fmt.Errorf("list the task queues: %w", err)
 	}
 	rows := make([]queueRow, 0, len(found))
 	for _, ref := range found {
-		q := tasks.NewQueue(ref.Name, ref.Config(), connection.NewFixed(nc))
+		cfg := ref.Config()
+		cfg.JetStreamAPI = c.api
+		q := tasks.NewQueue(ref.Name, cfg, connection.NewFixed(nc))
 		counts, err := q.Counts(ctx)
 		if err != nil {
 			return fmt.Errorf("queue %s: %w", ref.Name, err)

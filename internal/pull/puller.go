@@ -69,6 +69,9 @@ type Owner interface {
 
 // Config says what a Puller pulls and for how many.
 type Config struct {
+	// APIPrefix is the subject prefix of the JetStream API the consumers
+	// are reached by, ending in '.'. Default "$JS.API.".
+	APIPrefix string
 	// Stream is the stream of the consumers.
 	Stream string
 	// Consumer is the consumer of Stream to pull from, unless Consumers
@@ -173,8 +176,12 @@ func New(cfg Config, owner Owner) *Puller {
 	}
 	p := &Puller{cfg: cfg, owner: owner, held: held{capacity: cfg.Capacity, peak: peak, freed: make(chan struct{}, 1)},
 		want: newWant(cfg), reprobe: reprobeEvery}
+	api := cfg.APIPrefix
+	if api == "" {
+		api = "$JS.API."
+	}
 	for _, name := range cfg.consumers() {
-		p.targets = append(p.targets, target{name: name, subject: "$JS.API.CONSUMER.MSG.NEXT." + cfg.Stream + "." + name,
+		p.targets = append(p.targets, target{name: name, subject: api + "CONSUMER.MSG.NEXT." + cfg.Stream + "." + name,
 			status: make(chan error, 1)})
 	}
 	p.status = p.targets[0].status

@@ -23,9 +23,10 @@ import (
 
 // Config describes a watch.
 type Config struct {
-	Name    string   // the service's name
-	Stream  string   // the stream watched
-	Filters []string // subjects watched
+	Name    string                  // the service's name
+	Stream  string                  // the stream watched
+	API     connection.JetStreamAPI // the JetStream it is in
+	Filters []string                // subjects watched
 	// UpdatesOnly starts after what the stream holds when the watch first
 	// starts; otherwise the watch first delivers the last message of each
 	// subject (the current values, as the stream held them when the watch

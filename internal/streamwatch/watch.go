@@ -102,7 +102,7 @@ func (w *Watch) followConn(gone, watching <-chan struct{}, cancel context.Cancel
 // The watch starts again from its position instead (errReset), each
 // request bounded by its context.
 func (w *Watch) consumer(ctx, wctx context.Context, nc *nats.Conn) (cons jetstream.Consumer, p pass, err error) {
-	js, err := jetstream.New(nc)
+	js, err := w.cfg.API.New(nc)
 	if err != nil {
 		return nil, pass{}, err
 	}
