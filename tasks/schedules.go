@@ -114,7 +114,7 @@ func (n names) scheduleMsg(name string, s Schedule) *nats.Msg {
 // configuration no longer has is deleted. Schedules written by others,
 // without the queue's header, are left alone.
 func (w *Worker) reconcile(ctx context.Context, js jetstream.JetStream) error {
-	s, err := js.Stream(ctx, w.cfg.Stream)
+	s, err := jsapi.Ask(ctx, func(ctx context.Context) (jetstream.Stream, error) { return js.Stream(ctx, w.cfg.Stream) })
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", w.cfg.Stream, err)
 	}

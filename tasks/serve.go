@@ -26,7 +26,7 @@ func (w *Worker) newRun(ctx context.Context) (*run, error) {
 	r := &run{w: w, id: nuid.Next(), cancels: cancels{keep: w.cfg.KeepCompleted, caughtUp: make(chan struct{})}}
 	r.promoter.init(r, w.cfg.ClaimAfter)
 	r.ahead.init(r, maxAhead(w.cfg.ClaimWait))
-	leases, err := kv.Open(w.names.leaseBucket, kv.Config{Bind: true, Events: w.cfg.Events}, w.src, codec.String{})
+	leases, err := kv.Open(w.names.leaseBucket, kv.Config{Bind: true, JetStreamAPI: w.cfg.JetStreamAPI, Events: w.cfg.Events}, w.src, codec.String{})
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func (w *Worker) newRun(ctx context.Context) (*run, error) {
 	// this process beside the lease.
 	lockCfg := kv.LockConfig{Bucket: w.names.leaseBucket, TTL: w.cfg.LeaseTTL, RenewEvery: w.cfg.Heartbeat,
 		Storage: w.cfg.Storage, Replicas: w.cfg.Replicas, LimitMarkerTTL: w.cfg.LeaseTTL, Value: w.cfg.Process,
-		Events: w.cfg.Events}
+		JetStreamAPI: w.cfg.JetStreamAPI, Events: w.cfg.Events}
 	lockCfg.Key = leaseKey(r.id)
 	own, err := kv.NewLock(lockCfg, w.src)
 	if err != nil {
@@ -60,7 +60,7 @@ func (w *Worker) newRun(ctx context.Context) (*run, error) {
 	r.pool = pool.New[*delivery](pool.Config{Workers: slots, QueueSize: slots + prefetch, Stats: &w.runs}, r)
 	// No pull request outlives the lease: a worker paused with some out
 	// would otherwise be delivered the very tasks recovered from it.
-	r.puller = pull.New(pull.Config{Stream: w.cfg.Stream, Consumers: consumerNames(), Capacity: slots + prefetch,
+	r.puller = pull.New(pull.Config{APIPrefix: w.cfg.JetStreamAPI.Prefix(), Stream: w.cfg.Stream, Consumers: consumerNames(), Capacity: slots + prefetch,
 		Want: func() int { return slots + min(prefetch, r.aheadNow()) },
 		Peak: &r.peakHeld, Source: w.src, Feed: r.pool.Feed, Until: lease.Deadline, Recovered: w.pullRecovered}, r)
 	r.recoverer = &recoverer{queue: w.queue, worker: r.id, leases: leases, lock: elect, src: w.src, every: w.cfg.SweepEvery,
@@ -216,14 +216,17 @@ func (r *run) useConn(ctx context.Context, nc *nats.Conn) error {
 	// Claims and outcomes are published asynchronously and awaited, which
 	// costs a third less than a request each; every task holds at most one
 	// at a time, and none waits past jsapi.Timeout for its answer.
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(jsapi.Timeout),
+	js, err := r.w.cfg.JetStreamAPI.New(nc, jetstream.WithPublishAsyncTimeout(jsapi.Timeout),
 		jetstream.WithPublishAsyncMaxPending(2*r.w.cfg.MaxConcurrency+asyncSlack))
 	if err != nil {
 		return err
 	}
+	// Asked again while unanswered: a request sent while the stream's
+	// servers are out of reach (a gateway or leaf link down) gets no
+	// answer at all, and one try must not take the whole timeout.
 	lctx, cancel := context.WithTimeout(ctx, jsapi.Timeout)
 	defer cancel()
-	held, err := js.Stream(lctx, r.w.names.heldStream)
+	held, err := jsapi.Ask(lctx, func(ctx context.Context) (jetstream.Stream, error) { return js.Stream(ctx, r.w.names.heldStream) })
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", r.w.names.heldStream, err)
 	}

@@ -5,6 +5,7 @@
 package backoff
 
 import (
+	"context"
 	"math"
 	"time"
 )
@@ -38,4 +39,16 @@ func AddSat(d, j time.Duration) time.Duration {
 		return math.MinInt64
 	}
 	return d + j
+}
+
+// Wait waits d, or until ctx ends: then it returns ctx's error.
+func Wait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
