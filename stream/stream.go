@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -49,6 +50,19 @@ type Config struct {
 	// and on a work-queue stream its ack deletes the schedule before it
 	// fires. Default false.
 	AllowMsgSchedules bool `yaml:"allow_msg_schedules"`
+	// Placement puts the stream in a cluster of a supercluster, or on
+	// servers with tags. Default: the cluster of the server the
+	// declaration reaches. Changed on a stream that exists, it moves
+	// the stream: the server copies it to its new servers.
+	Placement *Placement `yaml:"placement"`
+}
+
+// Placement says which servers hold a stream.
+type Placement struct {
+	// Cluster is the name of a cluster of the supercluster.
+	Cluster string `yaml:"cluster"`
+	// Tags are server tags every server holding the stream has.
+	Tags []string `yaml:"tags"`
 }
 
 // MaxNameLen is the longest stream or consumer name nats-server accepts
@@ -88,6 +102,19 @@ func (c Config) Validate() error {
 		conf.NamedDuration{Name: "duplicates", V: c.Duplicates})
 	p.Between("max_bytes", int64(c.MaxBytes), -1, math.MaxInt64)
 	p.Between("max_msgs", c.MaxMsgs, -1, math.MaxInt64)
+	if pl := c.Placement; pl != nil {
+		if pl.Cluster == "" && len(pl.Tags) == 0 {
+			p.Addf("placement", "names no cluster and no tags: set one, or remove placement")
+		}
+		if pl.Cluster != "" && strings.ContainsAny(pl.Cluster, " \t\r\n.*>") {
+			p.Addf("placement.cluster", "%q is not a cluster name: no whitespace, '.', '*' or '>'", pl.Cluster)
+		}
+		for i, tag := range pl.Tags {
+			if strings.TrimSpace(tag) == "" {
+				p.Addf(fmt.Sprintf("placement.tags[%d]", i), "is empty")
+			}
+		}
+	}
 	return p.Err()
 }
 
@@ -113,6 +140,9 @@ func (c Config) JetStream(name string) jetstream.StreamConfig {
 		// itself, and a declaration that says so reads back as it is.
 		AllowMsgSchedules: c.AllowMsgSchedules,
 		AllowRollup:       c.AllowMsgSchedules,
+	}
+	if pl := c.Placement; pl != nil {
+		sc.Placement = &jetstream.Placement{Cluster: pl.Cluster, Tags: append([]string(nil), pl.Tags...)}
 	}
 	if sc.MaxBytes == 0 {
 		sc.MaxBytes = -1
