@@ -3,6 +3,7 @@ package corral
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
 	"github.com/corral-go/corral/fleet"
+	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/kv"
 	"github.com/corral-go/corral/objectstore"
 	"github.com/corral-go/corral/publisher"
@@ -29,7 +31,8 @@ import (
 // concurrent use.
 type Client struct {
 	cfg       Config
-	streams   map[string]stream.Config // cfg.declaredStreams(), read by every Handle
+	streams   map[string]stream.Config           // cfg.declaredStreams(), read by every Handle
+	apis      map[string]connection.JetStreamAPI // cfg.streamAPIs(): the JetStream of each of streams
 	events    supervisor.Events
 	tree      *supervisor.Tree
 	server    EmbeddedServer // nil when servers are configured
@@ -71,7 +74,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	}
 	ready := newReadiness()
 	events := supervisor.Events{Logger: o.logger, Hook: ready.hook(o.hook), Clock: o.now}
-	c := &Client{cfg: cfg, streams: cfg.declaredStreams(), events: events, tree: supervisor.NewTree(cfg.Name, events), bound: map[string]bool{},
+	c := &Client{cfg: cfg, streams: cfg.declaredStreams(), apis: cfg.streamAPIs(conf.NewProblems("")), events: events, tree: supervisor.NewTree(cfg.Name, events), bound: map[string]bool{},
 		workers: map[string]*tasks.Worker{}, ready: ready, synced: map[string]<-chan struct{}{},
 		handles: handles{buckets: map[string]*kv.Bucket[[]byte]{}, stores: map[string]*objectstore.Store{}, locks: map[string]*kv.Lock{}}}
 	c.phase.Store(&runPhase{done: make(chan struct{})})
@@ -167,7 +170,9 @@ func (c *Client) addPublisher() error {
 	pc := c.cfg.Publisher
 	pc.Events = c.events
 	pc.Restart = pc.Restart.Inherit(c.cfg.Restart)
-	pc.Streams = c.cfg.taskStreams(c.streams)
+	pc.JetStreamAPI = c.cfg.publisherAPI()
+	pc.Streams = maps.Clone(c.cfg.taskStreams(c.streams))
+	maps.DeleteFunc(pc.Streams, func(name string, _ stream.Config) bool { return c.apis[name] != pc.JetStreamAPI })
 	pub, err := publisher.New(pc, c.conn)
 	if err != nil {
 		return err

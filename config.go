@@ -49,6 +49,14 @@ type Config struct {
 	// Validate, so that a production configuration never turns into a
 	// local one unseen.
 	Connection connection.Config `yaml:"connection"`
+	// JetStreamAPI is the JetStream the Client's streams, consumers,
+	// buckets, stores, locks and task queues are in, when it is not the
+	// account's own: another domain's (a client of a leaf node reaching
+	// its hub sets domain: hub) or one another account exports
+	// (api_prefix). A handler, task queue, bucket, store or lock may
+	// name its own under its jetstream key. Written `jetstream: {domain:
+	// hub}`; CORRAL_JETSTREAM_DOMAIN overrides it.
+	JetStreamAPI connection.JetStreamAPI `yaml:"jetstream"`
 	// Server configures the embedded server; it is ignored when
 	// connection.servers is set.
 	Server ServerConfig `yaml:"server"`
@@ -200,6 +208,7 @@ func (c Config) validate(o options, withOptions bool) error {
 	if len(c.Connection.Servers) == 0 {
 		p.Merge("server", c.Server.Validate())
 	}
+	p.Merge("jetstream", c.JetStreamAPI.Validate())
 	p.Merge("restart", c.Restart.Validate())
 	p.Merge("publisher", c.Publisher.Validate())
 	p.Merge("requests", c.Requests.Validate())
@@ -224,6 +233,7 @@ func (c Config) validate(o options, withOptions bool) error {
 	}
 	c.validateLocks(p)
 	c.validateStreams(p)
+	c.streamAPIs(p)
 	p.Merge("watches.restart", c.Watches.Restart.Validate())
 	p.Merge("ops", c.Ops.Validate())
 	c.Discovery.validate(p, c.Name)

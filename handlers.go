@@ -48,6 +48,9 @@ func (c *Client) declare(name string, hc consumer.Config, add func(consumer.Conf
 		conf.Override(&hc, file, c.cfg.keys, "handlers."+name)
 	}
 	hc.Restart = hc.Restart.Inherit(c.cfg.Restart)
+	if hc.IsJetStream() {
+		hc.JetStreamAPI = hc.JetStreamAPI.Or(c.cfg.JetStreamAPI)
+	}
 	if err := c.withStream(name, &hc); err != nil {
 		return err
 	}

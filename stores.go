@@ -33,6 +33,7 @@ type handles struct {
 func (c *Client) KV(name string) (*kv.Bucket[[]byte], error) {
 	return shared(c, c.handles.buckets, c.cfg.KV, name, ErrUnknownBucket, func(cfg kv.Config) (*kv.Bucket[[]byte], error) {
 		cfg.Events = c.events
+		cfg.JetStreamAPI = cfg.JetStreamAPI.Or(c.cfg.JetStreamAPI)
 		return kv.Open(name, cfg, clientSource{c}, codec.Bytes{})
 	})
 }
@@ -43,6 +44,7 @@ func (c *Client) KV(name string) (*kv.Bucket[[]byte], error) {
 func (c *Client) ObjectStore(name string) (*objectstore.Store, error) {
 	return shared(c, c.handles.stores, c.cfg.ObjectStores, name, ErrUnknownStore, func(cfg objectstore.Config) (*objectstore.Store, error) {
 		cfg.Events = c.events
+		cfg.JetStreamAPI = cfg.JetStreamAPI.Or(c.cfg.JetStreamAPI)
 		return objectstore.Open(name, cfg, clientSource{c})
 	})
 }
@@ -55,6 +57,7 @@ func (c *Client) Lock(name string) (*kv.Lock, error) {
 	return shared(c, c.handles.locks, c.cfg.Locks, name, ErrUnknownLock, func(kv.LockConfig) (*kv.Lock, error) {
 		cfg := c.cfg.lock(name)
 		cfg.Events = c.events
+		cfg.JetStreamAPI = cfg.JetStreamAPI.Or(c.cfg.JetStreamAPI)
 		return kv.NewLock(cfg, clientSource{c})
 	})
 }

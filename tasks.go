@@ -34,8 +34,15 @@ func (c *Client) HandleTasks(queue string, cfg tasks.Config, h tasks.Handler) er
 	}
 	cfg.Restart = cfg.Restart.Inherit(c.cfg.Restart)
 	cfg.Events = c.events
-	if dl, sc, ok := storing(c.streams, cfg.DeadLetter); ok {
+	cfg.JetStreamAPI = cfg.JetStreamAPI.Or(c.cfg.JetStreamAPI)
+	p := conf.NewProblems("tasks." + queue)
+	if dl, sc, ok := storing(c.streams, cfg.DeadLetter); ok && c.inAPI(p, "jetstream", dl, "dead-letter", cfg.JetStreamAPI) {
 		cfg.DeadLetterStream, cfg.CreateDeadLetterStream = dl, &sc
+	}
+	queueStream, _ := cfg.QueueStream(queue)
+	c.inAPI(p, "jetstream", queueStream, "queue", cfg.JetStreamAPI)
+	if err := p.Err(); err != nil {
+		return err
 	}
 	if c.tracer != nil {
 		h = c.tracer.Tasks(queue, cfg, h)
@@ -161,7 +168,7 @@ func (c *Client) Inspector() *inspector.Inspector {
 			queues[name] = cfg
 		}
 	}
-	return inspector.New(c.conn, queues)
+	return inspector.New(c.conn, queues, inspector.WithJetStreamAPI(c.cfg.JetStreamAPI))
 }
 
 // queueConfig is queue's configuration: this process's worker's, if
@@ -174,6 +181,7 @@ func (c *Client) queueConfig(queue string) (tasks.Config, error) {
 	if w, ok := c.Worker(queue); ok {
 		cfg = w.Config()
 	}
+	cfg.JetStreamAPI = cfg.JetStreamAPI.Or(c.cfg.JetStreamAPI)
 	return cfg, nil
 }
 
