@@ -38,7 +38,7 @@ const (
 )
 
 // NewProxy listens on a random loopback port and forwards to target
-// ("127.0.0.1:4222" or a nats:// URL). It is closed when the test ends.
+// ("127.0.0.1:4222" or a URL: nats://, nats-leaf://). It is closed when the test ends.
 func NewProxy(t testing.TB, target string) *Proxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -55,8 +55,10 @@ func NewProxy(t testing.TB, target string) *Proxy {
 }
 
 func hostPort(target string) string {
-	hp, _ := strings.CutPrefix(target, "nats://")
-	return hp
+	if _, hp, ok := strings.Cut(target, "://"); ok {
+		return hp
+	}
+	return target
 }
 
 // URL is the nats:// URL clients connect to.

@@ -48,6 +48,7 @@ func newServer(t testing.TB, opts ...Option) *Server {
 		o.Port = ReservePort(t) // Restart binds it again
 	}
 	s := &Server{t: t, opts: o}
+	s.reserveLeafPort()
 	t.Cleanup(s.Shutdown)
 	return s
 }

@@ -1,0 +1,235 @@
+package corral_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/internal/natstest"
+	"github.com/corral-go/corral/kv"
+	"github.com/corral-go/corral/publisher"
+	"github.com/corral-go/corral/stream"
+	"github.com/corral-go/corral/tasks"
+)
+
+// edgeLedger is what the edge application of the leaf node tests saw:
+// each order handled, and each task's runs that returned nil.
+type edgeLedger struct {
+	mu        sync.Mutex
+	orders    map[string]int
+	completed map[string]int
+	changed   chan struct{}
+}
+
+func newEdgeLedger() *edgeLedger {
+	return &edgeLedger{orders: map[string]int{}, completed: map[string]int{}, changed: make(chan struct{}, 1)}
+}
+
+func (l *edgeLedger) note(m map[string]int, key string) {
+	l.mu.Lock()
+	m[key]++
+	l.mu.Unlock()
+	select {
+	case l.changed <- struct{}{}:
+	default:
+	}
+}
+
+// waitFor waits until every one of keys is in m, or fails the test.
+func (l *edgeLedger) waitFor(t *testing.T, ctx context.Context, what string, m map[string]int, keys []string) {
+	t.Helper()
+	for {
+		l.mu.Lock()
+		missing := 0
+		for _, k := range keys {
+			if m[k] == 0 {
+				missing++
+			}
+		}
+		l.mu.Unlock()
+		if missing == 0 {
+			return
+		}
+		select {
+		case <-l.changed:
+		case <-ctx.Done():
+			t.Fatalf("%d of %d %s never seen", missing, len(keys), what)
+		}
+	}
+}
+
+// A Client on a leaf node with its own JetStream (domain leaf) uses a
+// stream, a bucket and a task queue in its hub (domain hub): all are
+// declared in the hub and none in the leaf. Then the leaf link is cut
+// until the worker's lease has lost (past the handler's ack wait), and
+// restored: every order the publisher had acknowledged is handled, what
+// was published during the cut is held and delivered, and every task
+// completes once.
+func TestLeafNodeClientUsesItsHub(t *testing.T) {
+	t.Parallel()
+	top := natstest.RunLeafNode(t)
+	cfg := corral.Config{Name: "edge"}
+	cfg.Connection.Servers = []string{top.Leaf.URL()}
+	cfg.JetStreamAPI.Domain = "hub"
+	cfg.Streams = map[string]stream.Config{"ORDERS": {Subjects: []string{"orders.>"}}}
+	cfg.KV = map[string]kv.Config{"settings": {}}
+	cfg.Tasks = map[string]tasks.Config{"render": {Heartbeat: 300 * time.Millisecond, LeaseTTL: time.Second,
+		ClaimWait: time.Second, KeepCompleted: time.Minute}}
+	events := natstest.NewRecorder()
+	c, err := corral.New(cfg, corral.WithEventHook(events.Hook))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger := newEdgeLedger()
+	hc := consumer.Config{Subject: "orders.>", JetStream: consumer.JetStream{Stream: "ORDERS", AckWait: 500 * time.Millisecond}}
+	if err := c.Handle("fulfil", hc, consumer.HandlerFunc(func(_ context.Context, m *consumer.Msg) error {
+		ledger.note(ledger.orders, string(m.Data()))
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	// A task takes long enough that the cut finds some running: those
+	// stop when the lease is lost, and run again after.
+	if err := c.HandleTasks("render", tasks.Config{}, tasks.HandlerFunc(func(ctx context.Context, task *tasks.Task) error {
+		select {
+		case <-time.After(200 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		ledger.note(ledger.completed, task.ID())
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	ctx := runReady(t, c)
+
+	settings, err := c.KV("settings")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := settings.Put(ctx, "mode", []byte("edge")); err != nil {
+		t.Fatalf("Put to the hub's bucket: %v", err)
+	}
+	var orders []string
+	publish := func(n int) []*publisher.Future {
+		var fs []*publisher.Future
+		for range n {
+			id := fmt.Sprintf("order-%d", len(orders))
+			orders = append(orders, id)
+			f, err := c.Publish(ctx, "orders.new", []byte(id))
+			if err != nil {
+				t.Fatalf("Publish: %v", err)
+			}
+			fs = append(fs, f)
+		}
+		return fs
+	}
+	for _, f := range publish(50) {
+		if _, err := f.Wait(ctx); err != nil {
+			t.Fatalf("an order before the cut: %v", err)
+		}
+	}
+	var ids []string
+	for i := range 40 {
+		id := fmt.Sprintf("task-%d", i)
+		ids = append(ids, id)
+		e, err := c.EnqueueTask(ctx, "render", nil, tasks.WithID(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Wait(ctx); err != nil {
+			t.Fatalf("enqueue %s: %v", id, err)
+		}
+	}
+	ledger.waitFor(t, ctx, "orders before the cut", ledger.orders, orders)
+
+	// What lives where: in the hub, nothing of it in the leaf's own.
+	hubJS := natstest.JetStream(t, top.Hub.URL())
+	leafJS := natstest.JetStream(t, top.Leaf.URL())
+	for _, name := range []string{"ORDERS", "KV_settings", "TASKS_render"} {
+		if _, err := hubJS.Stream(ctx, name); err != nil {
+			t.Errorf("stream %s in the hub: %v", name, err)
+		}
+		if _, err := leafJS.Stream(ctx, name); !errors.Is(err, jetstream.ErrStreamNotFound) {
+			t.Errorf("stream %s in the leaf's own JetStream: %v, want ErrStreamNotFound", name, err)
+		}
+	}
+	if _, err := hubJS.Consumer(ctx, "ORDERS", "fulfil"); err != nil {
+		t.Errorf("the handler's consumer in the hub: %v", err)
+	}
+
+	from := events.Len()
+	top.Link.Cut()
+	top.WaitUnlinked()
+	during := publish(20)
+	// The hub's bucket cannot be reached: a call fails, it does not hang.
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	_, err = settings.Get(cctx, "mode")
+	cancel()
+	t.Logf("a bucket read during the cut: %v", err)
+	if err == nil {
+		t.Errorf("a read of the hub's bucket succeeded while the leaf link was cut")
+	}
+	natstest.WaitFor(t, events, from, 30*time.Second, func(e tasks.LeaseLost) bool { return e.Queue == "render" })
+	top.Link.Restore()
+	top.WaitLinked()
+
+	for i, f := range during {
+		if _, err := f.Wait(ctx); err != nil {
+			t.Fatalf("order %d published during the cut: %v", i, err)
+		}
+	}
+	ledger.waitFor(t, ctx, "orders", ledger.orders, orders)
+	ledger.waitFor(t, ctx, "tasks", ledger.completed, ids)
+	q, err := c.Tasks("render")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		info, err := q.Info(ctx, id)
+		if err != nil || info.State != tasks.StateCompleted {
+			t.Errorf("task %s: %+v, %v; want completed", id, info, err)
+		}
+	}
+	got, err := settings.Get(ctx, "mode")
+	if err != nil || string(got.Value) != "edge" {
+		t.Errorf("the hub's bucket after the cut: %v, %v", got, err)
+	}
+	assertCompletedOnce(t, ctx, q, ids)
+}
+
+// assertCompletedOnce checks the queue's own records: each of ids is
+// recorded completed, once. A run that returned nil but whose completion
+// was not recorded (its worker's lease was lost first) is no completion:
+// the task ran again.
+func assertCompletedOnce(t *testing.T, ctx context.Context, q *tasks.Queue, ids []string) {
+	t.Helper()
+	recorded := map[string]int{}
+	for after := uint64(0); ; {
+		page, err := q.List(ctx, tasks.ListOptions{State: tasks.StateCompleted, After: after, Limit: tasks.MaxPageSize})
+		if err != nil {
+			t.Fatalf("list the completed tasks: %v", err)
+		}
+		for _, info := range page.Tasks {
+			recorded[info.ID]++
+		}
+		if after = page.Next; after == 0 {
+			break
+		}
+	}
+	for _, id := range ids {
+		if n := recorded[id]; n != 1 {
+			t.Errorf("task %s recorded completed %d times, want once", id, n)
+		}
+	}
+	if len(recorded) != len(ids) {
+		t.Errorf("%d tasks recorded completed, want %d", len(recorded), len(ids))
+	}
+}
