@@ -48,9 +48,11 @@ func (a *app) stop() error {
 // config is what every Client of the workload shares: the stream, the
 // bucket and the queue, with fault-sized timeouts (a dead path is noticed
 // in 2-3 s, a stop takes at most 3 s).
-func config(name string, servers []string, replicas int) corral.Config {
+func config(name string, topo Topology) corral.Config {
 	var cfg corral.Config
 	cfg.Name = name
+	servers, replicas := topo.servers(name), topo.replicas()
+	cfg.JetStreamAPI = topo.api()
 	cfg.Connection.Servers = servers
 	// Only the paths given: a cluster's nodes announce their own URLs,
 	// which would go around the paths the nemesis cuts.
@@ -76,7 +78,7 @@ func config(name string, servers []string, replicas int) corral.Config {
 // newWorker makes an application worker: a JetStream handler and a task
 // worker that write their results to the bucket, and a request handler.
 func (w *Workload) newWorker(name string) (*app, error) {
-	c, err := corral.New(config(name, w.topo.servers(name), w.topo.replicas()))
+	c, err := corral.New(config(name, w.topo))
 	if err != nil {
 		return nil, err
 	}

@@ -17,8 +17,8 @@ import (
 	"github.com/corral-go/corral/internal/natstest"
 )
 
-// TestChaos runs the workload through every fault, on one server and on
-// a three-node cluster, and checks the ledger against what the servers
+// TestChaos runs the workload through every fault, on one server, on a
+// three-node cluster and from a leaf node to its hub, and checks the ledger against what the servers
 // hold at the end. CORRAL_CHAOS_DURATION makes it a soak.
 func TestChaos(t *testing.T) {
 	var soak time.Duration
@@ -32,13 +32,16 @@ func TestChaos(t *testing.T) {
 	var total chaos.Result
 	t.Run("server", func(t *testing.T) {
 		s := chaos.NewServer(t)
-		total.Add(campaign(t, s, soak*2/3, true))
+		total.Add(campaign(t, s, soak/2, true))
 	})
 	t.Run("cluster", func(t *testing.T) {
 		c := chaos.NewCluster(t)
 		// In-process servers start and stop goroutines of their own as
 		// streams move: only the server topology counts goroutines.
-		total.Add(campaign(t, c, soak/3, false))
+		total.Add(campaign(t, c, soak/4, false))
+	})
+	t.Run("leaf", func(t *testing.T) {
+		total.Add(campaign(t, chaos.NewLeaf(t), soak/4, false))
 	})
 	fmt.Println("chaos:", total.Detail())
 	fmt.Println(total.Summary())

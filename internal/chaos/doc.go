@@ -7,7 +7,9 @@
 // manner of Jepsen's queue tests.
 //
 // TestChaos runs a short schedule, each fault once, on a child-process
-// server and on a three-node cluster; CORRAL_CHAOS_DURATION=10m runs each
+// server, on a three-node cluster, and from a leaf node whose
+// applications keep everything in their hub's JetStream domain (its leaf
+// link cut, blackholed and flapped); CORRAL_CHAOS_DURATION=10m runs each
 // for longer, the faults in random order. It ends with one line:
 //
 //	chaos: faults=<n> published=<n> acked=<n> processed_unique=<n> lost=<n> unexpected=<n> duplicates=<n> wedged=<n> redeliveries=<n> recovery_p99_ms=<n>

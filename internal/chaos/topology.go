@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/natstest"
 )
 
@@ -37,6 +38,8 @@ func (s *Server) URL() string { return s.proc.URL() }
 func (s *Server) servers(app string) []string { return []string{s.links[app].URL()} }
 
 func (s *Server) replicas() int { return 1 }
+
+func (s *Server) api() connection.JetStreamAPI { return connection.JetStreamAPI{} }
 
 func (s *Server) cut(app string, cut bool) { s.setPaths(app, cut, (*natstest.Proxy).Cut) }
 
@@ -128,6 +131,8 @@ func (c *Cluster) servers(app string) []string {
 }
 
 func (c *Cluster) replicas() int { return 3 }
+
+func (c *Cluster) api() connection.JetStreamAPI { return connection.JetStreamAPI{} }
 
 func (c *Cluster) cut(app string, cut bool) { c.setPaths(app, cut, (*natstest.Proxy).Cut) }
 

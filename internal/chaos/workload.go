@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/kv"
 	"github.com/corral-go/corral/publisher"
 )
@@ -30,6 +31,8 @@ type Topology interface {
 	// servers returns the URLs the application named app connects to.
 	servers(app string) []string
 	replicas() int
+	// api is the JetStream the applications keep their streams in.
+	api() connection.JetStreamAPI
 	// cut cuts app's own paths to the servers, or restores them.
 	cut(app string, cut bool)
 	// pause blackholes app's own paths, or restores them.
@@ -160,7 +163,7 @@ func (w *Workload) Start(rate int) error {
 // newPublisher makes the publishing application, with the watch that
 // follows the results bucket, and returns the watch's Synced channel.
 func (w *Workload) newPublisher() (*app, <-chan struct{}, error) {
-	c, err := corral.New(config("pub", w.topo.servers("pub"), w.topo.replicas()))
+	c, err := corral.New(config("pub", w.topo))
 	if err != nil {
 		return nil, nil, err
 	}
