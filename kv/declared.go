@@ -112,5 +112,8 @@ func (h *handle) fail(kv jetstream.KeyValue, op, key string, err error) error {
 	if jsapi.StreamMissing(err) {
 		h.declared.Missing(kv)
 	}
+	if uerr := jsapi.Unreached(h.cfg.JetStreamAPI, err); uerr != nil {
+		return fmt.Errorf("kv: %s %s: %w", op, key, uerr)
+	}
 	return wrap(op, key, err)
 }

@@ -180,6 +180,9 @@ func (s *Store) fail(store jetstream.ObjectStore, op, name string, err error) er
 	if jsapi.StreamMissing(err) {
 		s.declared.Missing(store)
 	}
+	if uerr := jsapi.Unreached(s.cfg.JetStreamAPI, err); uerr != nil {
+		return fmt.Errorf("objectstore: %s %s: %w", op, name, uerr)
+	}
 	return wrap(op, name, err)
 }
 

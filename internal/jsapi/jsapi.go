@@ -5,6 +5,7 @@ package jsapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -26,6 +27,21 @@ var ErrConnGone = errors.New("connection replaced")
 func StreamMissing(err error) bool {
 	return errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders)
+}
+
+// Unreached wraps err, no responders from a bucket or store in api when
+// api is another domain's or account's: there it means as often that the
+// link to it is down (a leaf link, a gateway) as that the bucket is gone,
+// so the error says so rather than "not found". It returns nil for any
+// other err.
+func Unreached(api interface {
+	IsZero() bool
+	String() string
+}, err error) error {
+	if api.IsZero() || !errors.Is(err, nats.ErrNoResponders) {
+		return nil
+	}
+	return fmt.Errorf("no answer from %v: its link may be down, or the stream gone: %w", api, err)
 }
 
 // Unavailable reports whether err says that JetStream, or the part of a
