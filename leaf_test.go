@@ -13,7 +13,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral"
+	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/consumer"
+	"github.com/corral-go/corral/inspector"
 	"github.com/corral-go/corral/internal/natstest"
 	"github.com/corral-go/corral/kv"
 	"github.com/corral-go/corral/publisher"
@@ -205,6 +207,17 @@ func TestLeafNodeClientUsesItsHub(t *testing.T) {
 		t.Errorf("the hub's bucket after the cut: %v, %v", got, err)
 	}
 	assertCompletedOnce(t, ctx, q, ids)
+
+	// An inspector of the leaf's own JetStream finds the handler's
+	// consumer where the handler's status says it is: in the hub.
+	in := inspector.New(connection.NewFixed(natstest.Connect(t, top.Leaf.URL())), nil)
+	if err := in.PauseHandler(ctx, "edge", "fulfil", time.Now().Add(time.Hour)); err != nil {
+		t.Fatalf("PauseHandler: %v", err)
+	}
+	cons, err := hubJS.Consumer(ctx, "ORDERS", "fulfil")
+	if err != nil || !cons.CachedInfo().Paused {
+		t.Errorf("the hub's consumer after PauseHandler: paused %v, %v", err == nil && cons.CachedInfo().Paused, err)
+	}
 }
 
 // assertCompletedOnce checks the queue's own records: each of ids is

@@ -26,11 +26,11 @@ import (
 type JetStreamAPI struct {
 	// Domain is the JetStream domain, a name without '.', '*', '>' or
 	// whitespace, as the servers' jetstream.domain.
-	Domain string `yaml:"domain"`
+	Domain string `yaml:"domain" json:"domain,omitempty"`
 	// APIPrefix is the subject prefix an account imports another's
 	// JetStream API under ("JS.orders.API"), for JetStream shared across
 	// accounts.
-	APIPrefix string `yaml:"api_prefix"`
+	APIPrefix string `yaml:"api_prefix" json:"api_prefix,omitempty"`
 }
 
 // defaultAPIPrefix is the account's own JetStream API.

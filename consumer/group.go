@@ -159,12 +159,14 @@ type Status struct {
 	Name       string
 	Subject    string
 	QueueGroup string
-	// Stream and Consumer are set for JetStream handlers.
-	Stream    string
-	Consumer  string
-	Workers   int
-	QueueSize int
-	Overflow  Overflow
+	// Stream and Consumer are set for JetStream handlers, and
+	// JetStreamAPI when they are not in the account's own JetStream.
+	Stream       string
+	Consumer     string
+	JetStreamAPI connection.JetStreamAPI `json:",omitzero"`
+	Workers      int
+	QueueSize    int
+	Overflow     Overflow
 	// Ready is true while the handler is subscribed on a live connection:
 	// messages published from now on reach it. For a request handler, its
 	// micro service answers discovery too.
@@ -195,7 +197,7 @@ func (g *Group) Status() []Status {
 		st := Status{
 			Name: c.name, Subject: c.cfg.Subject, QueueGroup: c.cfg.QueueGroup,
 			Workers: c.cfg.Workers, QueueSize: c.cfg.QueueSize, Overflow: c.cfg.Overflow,
-			Stream: c.cfg.Stream, Consumer: c.cfg.Consumer,
+			Stream: c.cfg.Stream, Consumer: c.cfg.Consumer, JetStreamAPI: c.cfg.JetStreamAPI,
 			Child: m.tree.Status()[0], Latency: Latency(c.stats.work.Latency()), Ready: g.ready(c),
 		}
 		if v := c.current.Load(); v != nil {

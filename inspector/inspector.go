@@ -105,20 +105,20 @@ func (in *Inspector) Queue(ctx context.Context, name string) (*tasks.Queue, erro
 // and a handler that restarts keeps the pause. The instances that answer
 // within fleet.DefaultWait say which consumer is the handler's.
 func (in *Inspector) PauseHandler(ctx context.Context, service, handler string, until time.Time) error {
-	stream, consumer, err := in.handlerConsumer(ctx, service, handler)
+	h, err := in.handlerConsumer(ctx, service, handler)
 	if err != nil {
 		return err
 	}
-	return in.PauseConsumer(ctx, stream, consumer, until)
+	return in.on(h.JetStreamAPI).PauseConsumer(ctx, h.Stream, h.Consumer, until)
 }
 
 // ResumeHandler resumes the JetStream handler handler of service.
 func (in *Inspector) ResumeHandler(ctx context.Context, service, handler string) error {
-	stream, consumer, err := in.handlerConsumer(ctx, service, handler)
+	h, err := in.handlerConsumer(ctx, service, handler)
 	if err != nil {
 		return err
 	}
-	return in.ResumeConsumer(ctx, stream, consumer)
+	return in.on(h.JetStreamAPI).ResumeConsumer(ctx, h.Stream, h.Consumer)
 }
 
 // PauseConsumer pauses consumer of stream until until.
@@ -148,27 +148,43 @@ func (in *Inspector) ResumeConsumer(ctx context.Context, stream, consumer string
 	return nil
 }
 
-// handlerConsumer finds the stream and consumer of service's JetStream
-// handler handler in the status its instances give.
-func (in *Inspector) handlerConsumer(ctx context.Context, service, handler string) (stream, consumer string, err error) {
+// handlerRef is what an instance's status says of a JetStream handler:
+// its consumer, and the JetStream it is in.
+type handlerRef struct {
+	Name, Stream, Consumer string
+	JetStreamAPI           connection.JetStreamAPI
+}
+
+// on is the Inspector reaching api instead of its own JetStream, when
+// api names one (a handler in another domain).
+func (in *Inspector) on(api connection.JetStreamAPI) *Inspector {
+	if api.IsZero() {
+		return in
+	}
+	other := *in
+	other.api = api
+	return &other
+}
+
+// handlerConsumer finds service's JetStream handler handler in the
+// status its instances give.
+func (in *Inspector) handlerConsumer(ctx context.Context, service, handler string) (handlerRef, error) {
 	found, err := in.Status(ctx, fleet.Query{Name: service})
 	if err != nil {
-		return "", "", err
+		return handlerRef{}, err
 	}
 	for _, inst := range found {
-		var st struct {
-			Handlers []struct{ Name, Stream, Consumer string }
-		}
+		var st struct{ Handlers []handlerRef }
 		if json.Unmarshal(inst.Status, &st) != nil {
 			continue
 		}
 		for _, h := range st.Handlers {
 			if h.Name == handler && h.Stream != "" {
-				return h.Stream, h.Consumer, nil
+				return h, nil
 			}
 		}
 	}
-	return "", "", fmt.Errorf("inspector: no instance of %q that answered has a JetStream handler %q", service, handler)
+	return handlerRef{}, fmt.Errorf("inspector: no instance of %q that answered has a JetStream handler %q", service, handler)
 }
 
 func (in *Inspector) js(ctx context.Context) (jetstream.JetStream, error) {
