@@ -15,6 +15,14 @@ import (
 // workers otherwise. Publishing needs no JetStream: a message reaches the
 // stream that stores its subject, in whichever domain it is.
 
+// JetStreamAPI is the JetStream the Client reaches unless a section
+// names its own (Config.JetStreamAPI). For nats.go's API on the live
+// connection:
+//
+//	nc, err := client.Conn(ctx)
+//	js, err := client.JetStreamAPI().New(nc)
+func (c *Client) JetStreamAPI() connection.JetStreamAPI { return c.cfg.JetStreamAPI }
+
 // publisherAPI is the JetStream the publisher declares its streams in.
 func (c Config) publisherAPI() connection.JetStreamAPI {
 	return c.Publisher.JetStreamAPI.Or(c.JetStreamAPI)

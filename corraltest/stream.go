@@ -192,13 +192,13 @@ func (k *Kit) readBucket(ctx context.Context, bucket string) (map[string][]byte,
 	}
 }
 
-// jetStream is a JetStream API on the Client's live connection.
+// jetStream is the Client's JetStream on its live connection.
 func (k *Kit) jetStream(ctx context.Context) (jetstream.JetStream, error) {
 	nc, err := k.Client.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return jetstream.New(nc)
+	return k.Client.JetStreamAPI().New(nc)
 }
 
 func subjects(filter string) string {
