@@ -16,10 +16,11 @@ import (
 	"github.com/corral-go/corral/tasks"
 )
 
-// superTasks is the task queue of the supercluster test: short leases,
-// so that a worker cut off is found dead quickly.
+// superTasks is the task queue of the supercluster test, placed in
+// cluster A: short leases, so that a worker cut off is found dead
+// quickly.
 var superTasks = tasks.Config{MaxConcurrency: 8, Heartbeat: 300 * time.Millisecond, LeaseTTL: 2 * time.Second,
-	ClaimWait: 2 * time.Second, KeepCompleted: time.Minute}
+	ClaimWait: 2 * time.Second, KeepCompleted: time.Minute, Placement: &stream.Placement{Cluster: "A"}}
 
 // superApp is an instance of the supercluster test's application on
 // servers: a handler of ORDERS, placed in cluster B, and a worker of the
@@ -64,8 +65,8 @@ func superApp(t *testing.T, name string, servers []string, orders chan<- string,
 	return c
 }
 
-// A task queue has workers in both clusters of a supercluster; cluster
-// B's worker is cut off, and its tasks move to cluster A's worker within
+// A task queue placed in cluster A has workers in both clusters of a
+// supercluster; cluster B's worker is cut off, and its tasks move to cluster A's worker within
 // the lease TTL and a margin, each recorded completed once. A Client in
 // cluster A uses a stream placed in cluster B through a gateway outage:
 // what its publisher acknowledged and what it held during the outage are
@@ -108,6 +109,14 @@ func TestSuperClusterStreamsAndTasksAcrossGateways(t *testing.T) {
 
 	a := superApp(t, "a", urlsA, orders, started)
 	ctx := runReady(t, a)
+	// Declared from cluster B, the queue is where its placement says.
+	js := natstest.JetStream(t, sc.Cluster("A").URLs())
+	for name, want := range map[string]string{"TASKS_render": "A", "TASKS_render_HELD": "A", "KV_corral_tasks_render": "A", "ORDERS": "B"} {
+		s, err := js.Stream(ctx, name)
+		if err != nil || s.CachedInfo().Cluster == nil || s.CachedInfo().Cluster.Name != want {
+			t.Errorf("stream %s: %v; want it in cluster %s", name, err, want)
+		}
+	}
 	bLink.Pause()
 	cut := time.Now()
 	var moved []string

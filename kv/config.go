@@ -12,6 +12,7 @@ import (
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/internal/jsapi"
+	"github.com/corral-go/corral/stream"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -37,6 +38,10 @@ type Config struct {
 	Storage string `yaml:"storage"`
 	// Replicas is the number of copies in a cluster. Default 1.
 	Replicas int `yaml:"replicas"`
+	// Placement puts the bucket in a cluster of a supercluster, or on
+	// servers with tags (see stream.Placement). Default: the cluster of
+	// the server its declaration reaches.
+	Placement *stream.Placement `yaml:"placement"`
 	// LimitMarkerTTL keeps a marker this long when a key expires, so that
 	// watches see the expiry, and allows a TTL per key (CreateTTL). It
 	// needs nats-server 2.11 or later. Range 1s to 87600h (ten years), or
@@ -74,6 +79,7 @@ func (c Config) Validate() error {
 	if c.LimitMarkerTTL < 0 || c.LimitMarkerTTL != 0 && c.LimitMarkerTTL < time.Second || c.LimitMarkerTTL > conf.MaxDuration {
 		p.Addf("limit_marker_ttl", "must be 0 (off) or between 1s and %v, got %v", conf.MaxDuration, c.LimitMarkerTTL)
 	}
+	p.Merge("placement", c.Placement.Validate())
 	p.Merge("jetstream", c.JetStreamAPI.Validate())
 	return p.Err()
 }
@@ -88,6 +94,7 @@ func (c Config) jetStream(name string) jetstream.KeyValueConfig {
 		MaxBytes:       int64(c.MaxBytes),
 		Replicas:       max(c.Replicas, 1),
 		LimitMarkerTTL: c.LimitMarkerTTL,
+		Placement:      c.Placement.JetStream(),
 	}
 	if kc.MaxValueSize == 0 {
 		kc.MaxValueSize = -1

@@ -6,6 +6,7 @@ import (
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/internal/subject"
+	"github.com/corral-go/corral/stream"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -37,6 +38,8 @@ type LockConfig struct {
 	// and Value. At most MaxLockValueLen bytes. Default none: the
 	// identity alone.
 	Value string `yaml:"value"`
+	// Placement is the bucket's, as in [Config], when the lock declares it.
+	Placement *stream.Placement `yaml:"placement"`
 	// JetStreamAPI is the JetStream of the lock's bucket, as in [Config].
 	JetStreamAPI connection.JetStreamAPI `yaml:"jetstream"`
 	// Events says where the events of the lock's bucket
@@ -99,6 +102,7 @@ func (c LockConfig) Validate() error {
 	if limit := c.holdFor() / 2; c.RenewEvery <= 0 || c.RenewEvery > limit {
 		p.Addf("renew_every", "must be positive and at most (ttl - ttl/10)/2 = %v, got %v", limit, c.RenewEvery)
 	}
+	p.Merge("placement", c.Placement.Validate())
 	p.Merge("jetstream", c.JetStreamAPI.Validate())
 	err := p.Err()
 	if err != nil && badKey {

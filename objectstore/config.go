@@ -9,6 +9,7 @@ import (
 	"github.com/corral-go/corral/connection"
 	"github.com/corral-go/corral/internal/conf"
 	"github.com/corral-go/corral/internal/jsapi"
+	"github.com/corral-go/corral/stream"
 	"github.com/corral-go/corral/supervisor"
 )
 
@@ -28,6 +29,10 @@ type Config struct {
 	// Replicas is the number of copies in a cluster. Range 0 to 5 (0 is
 	// the default). Default 1.
 	Replicas int `yaml:"replicas"`
+	// Placement puts the store in a cluster of a supercluster, or on
+	// servers with tags (see stream.Placement). Default: the cluster of
+	// the server its declaration reaches.
+	Placement *stream.Placement `yaml:"placement"`
 	// Compression compresses stored chunks (S2). Default off.
 	Compression bool `yaml:"compression"`
 	// Bind uses the existing store as it is and fails when it does not
@@ -51,6 +56,7 @@ func (c Config) Validate() error {
 	p.Between("max_bytes", int64(c.MaxBytes), 0, math.MaxInt64)
 	p.Storage(c.Storage)
 	p.Replicas(c.Replicas)
+	p.Merge("placement", c.Placement.Validate())
 	p.Merge("jetstream", c.JetStreamAPI.Validate())
 	return p.Err()
 }
@@ -58,7 +64,8 @@ func (c Config) Validate() error {
 // jetStream is the nats.go declaration of the store name.
 func (c Config) jetStream(name string) jetstream.ObjectStoreConfig {
 	oc := jetstream.ObjectStoreConfig{Bucket: name, Description: c.Description, TTL: c.TTL,
-		MaxBytes: int64(c.MaxBytes), Replicas: max(c.Replicas, 1), Compression: c.Compression}
+		MaxBytes: int64(c.MaxBytes), Replicas: max(c.Replicas, 1), Compression: c.Compression,
+		Placement: c.Placement.JetStream()}
 	if oc.MaxBytes == 0 {
 		oc.MaxBytes = -1
 	}

@@ -57,12 +57,42 @@ type Config struct {
 	Placement *Placement `yaml:"placement"`
 }
 
-// Placement says which servers hold a stream.
+// Placement says which servers hold a stream (a bucket's, an object
+// store's, a task queue's).
 type Placement struct {
 	// Cluster is the name of a cluster of the supercluster.
 	Cluster string `yaml:"cluster"`
 	// Tags are server tags every server holding the stream has.
 	Tags []string `yaml:"tags"`
+}
+
+// Validate reports a placement that names nothing, a cluster name that
+// is not one, and an empty tag. A nil Placement is valid: the default.
+func (pl *Placement) Validate() error {
+	if pl == nil {
+		return nil
+	}
+	p := conf.NewProblems("")
+	if pl.Cluster == "" && len(pl.Tags) == 0 {
+		p.Addf("", "names no cluster and no tags: set one, or remove placement")
+	}
+	if pl.Cluster != "" && strings.ContainsAny(pl.Cluster, " \t\r\n.*>") {
+		p.Addf("cluster", "%q is not a cluster name: no whitespace, '.', '*' or '>'", pl.Cluster)
+	}
+	for i, tag := range pl.Tags {
+		if strings.TrimSpace(tag) == "" {
+			p.Addf(fmt.Sprintf("tags[%d]", i), "is empty")
+		}
+	}
+	return p.Err()
+}
+
+// JetStream is nats.go's placement, nil for the default.
+func (pl *Placement) JetStream() *jetstream.Placement {
+	if pl == nil {
+		return nil
+	}
+	return &jetstream.Placement{Cluster: pl.Cluster, Tags: append([]string(nil), pl.Tags...)}
 }
 
 // MaxNameLen is the longest stream or consumer name nats-server accepts
@@ -102,19 +132,7 @@ func (c Config) Validate() error {
 		conf.NamedDuration{Name: "duplicates", V: c.Duplicates})
 	p.Between("max_bytes", int64(c.MaxBytes), -1, math.MaxInt64)
 	p.Between("max_msgs", c.MaxMsgs, -1, math.MaxInt64)
-	if pl := c.Placement; pl != nil {
-		if pl.Cluster == "" && len(pl.Tags) == 0 {
-			p.Addf("placement", "names no cluster and no tags: set one, or remove placement")
-		}
-		if pl.Cluster != "" && strings.ContainsAny(pl.Cluster, " \t\r\n.*>") {
-			p.Addf("placement.cluster", "%q is not a cluster name: no whitespace, '.', '*' or '>'", pl.Cluster)
-		}
-		for i, tag := range pl.Tags {
-			if strings.TrimSpace(tag) == "" {
-				p.Addf(fmt.Sprintf("placement.tags[%d]", i), "is empty")
-			}
-		}
-	}
+	p.Merge("placement", c.Placement.Validate())
 	return p.Err()
 }
 
@@ -141,9 +159,7 @@ func (c Config) JetStream(name string) jetstream.StreamConfig {
 		AllowMsgSchedules: c.AllowMsgSchedules,
 		AllowRollup:       c.AllowMsgSchedules,
 	}
-	if pl := c.Placement; pl != nil {
-		sc.Placement = &jetstream.Placement{Cluster: pl.Cluster, Tags: append([]string(nil), pl.Tags...)}
-	}
+	sc.Placement = c.Placement.JetStream()
 	if sc.MaxBytes == 0 {
 		sc.MaxBytes = -1
 	}

@@ -99,3 +99,33 @@ func TestDeclareWithSchedules(t *testing.T) {
 		t.Errorf("turning schedules off: %v, want a change that cannot be made in place", err)
 	}
 }
+
+// A placement names a cluster or tags; one that names neither, a cluster
+// name that could not be one, or an empty tag is refused naming it, and
+// the declaration carries it to the server.
+func TestPlacement(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		pl    stream.Placement
+		field string
+	}{
+		{stream.Placement{}, "placement: names no cluster"},
+		{stream.Placement{Cluster: "east.1"}, "placement.cluster"},
+		{stream.Placement{Cluster: "east", Tags: []string{"ssd", " "}}, "placement.tags[1]"},
+	} {
+		c := stream.Config{Subjects: []string{"orders.>"}, Placement: &tc.pl}
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("%+v: %v, want a problem with %s", tc.pl, err, tc.field)
+		}
+	}
+	c := stream.Config{Subjects: []string{"orders.>"}, Placement: &stream.Placement{Cluster: "east", Tags: []string{"ssd"}}}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.JetStream("ORDERS").Placement; got == nil || got.Cluster != "east" || len(got.Tags) != 1 || got.Tags[0] != "ssd" {
+		t.Errorf("nats.go's placement: %+v", got)
+	}
+	if got := (stream.Config{Subjects: []string{"a"}}).JetStream("A").Placement; got != nil {
+		t.Errorf("no placement became %+v", got)
+	}
+}

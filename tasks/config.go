@@ -27,6 +27,11 @@ type Config struct {
 	// bucket. Defaults 1 and file.
 	Replicas int    `yaml:"replicas"`
 	Storage  string `yaml:"storage"`
+	// Placement puts the queue's streams and its lease bucket in a
+	// cluster of a supercluster, or on servers with tags (see
+	// stream.Placement). Default: the cluster of the server the first
+	// declaration reaches.
+	Placement *stream.Placement `yaml:"placement"`
 	// MaxConcurrency is how many tasks this worker runs at once: it takes
 	// no more from the queue, but for those it takes ahead (Prefetch).
 	// Workers of one queue may each set their own.
@@ -259,6 +264,7 @@ func (c Config) Validate() error {
 		p.Addf("process", "%v", err)
 	}
 	p.Merge("restart", c.Restart.Validate())
+	p.Merge("placement", c.Placement.Validate())
 	p.Merge("jetstream", c.JetStreamAPI.Validate())
 	return p.Err()
 }
@@ -304,7 +310,7 @@ func (c Config) QueueStream(queue string) (string, stream.Config) {
 	c = c.withDefaults(queue)
 	subjects := []string{c.Subject, fmt.Sprintf(waitingAllTmpl, queue), fmt.Sprintf(periodicAllTmpl, queue)}
 	return c.Stream, stream.Config{Subjects: subjects, Retention: "workqueue", Storage: c.Storage,
-		Replicas: c.Replicas, Duplicates: c.KeepCompleted, AllowMsgSchedules: true}
+		Replicas: c.Replicas, Duplicates: c.KeepCompleted, AllowMsgSchedules: true, Placement: c.Placement}
 }
 
 // ValidateNames reports whether queue and its stream can name what New

@@ -35,7 +35,7 @@ func (w *Worker) newRun(ctx context.Context) (*run, error) {
 	// this process beside the lease.
 	lockCfg := kv.LockConfig{Bucket: w.names.leaseBucket, TTL: w.cfg.LeaseTTL, RenewEvery: w.cfg.Heartbeat,
 		Storage: w.cfg.Storage, Replicas: w.cfg.Replicas, LimitMarkerTTL: w.cfg.LeaseTTL, Value: w.cfg.Process,
-		JetStreamAPI: w.cfg.JetStreamAPI, Events: w.cfg.Events}
+		Placement: w.cfg.Placement, JetStreamAPI: w.cfg.JetStreamAPI, Events: w.cfg.Events}
 	lockCfg.Key = leaseKey(r.id)
 	own, err := kv.NewLock(lockCfg, w.src)
 	if err != nil {

@@ -190,7 +190,8 @@ func (w *Worker) declare(ctx context.Context, nc *nats.Conn) error {
 // declareHeld declares the queue's held stream, configured by c.
 func declareHeld(ctx context.Context, js jetstream.JetStream, c Config, n names) error {
 	held := jetstream.StreamConfig{Name: n.heldStream, Subjects: []string{n.heldAll(), fmt.Sprintf(progressAllTmpl, n.queue)},
-		MaxMsgsPerSubject: 1, AllowMsgTTL: true, Storage: jsapi.Storage(c.Storage), Replicas: max(c.Replicas, 1)}
+		MaxMsgsPerSubject: 1, AllowMsgTTL: true, Storage: jsapi.Storage(c.Storage), Replicas: max(c.Replicas, 1),
+		Placement: c.Placement.JetStream()}
 	if _, _, err := jsapi.DeclareStream(ctx, js, held); err != nil {
 		return fmt.Errorf("declare stream %s: %w", n.heldStream, err)
 	}
@@ -207,7 +208,8 @@ func (w *Worker) declareLeases(ctx context.Context, js jetstream.JetStream) erro
 	bind := func(ctx context.Context) (jetstream.KeyValue, error) { return js.KeyValue(ctx, name) }
 	create := func(ctx context.Context) (jetstream.KeyValue, error) {
 		return js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: name, History: 1, TTL: c.LeaseTTL,
-			LimitMarkerTTL: c.LeaseTTL, Storage: jsapi.Storage(c.Storage), Replicas: max(c.Replicas, 1)})
+			LimitMarkerTTL: c.LeaseTTL, Storage: jsapi.Storage(c.Storage), Replicas: max(c.Replicas, 1),
+			Placement: c.Placement.JetStream()})
 	}
 	for range 3 {
 		b, err := jsapi.Ask(ctx, bind)
