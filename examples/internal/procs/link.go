@@ -12,6 +12,7 @@ import (
 // Link stands between a worker and the server, so that the example can
 // fail the worker's network: cut it for good (the machine is gone) or
 // pause it (the process is stopped, or partitioned, then comes back).
+// Cut and Mend do for a leaf node's link what a network outage does.
 type Link struct {
 	target string
 	ln     net.Listener
@@ -108,7 +109,7 @@ func (l *Link) Resume() {
 	l.resume.Broadcast()
 }
 
-// Cut closes every connection and refuses new ones, for good.
+// Cut closes every connection and refuses new ones, until Mend.
 func (l *Link) Cut() {
 	l.mu.Lock()
 	l.cut = true
@@ -119,6 +120,13 @@ func (l *Link) Cut() {
 	for _, c := range conns {
 		_ = c.Close()
 	}
+}
+
+// Mend lets new connections through again after a Cut.
+func (l *Link) Mend() {
+	l.mu.Lock()
+	l.cut = false
+	l.mu.Unlock()
 }
 
 // Close cuts the link and waits for its goroutines.
