@@ -169,3 +169,22 @@ func WithName(name string) Option {
 
 // String describes the server for test logs.
 func (s *Server) String() string { return fmt.Sprintf("natstest server %s", s.URL()) }
+
+// WithConfig applies a nats-server configuration (accounts, their
+// exports and imports), as a server's configuration file would, in place
+// of the options before it; the test's name, loopback port and store,
+// and the options after it, still apply. A configuration that does not
+// parse fails the test.
+func WithConfig(t testing.TB, conf string) Option {
+	t.Helper()
+	var parsed server.Options
+	if err := parsed.ProcessConfigString(conf); err != nil {
+		t.Fatalf("natstest: configuration: %v", err)
+	}
+	return func(o *server.Options) {
+		keep := *o
+		*o = parsed
+		o.ServerName, o.Host, o.Port, o.StoreDir = keep.ServerName, keep.Host, keep.Port, keep.StoreDir
+		o.JetStream, o.NoLog, o.NoSigs = true, true, true
+	}
+}
