@@ -264,3 +264,63 @@ func TestCommandExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// Against a leaf node whose Clients keep their queues in the hub's
+// domain, the command finds them with --js-domain, or a context's
+// jetstream_domain, and not without; a domain and a prefix together are
+// a usage error.
+func TestCommandReachesAnotherDomain(t *testing.T) {
+	top := natstest.RunLeafNode(t)
+	cfg := corral.Config{Name: "edge"}
+	cfg.Connection.Servers = []string{top.Leaf.URL()}
+	cfg.JetStreamAPI.Domain = "hub"
+	cfg.Tasks = map[string]tasks.Config{"render": {}}
+	c, err := corral.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan struct{})
+	go func() { defer close(done); _ = c.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	if err := c.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		e, err := c.EnqueueTask(ctx, "render", nil, tasks.WithID(fmt.Sprint("job-", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rows []queueRow
+	ok(t, &rows, "queues", "-s", top.Leaf.URL(), "--js-domain", "hub")
+	if len(rows) != 1 || rows[0].Queue != "render" || rows[0].Counts.WaitingTotal() != 3 {
+		t.Errorf("queues --js-domain hub: %+v, want render with 3 waiting", rows)
+	}
+	rows = nil
+	ok(t, &rows, "queues", "-s", top.Leaf.URL())
+	if len(rows) != 0 {
+		t.Errorf("queues in the leaf's own JetStream: %+v, want none", rows)
+	}
+	home := t.TempDir()
+	dir := filepath.Join(home, "nats", "context")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ctxFile, _ := json.Marshal(map[string]string{"url": top.Leaf.URL(), "jetstream_domain": "hub"})
+	if err := os.WriteFile(filepath.Join(dir, "edge.json"), ctxFile, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := corralCmd(t, []string{"XDG_CONFIG_HOME=" + home}, "queues", "--context", "edge", "--json")
+	if err := json.Unmarshal([]byte(out), &rows); code != exitOK || err != nil || len(rows) != 1 {
+		t.Errorf("queues --context edge: exit %d, %v: %s%s", code, err, out, errOut)
+	}
+	_, errOut, code = corralCmd(t, nil, "queues", "-s", top.Leaf.URL(), "--js-domain", "hub", "--js-api-prefix", "JS.x.API")
+	if code != exitUsage || !strings.Contains(errOut, "api_prefix") {
+		t.Errorf("a domain and a prefix: exit %d: %s", code, errOut)
+	}
+}

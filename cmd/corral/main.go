@@ -16,7 +16,9 @@
 // It connects as the nats command does: -s/--server (or NATS_URL),
 // --creds, --nkey, --user and --password, --tlsca, --tlscert and --tlskey,
 // and --context, a context of the nats command's (its selected one by
-// default). It prints tables, or JSON with --json. It exits 0 when the
+// default); --js-domain and --js-api-prefix (or the context's
+// jetstream_domain and jetstream_api_prefix) say which JetStream holds the
+// queues and consumers, as they do for nats. It prints tables, or JSON with --json. It exits 0 when the
 // command did what it was asked, 1 when it failed (the server could not
 // be reached, a task is not there, a state refuses the action), and 2
 // for a command line it does not understand.
