@@ -59,14 +59,14 @@ func (c Config) streamAPIs(p conf.Problems) map[string]connection.JetStreamAPI {
 	return apis
 }
 
-// inAPI checks that stream, if the Client declares it, lives in api, the
-// JetStream of the handler or worker field that uses it for what: a
-// handler declares and consumes its stream, and stores its dead letters,
-// in its own JetStream only.
+// inAPI checks that stream, if the Client declares it, lives in api: a
+// handler or worker declares and uses its stream, its queue's and its
+// dead-letter stream in its own JetStream only. what says whose stream it
+// is ("its dead-letter"); a mismatch is reported to p under field.
 func (c *Client) inAPI(p conf.Problems, field, stream, what string, api connection.JetStreamAPI) bool {
 	home, ok := c.apis[stream]
 	if ok && home != api {
-		p.Addf(field, "is %v, but its %s stream %s is declared in %v: give them the same jetstream", api, what, stream, home)
+		p.Addf(field, "is %v, but %s stream %s is declared in %v: give them the same jetstream", api, what, stream, home)
 	}
 	return !ok || home == api
 }

@@ -132,7 +132,7 @@ func (c *Client) withStream(name string, hc *consumer.Config) error {
 	all := c.streams
 	p := conf.NewProblems("handlers." + name)
 	j := &hc.JetStream
-	if sc, ok := all[j.Stream]; ok && j.Stream != "" && c.inAPI(p, "jetstream", j.Stream, "own", j.JetStreamAPI) {
+	if sc, ok := all[j.Stream]; ok && j.Stream != "" && c.inAPI(p, "jetstream", j.Stream, "its", j.JetStreamAPI) {
 		if j.CreateStream != nil && !reflect.DeepEqual(*j.CreateStream, sc) {
 			p.Addf("create_stream", "differs from the stream %s the configuration declares: declare a stream once, under streams", j.Stream)
 		}
@@ -140,7 +140,7 @@ func (c *Client) withStream(name string, hc *consumer.Config) error {
 			j.CreateStream = &sc
 		}
 	}
-	if dl, sc, ok := storing(all, j.DeadLetter); ok && dl != j.Stream && c.inAPI(p, "jetstream", dl, "dead-letter", j.JetStreamAPI) {
+	if dl, sc, ok := storing(all, j.DeadLetter); ok && dl != j.Stream && c.inAPI(p, "jetstream", dl, "its dead-letter", j.JetStreamAPI) {
 		j.DeadLetterStream, j.CreateDeadLetterStream = dl, &sc
 	}
 	if field, err := checkHandlerStream(*hc, all); err != nil {

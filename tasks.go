@@ -36,11 +36,11 @@ func (c *Client) HandleTasks(queue string, cfg tasks.Config, h tasks.Handler) er
 	cfg.Events = c.events
 	cfg.JetStreamAPI = cfg.JetStreamAPI.Or(c.cfg.JetStreamAPI)
 	p := conf.NewProblems("tasks." + queue)
-	if dl, sc, ok := storing(c.streams, cfg.DeadLetter); ok && c.inAPI(p, "jetstream", dl, "dead-letter", cfg.JetStreamAPI) {
+	if dl, sc, ok := storing(c.streams, cfg.DeadLetter); ok && c.inAPI(p, "jetstream", dl, "its dead-letter", cfg.JetStreamAPI) {
 		cfg.DeadLetterStream, cfg.CreateDeadLetterStream = dl, &sc
 	}
 	queueStream, _ := cfg.QueueStream(queue)
-	c.inAPI(p, "jetstream", queueStream, "queue", cfg.JetStreamAPI)
+	c.inAPI(p, "jetstream", queueStream, "its queue's", cfg.JetStreamAPI)
 	if err := p.Err(); err != nil {
 		return err
 	}
@@ -87,7 +87,8 @@ func (c *Client) HandleTasks(queue string, cfg tasks.Config, h tasks.Handler) er
 // stream stores.
 //
 // The queue must be declared in Config.Tasks, so that its stream exists
-// before any worker runs; its subject is this process's worker's, if
+// before any worker runs (the publisher declares it, when the queue is in
+// the publisher's JetStream; one in another waits for its workers); its subject is this process's worker's, if
 // HandleTasks declared one, else the file's. The stream allows message
 // schedules, which need nats-server 2.12 or later: on an older server
 // the publisher's declaration fails with stream.ErrSchedulesUnsupported.
