@@ -21,7 +21,9 @@
 // for good, Observe reports status changes, OnAsyncError and
 // ClaimSlowConsumer hand them the errors nats.go reports only
 // asynchronously. [Fixed] is a Source for a connection the application
-// manages itself.
+// manages itself. [JetStreamAPI] says which JetStream they reach on it:
+// the account's own, another domain's across a leaf node, or one another
+// account exports.
 //
 // # Lifecycle
 //
