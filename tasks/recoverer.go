@@ -88,7 +88,8 @@ func (r *recoverer) serve(ctx context.Context, lease *kv.Lease) {
 		func(ctx context.Context, e kv.Entry[string]) error {
 			switch e.Op {
 			case kv.Delete, kv.Purge, kv.Expired:
-				return r.recoverWorker(ctx, strings.TrimPrefix(e.Key, "w."), e.Op == kv.Expired, 0)
+				_, err := r.recoverWorker(ctx, strings.TrimPrefix(e.Key, "w."), e.Op == kv.Expired, 0)
+				return err
 			}
 			return nil // a lease taken or renewed, or the watch caught up
 		})
@@ -110,51 +111,80 @@ func (r *recoverer) serve(ctx context.Context, lease *kv.Lease) {
 			return
 		case <-t.C:
 		}
-		if err := r.sweep(ctx); err != nil && ctx.Err() == nil {
+		again, err := r.sweep(ctx)
+		if err != nil && ctx.Err() == nil {
 			r.failed("sweep", err)
 			t.Reset(retryWait)
 			continue
 		}
-		t.Reset(r.every)
+		t.Reset(sweepWait(r.every, again))
 	}
 }
 
+// sweepWait is how long until the next sweep: every, or less when a
+// record the sweep left for its age comes of age sooner. A worker that
+// died holding a task it had just claimed, at the time the recoverer
+// itself died, is seen by no lease's expiry (the new recoverer was not
+// watching yet) and is recovered by a sweep: it waits for its record to
+// come of age, not for the next sweep a minute later.
+func sweepWait(every time.Duration, again time.Time) time.Duration {
+	if again.IsZero() {
+		return every
+	}
+	return max(min(every, time.Until(again)), sweepMinWait)
+}
+
+// sweepMinWait bounds how often sweeps follow one another.
+const sweepMinWait = 50 * time.Millisecond
+
 // sweep recovers the tasks of every worker that holds some and has no
-// lease.
-func (r *recoverer) sweep(ctx context.Context) error {
+// lease. again, if not zero, is when the first record it left for its
+// age (younger than minAge) comes of age.
+func (r *recoverer) sweep(ctx context.Context) (again time.Time, err error) {
 	owners := map[string]bool{}
-	err := r.ledger().scan(ctx, r.ledger().names.heldAll(), true, func(rec record) error {
+	err = r.ledger().scan(ctx, r.ledger().names.heldAll(), true, func(rec record) error {
 		if rec.state == stateHeld {
 			owners[rec.worker] = true
 		}
 		return nil
 	})
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
 	for w := range owners {
-		if err := r.recoverWorker(ctx, w, true, r.minAge); err != nil {
-			return err
+		next, err := r.recoverWorker(ctx, w, true, r.minAge)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if !next.IsZero() && (again.IsZero() || next.Before(again)) {
+			again = next
 		}
 	}
-	return nil
+	return again, nil
 }
 
 // recoverWorker puts every task worker holds back in the queue, unless it
-// holds a lease; records younger than minAge stay. dead says its lease
-// expired (rather than being released by a worker that stopped cleanly).
-func (r *recoverer) recoverWorker(ctx context.Context, worker string, dead bool, minAge time.Duration) error {
+// holds a lease; records younger than minAge stay, and again is when the
+// first of them comes of age. dead says its lease expired (rather than
+// being released by a worker that stopped cleanly).
+func (r *recoverer) recoverWorker(ctx context.Context, worker string, dead bool, minAge time.Duration) (again time.Time, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, err := r.leases.Get(ctx, leaseKey(worker)); err == nil || !errors.Is(err, kv.ErrKeyNotFound) {
-		return err // alive, or unknown: the next sweep looks again
+		return time.Time{}, err // alive, or unknown: the next sweep looks again
 	}
 	start, n, process := time.Now(), 0, ""
-	err := r.ledger().scan(ctx, r.ledger().names.heldByWorker(worker), false, func(rec record) error {
+	err = r.ledger().scan(ctx, r.ledger().names.heldByWorker(worker), false, func(rec record) error {
 		if process == "" {
 			process = rec.process // a tombstone's names it too
 		}
-		if rec.state != stateHeld || time.Since(rec.stored) < minAge {
+		if rec.state != stateHeld {
+			return nil
+		}
+		if of := rec.stored.Add(minAge); time.Now().Before(of) {
+			if again.IsZero() || of.Before(again) {
+				again = of
+			}
 			return nil
 		}
 		next := rec.task
@@ -181,7 +211,7 @@ func (r *recoverer) recoverWorker(ctx context.Context, worker string, dead bool,
 		r.events.Emit(TasksRecovered{EventTime: r.events.Stamp(), Queue: r.queue, Worker: worker, Process: process, Tasks: n,
 			Took: time.Since(start)})
 	}
-	return err
+	return again, err
 }
 
 // sleep waits for d or until ctx ends.
