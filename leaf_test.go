@@ -196,12 +196,6 @@ func TestLeafNodeClientUsesItsHub(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range ids {
-		info, err := q.Info(ctx, id)
-		if err != nil || info.State != tasks.StateCompleted {
-			t.Errorf("task %s: %+v, %v; want completed", id, info, err)
-		}
-	}
 	got, err := settings.Get(ctx, "mode")
 	if err != nil || string(got.Value) != "edge" {
 		t.Errorf("the hub's bucket after the cut: %v, %v", got, err)
@@ -220,12 +214,18 @@ func TestLeafNodeClientUsesItsHub(t *testing.T) {
 	}
 }
 
-// assertCompletedOnce checks the queue's own records: each of ids is
-// recorded completed, once. A run that returned nil but whose completion
-// was not recorded (its worker's lease was lost first) is no completion:
-// the task ran again.
+// assertCompletedOnce waits for each of ids to end, completed, then
+// checks the queue's own records: each is recorded completed once. A run
+// that returned nil but whose completion was not recorded (its worker's
+// lease was lost first) is no completion: the task ran again.
 func assertCompletedOnce(t *testing.T, ctx context.Context, q *tasks.Queue, ids []string) {
 	t.Helper()
+	for _, id := range ids {
+		info, err := q.Wait(ctx, id)
+		if err != nil || info.State != tasks.StateCompleted {
+			t.Fatalf("task %s ended %+v, %v; want completed", id, info, err)
+		}
+	}
 	recorded := map[string]int{}
 	for after := uint64(0); ; {
 		page, err := q.List(ctx, tasks.ListOptions{State: tasks.StateCompleted, After: after, Limit: tasks.MaxPageSize})
