@@ -74,7 +74,8 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	}
 	ready := newReadiness()
 	events := supervisor.Events{Logger: o.logger, Hook: ready.hook(o.hook), Clock: o.now}
-	c := &Client{cfg: cfg, streams: cfg.declaredStreams(), apis: cfg.streamAPIs(conf.NewProblems("")), events: events, tree: supervisor.NewTree(cfg.Name, events), bound: map[string]bool{},
+	c := &Client{cfg: cfg, streams: cfg.declaredStreams(), apis: cfg.streamAPIs(conf.NewProblems("")), events: events,
+		tree: supervisor.NewTree(cfg.Name, events), bound: map[string]bool{},
 		workers: map[string]*tasks.Worker{}, ready: ready, synced: map[string]<-chan struct{}{},
 		handles: handles{buckets: map[string]*kv.Bucket[[]byte]{}, stores: map[string]*objectstore.Store{}, locks: map[string]*kv.Lock{}}}
 	c.phase.Store(&runPhase{done: make(chan struct{})})

@@ -33,7 +33,8 @@ func NewLock(cfg LockConfig, src connection.Source) (*Lock, error) {
 	}
 	cfg = cfg.withDefaults()
 	b, err := Open(cfg.Bucket, Config{History: 1, TTL: cfg.TTL, Storage: cfg.Storage, Replicas: cfg.Replicas,
-		LimitMarkerTTL: cfg.LimitMarkerTTL, Placement: cfg.Placement, JetStreamAPI: cfg.JetStreamAPI, Events: cfg.Events, lockBucket: true}, src, codec.String{})
+		LimitMarkerTTL: cfg.LimitMarkerTTL, Placement: cfg.Placement, JetStreamAPI: cfg.JetStreamAPI, Events: cfg.Events,
+		lockBucket: true}, src, codec.String{})
 	if err != nil {
 		return nil, err
 	}

@@ -60,8 +60,8 @@ func (w *Worker) newRun(ctx context.Context) (*run, error) {
 	r.pool = pool.New[*delivery](pool.Config{Workers: slots, QueueSize: slots + prefetch, Stats: &w.runs}, r)
 	// No pull request outlives the lease: a worker paused with some out
 	// would otherwise be delivered the very tasks recovered from it.
-	r.puller = pull.New(pull.Config{APIPrefix: w.cfg.JetStreamAPI.Prefix(), Stream: w.cfg.Stream, Consumers: consumerNames(), Capacity: slots + prefetch,
-		Want: func() int { return slots + min(prefetch, r.aheadNow()) },
+	r.puller = pull.New(pull.Config{APIPrefix: w.cfg.JetStreamAPI.Prefix(), Stream: w.cfg.Stream, Consumers: consumerNames(),
+		Capacity: slots + prefetch, Want: func() int { return slots + min(prefetch, r.aheadNow()) },
 		Peak: &r.peakHeld, Source: w.src, Feed: r.pool.Feed, Until: lease.Deadline, Recovered: w.pullRecovered}, r)
 	r.recoverer = &recoverer{queue: w.queue, worker: r.id, leases: leases, lock: elect, src: w.src, every: w.cfg.SweepEvery,
 		minAge: w.cfg.LeaseTTL,
