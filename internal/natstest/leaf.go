@@ -79,31 +79,21 @@ func RunLeafNode(t testing.TB) *LeafNode {
 // WaitLinked waits until the hub and the leaf node each count the link.
 func (l *LeafNode) WaitLinked() {
 	l.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		hub, leaf := l.Hub.Raw(), l.Leaf.Raw()
-		if hub != nil && leaf != nil && hub.NumLeafNodes() == 1 && leaf.NumLeafNodes() == 1 {
-			return
-		}
-		if time.Now().After(deadline) {
-			l.t.Fatalf("natstest: leaf node not linked to its hub after 30s")
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	Eventually(l.t, 30*time.Second, func() bool { return l.links(1) }, func() string { return "the leaf node is not linked to its hub" })
 }
 
 // WaitUnlinked waits until neither side counts the link.
 func (l *LeafNode) WaitUnlinked() {
 	l.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		hub, leaf := l.Hub.Raw(), l.Leaf.Raw()
-		if (hub == nil || hub.NumLeafNodes() == 0) && (leaf == nil || leaf.NumLeafNodes() == 0) {
-			return
+	Eventually(l.t, 30*time.Second, func() bool { return l.links(0) }, func() string { return "the leaf link is still up" })
+}
+
+// links reports whether each running side counts n leaf connections.
+func (l *LeafNode) links(n int) bool {
+	for _, s := range []*server.Server{l.Hub.Raw(), l.Leaf.Raw()} {
+		if s != nil && s.NumLeafNodes() != n {
+			return false
 		}
-		if time.Now().After(deadline) {
-			l.t.Fatalf("natstest: leaf link still up 30s after it was cut")
-		}
-		time.Sleep(25 * time.Millisecond)
 	}
+	return true
 }

@@ -120,46 +120,33 @@ func (sc *SuperCluster) nodes() (all []*server.Server, total int) {
 // leader that every running node follows.
 func (sc *SuperCluster) WaitReady() {
 	sc.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		running, total := sc.nodes()
-		leader, ready := false, true
-		for _, s := range running {
-			if s.NumOutboundGateways() != len(sc.Clusters)-1 || !s.JetStreamIsCurrent() || !metaFormed(s, total) {
-				ready = false
-			}
-			if s.JetStreamIsLeader() {
-				leader = len(s.JetStreamClusterPeers()) == len(running)
-			}
+	Eventually(sc.t, 60*time.Second, sc.ready, func() string { return "the supercluster is not ready" })
+}
+
+func (sc *SuperCluster) ready() bool {
+	running, total := sc.nodes()
+	leader := false
+	for _, s := range running {
+		if s.NumOutboundGateways() != len(sc.Clusters)-1 || !s.JetStreamIsCurrent() || !metaFormed(s, total) {
+			return false
 		}
-		if ready && leader {
-			return
+		if s.JetStreamIsLeader() {
+			leader = len(s.JetStreamClusterPeers()) == len(running)
 		}
-		if time.Now().After(deadline) {
-			sc.t.Fatalf("natstest: supercluster not ready after 60s")
-		}
-		time.Sleep(25 * time.Millisecond)
 	}
+	return leader
 }
 
 // WaitApart waits until no gateway is up.
 func (sc *SuperCluster) WaitApart() {
 	sc.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	Eventually(sc.t, 30*time.Second, func() bool {
 		running, _ := sc.nodes()
-		apart := true
 		for _, s := range running {
 			if s.NumOutboundGateways() != 0 {
-				apart = false
+				return false
 			}
 		}
-		if apart {
-			return
-		}
-		if time.Now().After(deadline) {
-			sc.t.Fatalf("natstest: gateways still up 30s after the cut")
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+		return true
+	}, func() string { return "gateways are still up after the cut" })
 }
