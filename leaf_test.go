@@ -83,7 +83,9 @@ func TestLeafNodeClientUsesItsHub(t *testing.T) {
 	cfg.Connection.Servers = []string{top.Leaf.URL()}
 	cfg.JetStreamAPI.Domain = "hub"
 	cfg.Streams = map[string]stream.Config{"ORDERS": {Subjects: []string{"orders.>"}}}
-	cfg.KV = map[string]kv.Config{"settings": {}}
+	// One bucket of the leaf's own, beside the hub's: two domains from
+	// one process.
+	cfg.KV = map[string]kv.Config{"settings": {}, "local": {JetStreamAPI: connection.JetStreamAPI{Domain: "leaf"}}}
 	cfg.Tasks = map[string]tasks.Config{"render": {Heartbeat: 300 * time.Millisecond, LeaseTTL: time.Second,
 		ClaimWait: time.Second, KeepCompleted: time.Minute}}
 	events := natstest.NewRecorder()
@@ -168,12 +170,29 @@ func TestLeafNodeClientUsesItsHub(t *testing.T) {
 	if _, err := hubJS.Consumer(ctx, "ORDERS", "fulfil"); err != nil {
 		t.Errorf("the handler's consumer in the hub: %v", err)
 	}
+	local, err := c.KV("local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := local.Put(ctx, "site", []byte("edge")); err != nil {
+		t.Fatalf("Put to the leaf's own bucket: %v", err)
+	}
+	if _, err := leafJS.Stream(ctx, "KV_local"); err != nil {
+		t.Errorf("the leaf's own bucket in the leaf: %v", err)
+	}
+	if _, err := hubJS.Stream(ctx, "KV_local"); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		t.Errorf("the leaf's own bucket in the hub: %v, want ErrStreamNotFound", err)
+	}
 
 	from := events.Len()
 	top.Link.Cut()
 	top.WaitUnlinked()
 	during := publish(20)
-	// The hub's bucket cannot be reached: a call fails, it does not hang.
+	// The leaf's own bucket is there; the hub's cannot be reached: a call
+	// fails, it does not hang.
+	if e, err := local.Get(ctx, "site"); err != nil || string(e.Value) != "edge" {
+		t.Errorf("the leaf's own bucket during the cut: %v, %v", e, err)
+	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	_, err = settings.Get(cctx, "mode")
 	cancel()
