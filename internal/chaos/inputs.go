@@ -91,6 +91,13 @@ func (w *Workload) enqueueInput(ctx context.Context, ledgerID, id string, size i
 		w.ledger.Fail(ledgerID, err)
 		return fmt.Errorf("task id %q (%s) not acknowledged: %w", id, ledgerID, err)
 	}
+	if ack.Duplicate {
+		// The hostile ids are the same every round: within keep_completed
+		// of an earlier round, the queue keeps the task it has under the
+		// id, as Enqueue documents, and this one is not a new task.
+		w.ledger.Duplicate(ledgerID)
+		return nil
+	}
 	w.ledger.Ack(ledgerID, ack.Sequence, time.Now())
 	return nil
 }

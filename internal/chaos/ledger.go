@@ -69,6 +69,15 @@ func (l *Ledger) Ack(id string, seq uint64, now time.Time) {
 	}
 }
 
+// Duplicate records a message the stream acknowledged as a duplicate of
+// one it stored under the same Msg-Id: it is no new message, and is not
+// expected to be stored or processed (the one it duplicates is).
+func (l *Ledger) Duplicate(id string) {
+	l.mu.Lock()
+	delete(l.attempted, id)
+	l.mu.Unlock()
+}
+
 // Fail records a message the publisher gave up on.
 func (l *Ledger) Fail(id string, err error) {
 	l.mu.Lock()
