@@ -2,6 +2,7 @@ package publisher_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -81,9 +82,8 @@ func BenchmarkPublish(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		for p.Status().Acked < base+uint64(b.N) {
-			time.Sleep(50 * time.Microsecond)
-		}
+		natstest.EventuallyEvery(b, time.Minute, 50*time.Microsecond, func() bool { return p.Status().Acked >= base+uint64(b.N) },
+			func() string { return fmt.Sprintf("%d of %d acked", p.Status().Acked-base, b.N) })
 		b.StopTimer()
 		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
 	})

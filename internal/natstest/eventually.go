@@ -15,12 +15,19 @@ import (
 // there is one.
 func Eventually(t testing.TB, timeout time.Duration, cond func() bool, describe func() string) {
 	t.Helper()
+	EventuallyEvery(t, timeout, 5*time.Millisecond, cond, describe)
+}
+
+// EventuallyEvery is Eventually polling every every: a benchmark's wait
+// for its last message, which a 5ms tick would add to what it measures.
+func EventuallyEvery(t testing.TB, timeout, every time.Duration, cond func() bool, describe func() string) {
+	t.Helper()
 	if cond() {
 		return
 	}
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
-	tick := time.NewTicker(5 * time.Millisecond)
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
 		select {
