@@ -64,25 +64,25 @@ func TestAPIPrefixReachesAnotherAccountsJetStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orders := make(chan string, 100)
+	saw := newSeen()
 	if err := c.Handle("fulfil", consumer.Config{Subject: "orders.>", JetStream: consumer.JetStream{Stream: "ORDERS"}},
 		consumer.HandlerFunc(func(_ context.Context, m *consumer.Msg) error {
-			orders <- string(m.Data())
+			saw.note("orders", string(m.Data()))
 			return nil
 		})); err != nil {
 		t.Fatal(err)
 	}
-	ran := make(chan string, 100)
-	if err := c.HandleTasks("render", tasks.Config{}, tasks.HandlerFunc(func(_ context.Context, task *tasks.Task) error {
-		ran <- task.ID()
+	if err := c.HandleTasks("render", tasks.Config{}, tasks.HandlerFunc(func(context.Context, *tasks.Task) error {
 		return nil
 	})); err != nil {
 		t.Fatal(err)
 	}
 	ctx := runReady(t, c)
 
+	var sent []string
 	for i := range 10 {
-		f, err := c.Publish(ctx, "orders.new", fmt.Appendf(nil, "order-%d", i))
+		sent = append(sent, fmt.Sprintf("order-%d", i))
+		f, err := c.Publish(ctx, "orders.new", []byte(sent[i]))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,13 +90,7 @@ func TestAPIPrefixReachesAnotherAccountsJetStream(t *testing.T) {
 			t.Fatalf("order %d: %v", i, err)
 		}
 	}
-	for range 10 {
-		select {
-		case <-orders:
-		case <-ctx.Done():
-			t.Fatal("the handler did not get every order")
-		}
-	}
+	saw.waitFor(t, ctx, "orders handled", "orders", sent)
 	settings, err := c.KV("settings")
 	if err != nil {
 		t.Fatal(err)

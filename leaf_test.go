@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,52 +21,6 @@ import (
 	"github.com/corral-go/corral/stream"
 	"github.com/corral-go/corral/tasks"
 )
-
-// edgeLedger is what the edge application of the leaf node tests saw:
-// each order handled, and each task's runs that returned nil.
-type edgeLedger struct {
-	mu        sync.Mutex
-	orders    map[string]int
-	completed map[string]int
-	changed   chan struct{}
-}
-
-func newEdgeLedger() *edgeLedger {
-	return &edgeLedger{orders: map[string]int{}, completed: map[string]int{}, changed: make(chan struct{}, 1)}
-}
-
-func (l *edgeLedger) note(m map[string]int, key string) {
-	l.mu.Lock()
-	m[key]++
-	l.mu.Unlock()
-	select {
-	case l.changed <- struct{}{}:
-	default:
-	}
-}
-
-// waitFor waits until every one of keys is in m, or fails the test.
-func (l *edgeLedger) waitFor(t *testing.T, ctx context.Context, what string, m map[string]int, keys []string) {
-	t.Helper()
-	for {
-		l.mu.Lock()
-		missing := 0
-		for _, k := range keys {
-			if m[k] == 0 {
-				missing++
-			}
-		}
-		l.mu.Unlock()
-		if missing == 0 {
-			return
-		}
-		select {
-		case <-l.changed:
-		case <-ctx.Done():
-			t.Fatalf("%d of %d %s never seen", missing, len(keys), what)
-		}
-	}
-}
 
 // A Client on a leaf node with its own JetStream (domain leaf) uses a
 // stream, a bucket and a task queue in its hub (domain hub): all are
@@ -93,10 +46,10 @@ func TestLeafNodeClientUsesItsHub(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ledger := newEdgeLedger()
+	ledger := newSeen()
 	hc := consumer.Config{Subject: "orders.>", JetStream: consumer.JetStream{Stream: "ORDERS", AckWait: 500 * time.Millisecond}}
 	if err := c.Handle("fulfil", hc, consumer.HandlerFunc(func(_ context.Context, m *consumer.Msg) error {
-		ledger.note(ledger.orders, string(m.Data()))
+		ledger.note("orders", string(m.Data()))
 		return nil
 	})); err != nil {
 		t.Fatal(err)
@@ -109,7 +62,7 @@ func TestLeafNodeClientUsesItsHub(t *testing.T) {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		ledger.note(ledger.completed, task.ID())
+		ledger.note("completed", task.ID())
 		return nil
 	})); err != nil {
 		t.Fatal(err)
@@ -154,7 +107,7 @@ func TestLeafNodeClientUsesItsHub(t *testing.T) {
 			t.Fatalf("enqueue %s: %v", id, err)
 		}
 	}
-	ledger.waitFor(t, ctx, "orders before the cut", ledger.orders, orders)
+	ledger.waitFor(t, ctx, "orders before the cut", "orders", orders)
 
 	// What lives where: in the hub, nothing of it in the leaf's own.
 	hubJS := natstest.JetStream(t, top.Hub.URL())
@@ -209,8 +162,8 @@ func TestLeafNodeClientUsesItsHub(t *testing.T) {
 			t.Fatalf("order %d published during the cut: %v", i, err)
 		}
 	}
-	ledger.waitFor(t, ctx, "orders", ledger.orders, orders)
-	ledger.waitFor(t, ctx, "tasks", ledger.completed, ids)
+	ledger.waitFor(t, ctx, "orders", "orders", orders)
+	ledger.waitFor(t, ctx, "tasks", "completed", ids)
 	q, err := c.Tasks("render")
 	if err != nil {
 		t.Fatal(err)

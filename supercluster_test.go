@@ -3,7 +3,6 @@ package corral_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,10 +23,11 @@ var superTasks = tasks.Config{MaxConcurrency: 8, Heartbeat: 300 * time.Milliseco
 
 // superApp is an instance of the supercluster test's application on
 // servers: a handler of ORDERS, placed in cluster B, and a worker of the
-// task queue render. Each task started is sent to started, with the
-// instance's name; a task run by instance "b" holds until its ctx ends,
-// one run by any other completes at once.
-func superApp(t *testing.T, name string, servers []string, orders chan<- string, started chan<- string) *corral.Client {
+// task queue render. It notes each order handled under "orders", and
+// each task started under "started" as "<name> <id>"; a task run by
+// instance "b" holds until its ctx ends, one run by any other completes
+// at once.
+func superApp(t *testing.T, name string, servers []string, saw *seen) *corral.Client {
 	t.Helper()
 	cfg := corral.Config{Name: name}
 	cfg.Connection.Servers = servers
@@ -38,22 +38,22 @@ func superApp(t *testing.T, name string, servers []string, orders chan<- string,
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
+	t.Cleanup(func() { // what a failure needs explained
 		if t.Failed() {
 			for _, e := range rec.Events() {
-				t.Logf("DEBUG %s %T %+v", name, e, e)
+				t.Logf("%s: %T %+v", name, e, e)
 			}
 		}
 	})
 	hc := consumer.Config{Subject: "orders.>", JetStream: consumer.JetStream{Stream: "ORDERS", AckWait: time.Second}}
 	if err := c.Handle("fulfil", hc, consumer.HandlerFunc(func(_ context.Context, m *consumer.Msg) error {
-		orders <- string(m.Data())
+		saw.note("orders", string(m.Data()))
 		return nil
 	})); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.HandleTasks("render", tasks.Config{}, tasks.HandlerFunc(func(ctx context.Context, task *tasks.Task) error {
-		started <- name + " " + task.ID()
+		saw.note("started", name+" "+task.ID())
 		if name == "b" {
 			<-ctx.Done()
 			return ctx.Err()
@@ -78,16 +78,16 @@ func TestSuperClusterStreamsAndTasksAcrossGateways(t *testing.T) {
 	// B's worker reaches its server through a proxy that the test pauses,
 	// as a network partition or a frozen host would.
 	bLink := natstest.NewProxy(t, sc.Cluster("B").Nodes[0].URL())
-	orders, started := make(chan string, 1000), make(chan string, 1000)
-	b := superApp(t, "b", []string{bLink.URL()}, orders, started)
+	saw := newSeen()
+	b := superApp(t, "b", []string{bLink.URL()}, saw)
 	bctx := runReady(t, b)
 
 	// B's worker runs tasks until it is cut off.
 	const n = 6
-	var ids []string
+	var ids, onB, onA []string
 	for i := range n {
 		id := fmt.Sprintf("task-%d", i)
-		ids = append(ids, id)
+		ids, onB, onA = append(ids, id), append(onB, "b "+id), append(onA, "a "+id)
 		e, err := b.EnqueueTask(bctx, "render", nil, tasks.WithID(id))
 		if err != nil {
 			t.Fatal(err)
@@ -96,18 +96,9 @@ func TestSuperClusterStreamsAndTasksAcrossGateways(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for range n {
-		select {
-		case s := <-started:
-			if !strings.HasPrefix(s, "b ") {
-				t.Fatalf("%s started before cluster A had a worker", s)
-			}
-		case <-bctx.Done():
-			t.Fatal("B's worker did not start every task")
-		}
-	}
+	saw.waitFor(t, bctx, "tasks started on B", "started", onB)
 
-	a := superApp(t, "a", urlsA, orders, started)
+	a := superApp(t, "a", urlsA, saw)
 	ctx := runReady(t, a)
 	// Declared from cluster B, the queue is where its placement says.
 	js := natstest.JetStream(t, sc.Cluster("A").URLs())
@@ -117,28 +108,21 @@ func TestSuperClusterStreamsAndTasksAcrossGateways(t *testing.T) {
 			t.Errorf("stream %s: %v; want it in cluster %s", name, err, want)
 		}
 	}
+	if early := saw.withPrefix("started", "a "); len(early) > 0 {
+		t.Fatalf("%v started on A while B's worker held every task", early)
+	}
 	bLink.Pause()
 	cut := time.Now()
-	var moved []string
-	var last time.Duration
-	for len(moved) < n {
-		select {
-		case s := <-started:
-			if id, ok := strings.CutPrefix(s, "a "); ok {
-				moved = append(moved, id)
-				last = time.Since(cut)
-			}
-		case <-ctx.Done():
-			t.Fatalf("cluster A's worker took %d of B's %d tasks: %v", len(moved), n, moved)
-		}
-	}
-	slices.Sort(moved)
+	saw.waitFor(t, ctx, "of B's tasks started on A", "started", onA)
+	last := time.Since(cut) // at most a wake-up late
 	t.Logf("B's tasks all started in cluster A %v after B's worker was cut off (lease TTL %v)", last, superTasks.LeaseTTL)
 	if bound := superTasks.LeaseTTL + 3*time.Second; last > bound {
 		t.Errorf("B's tasks moved to cluster A %v after the cut, want within %v (lease TTL + margin)", last, bound)
 	}
-	if !slices.Equal(moved, ids) {
-		t.Errorf("cluster A ran %v, want B's tasks %v once each", moved, ids)
+	for _, k := range onA {
+		if times := saw.count("started", k); times != 1 {
+			t.Errorf("%q started %d times, want once", k, times)
+		}
 	}
 	q, err := a.Tasks("render")
 	if err != nil {
@@ -177,14 +161,5 @@ func TestSuperClusterStreamsAndTasksAcrossGateways(t *testing.T) {
 			t.Fatalf("order %d published during the outage: %v", i, err)
 		}
 	}
-	handled := map[string]bool{}
-	for len(handled) < len(sent) {
-		select {
-		case id := <-orders:
-			handled[id] = true
-		case <-ctx.Done():
-			t.Fatalf("%d of %d orders handled", len(handled), len(sent))
-		}
-	}
-
+	saw.waitFor(t, ctx, "orders handled", "orders", sent)
 }

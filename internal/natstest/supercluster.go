@@ -29,10 +29,9 @@ func RunSuperCluster(t testing.TB, sizes ...int) *SuperCluster {
 	t.Helper()
 	sc := &SuperCluster{t: t}
 	type plan struct {
-		name         string
-		routes, gw   []int
-		gwURLs       []*url.URL
-		gwProxyAddrs []string
+		name       string
+		routes, gw []int
+		advertised []string // each node's gateway proxy, host:port
 	}
 	plans := make([]*plan, len(sizes))
 	for i, n := range sizes {
@@ -42,8 +41,7 @@ func RunSuperCluster(t testing.TB, sizes ...int) *SuperCluster {
 			px := NewProxy(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(gw)))
 			sc.proxies = append(sc.proxies, px)
 			p.routes, p.gw = append(p.routes, route), append(p.gw, gw)
-			p.gwProxyAddrs = append(p.gwProxyAddrs, hostPort(px.URL()))
-			p.gwURLs = append(p.gwURLs, &url.URL{Scheme: "nats", Host: hostPort(px.URL())})
+			p.advertised = append(p.advertised, hostPort(px.URL()))
 		}
 		plans[i] = p
 	}
@@ -54,7 +52,11 @@ func RunSuperCluster(t testing.TB, sizes ...int) *SuperCluster {
 		}
 		var remotes []*server.RemoteGatewayOpts
 		for _, o := range plans {
-			remotes = append(remotes, &server.RemoteGatewayOpts{Name: o.name, URLs: o.gwURLs})
+			var urls []*url.URL
+			for _, a := range o.advertised {
+				urls = append(urls, &url.URL{Scheme: "nats", Host: a})
+			}
+			remotes = append(remotes, &server.RemoteGatewayOpts{Name: o.name, URLs: urls})
 		}
 		c := &Cluster{t: t}
 		for j := range sizes[i] {
@@ -62,7 +64,7 @@ func RunSuperCluster(t testing.TB, sizes ...int) *SuperCluster {
 				o.Cluster = server.ClusterOpts{Name: p.name, Host: "127.0.0.1", Port: p.routes[j]}
 				o.Routes = routes
 				o.Gateway = server.GatewayOpts{Name: p.name, Host: "127.0.0.1", Port: p.gw[j],
-					Advertise: p.gwProxyAddrs[j], Gateways: remotes}
+					Advertise: p.advertised[j], Gateways: remotes}
 			})
 			node.launch()
 			c.Nodes = append(c.Nodes, node)
