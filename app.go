@@ -106,13 +106,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	c.tasks = supervisor.NewGroup("tasks", events)
 	c.watchers = supervisor.NewGroup("watchers", events)
 	c.groups = []*group{
-		{svc: c.consumers, children: func() []supervisor.ChildStatus {
-			var out []supervisor.ChildStatus
-			for _, h := range c.consumers.Status() {
-				out = append(out, h.Child)
-			}
-			return out
-		}},
+		{svc: c.consumers, children: c.consumers.Children},
 		{svc: c.tasks, children: c.tasks.Status},
 		{svc: c.watchers, children: c.watchers.Status},
 	}

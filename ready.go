@@ -39,8 +39,8 @@ func (c *Client) Ready(ctx context.Context) error {
 	for {
 		// The channels first: a change after them closes one of them.
 		r := c.ready.snapshot()
-		_, connChanged := c.conn.Observe()
-		_, pubChanged := c.pub.Observe()
+		conn, connChanged := c.conn.State()
+		pub, pubChanged := c.pub.Observe()
 		switch {
 		case r.running:
 		case r.runs > before:
@@ -48,13 +48,14 @@ func (c *Client) Ready(ctx context.Context) error {
 		case r.failed:
 			return fmt.Errorf("%w: Run failed: %w", ErrNotReady, r.lastErr)
 		}
-		pending, syncing := c.pending(r, false)
+		pending, syncing := c.pending(r, conn, pub.Ready, false)
 		if len(pending) == 0 {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			if named, _ := c.pending(c.ready.snapshot(), true); len(named) > 0 {
+			conn, _ := c.conn.State()
+			if named, _ := c.pending(c.ready.snapshot(), conn, c.pub.Status().Ready, true); len(named) > 0 {
 				pending = named
 			}
 			return fmt.Errorf("%w: waiting for %s: %w", ErrNotReady, strings.Join(pending, ", "), ctx.Err())
@@ -71,14 +72,14 @@ func (c *Client) Ready(ctx context.Context) error {
 // says when it has. Unless describe, the handlers not ready are named as
 // one: Ready asks at every change, and a thousand handlers starting would
 // make it format a million names.
-func (c *Client) pending(r readySnapshot, describe bool) (names []string, syncing <-chan struct{}) {
+func (c *Client) pending(r readySnapshot, conn connection.State, pubReady, describe bool) (names []string, syncing <-chan struct{}) {
 	if !r.running {
 		return []string{"Run"}, nil
 	}
-	if st := c.conn.Status(); st.State != connection.StateConnected {
-		names = append(names, "connection ("+string(st.State)+")")
+	if conn != connection.StateConnected {
+		names = append(names, "connection ("+string(conn)+")")
 	}
-	if !c.pub.Status().Ready {
+	if !pubReady {
 		names = append(names, "publisher")
 	}
 	if c.discovery != nil && !c.discovery.Answering() {

@@ -54,14 +54,15 @@ func (c *Client) Status() Status {
 		children = append(children, group)
 	}
 	snap := c.ready.snapshot()
-	notReady, _ := c.pending(snap, true)
+	conn, pub := c.conn.Status(), c.pub.Status()
+	notReady, _ := c.pending(snap, conn.State, pub.Ready, true)
 	return Status{
 		Name:       c.cfg.Name,
 		Running:    snap.running,
 		NotReady:   notReady,
 		Children:   children,
-		Connection: c.conn.Status(),
-		Publisher:  c.pub.Status(),
+		Connection: conn,
+		Publisher:  pub,
 		Handlers:   handlers,
 		Tasks:      c.taskStatus(),
 		Watches:    c.watchers.Status(),

@@ -233,6 +233,15 @@ func (s *Supervisor) Observe() (Status, <-chan struct{}) {
 	return s.snapshotLocked(), s.changed
 }
 
+// State returns the connection's state and a channel closed at its next
+// change of status: Observe without the figures, whose reading locks the
+// nats.go connection that a thousand handlers subscribing contend for.
+func (s *Supervisor) State() (State, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.status.State, s.changed
+}
+
 // Status returns a snapshot of the connection.
 func (s *Supervisor) Status() Status {
 	st, _ := s.Observe()

@@ -41,6 +41,11 @@ type Config struct {
 	// each, and more would only contend. Default 1.
 	Workers int `yaml:"workers"`
 	// QueueSize bounds the messages waiting for a worker. Default 256.
+	// A core handler of one worker that blocks has no queue of its own:
+	// it runs on its subscription's goroutine, one hand-off less per
+	// message, and its queue is the first QueueSize messages nats.go holds
+	// for it (its depth, and the slow-consumer episode that more begin,
+	// read as a queue's would).
 	// For a JetStream handler what is queued is pulled and held by this
 	// instance (kept alive with in-progress acks): a smaller queue spreads
 	// work across instances, a larger one keeps fast handlers busy between
@@ -50,7 +55,7 @@ type Config struct {
 	// about 8MiB of messages at their recent size, whichever is fewer,
 	// and half as much again after it held all it asked for a second. A
 	// value set here is held as it is. Range 0 to 1048576 (1<<20): the
-	// queue is a channel allocated up front, 8MiB at most.
+	// queue is a channel allocated at the first message, 8MiB at most.
 	QueueSize int `yaml:"queue_size"`
 	// Overflow is block, drop_newest, drop_oldest or (request handlers)
 	// reject. Default block.

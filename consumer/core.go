@@ -29,19 +29,46 @@ type coreRun struct {
 	pool *pool.Pool[*Msg]
 	sub  *subCounts
 	slow *episodes
+	// direct says the subscription's delivery goroutine is the run's one
+	// worker (see direct).
+	direct bool
+	// checks counts the messages a direct run handled; checkEach says
+	// its handler takes long enough for each to be checked for overflow.
+	// Atomic: the subscription of a connection that closed may still be
+	// delivering its last while the next one's begins.
+	checks    atomic.Uint32
+	checkEach atomic.Bool
 	// abandoned counts queued messages the stop's deadline left unhandled.
 	abandoned atomic.Uint64
 }
 
 func (c *coreHandler) newRun() *coreRun {
 	c.subscribedOnce.Store(false)
-	r := &coreRun{c: c, sub: &subCounts{stats: c.stats}}
+	r := &coreRun{c: c, sub: &subCounts{stats: c.stats}, direct: direct(c.cfg)}
 	r.pool = pool.New[*Msg](pool.Config{Workers: c.cfg.Workers, QueueSize: c.cfg.QueueSize, Timeout: c.cfg.Timeout,
 		Stats: &c.stats.work}, r)
-	r.slow = newEpisodes(&c.handlerBase, c.cfg.Subject, r.pool.Cap, r.pool.Len, r.sub)
-	c.current.Store(&runView{pool: r.pool, slow: r.slow, upstream: r.sub})
+	var q queue = r.pool
+	var up upstream = r.sub
+	if r.direct {
+		d := &pendingQueue{sub: r.sub, size: c.cfg.QueueSize}
+		q, up = d, d
+	}
+	r.slow = newEpisodes(&c.handlerBase, c.cfg.Subject, q.Cap, q.Len, up)
+	c.current.Store(&runView{queue: q, slow: r.slow, upstream: up})
 	return r
 }
+
+// direct reports whether a core handler runs on its subscription's
+// delivery goroutine: one worker that blocks when it is busy, so that the
+// queue in front of it would only hand each message from nats.go's
+// goroutine to another that runs it, one at a time. Without that hop a
+// message costs a goroutine switch less, and a burst waits in one buffer,
+// not two. What the handler sees is the same: messages in order, one at
+// a time, its timeout, its panics recovered. The queue is then the first
+// QueueSize messages nats.go holds (see pendingQueue), so its depth, the
+// slow-consumer episodes it starts and the pending beyond it read as
+// before; nats.go's pending limits still bound the whole.
+func direct(cfg Config) bool { return cfg.Workers == 1 && cfg.Overflow == Block }
 
 // Serve subscribes on the current connection and feeds the pool until ctx
 // ends; then it drains the subscription and the pool within the shutdown
@@ -145,6 +172,10 @@ func (r *coreRun) enqueue(raw *nats.Msg) {
 	c := r.c
 	m := &Msg{raw: raw, handler: c.name}
 	c.stats.received.Add(1)
+	if r.direct {
+		r.run(m)
+		return
+	}
 	if r.pool.TryPut(m) {
 		return
 	}
@@ -172,6 +203,23 @@ func (r *coreRun) enqueue(raw *nats.Msg) {
 		c.stats.rejected.Add(1)
 		respondError(raw, &ServiceError{Code: 503, Description: "busy: handler queue is full"})
 	}
+}
+
+// run handles m on the subscription's goroutine, for a direct run. A
+// message that finds more than the queue's worth waiting behind it
+// overflows, as it would have found a pool's queue full. Counting them
+// locks the subscription against nats.go's reader, so a fast handler
+// checks one message in eight (a burst is seen eight messages late at
+// most), a slow one every message.
+func (r *coreRun) run(m *Msg) {
+	if r.checkEach.Load() || r.checks.Add(1)%8 == 0 {
+		if waiting, _, err := m.raw.Sub.Pending(); err == nil && waiting > r.c.cfg.QueueSize {
+			r.slow.overflow()
+		}
+	}
+	r.sub.blocked.Store(1)
+	r.checkEach.Store(r.pool.Run(m))
+	r.sub.blocked.Store(0)
 }
 
 // stop drains the subscription, so that nothing new arrives and what

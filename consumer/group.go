@@ -212,6 +212,19 @@ func (g *Group) Status() []Status {
 	return out
 }
 
+// Children is each handler's place in the tree (Status's Child), in the
+// order they were declared, without the rest of their Status.
+func (g *Group) Children() []supervisor.ChildStatus {
+	g.mu.Lock()
+	members := append([]*member(nil), g.handlers...)
+	g.mu.Unlock()
+	out := make([]supervisor.ChildStatus, len(members))
+	for i, m := range members {
+		out[i] = m.tree.Status()[0]
+	}
+	return out
+}
+
 // NotReady names the handlers whose Status says they are not Ready, in
 // the order they were declared, without taking the rest of their Status.
 func (g *Group) NotReady() []string {

@@ -93,7 +93,7 @@ func (j *jsHandler) newRun() *jsRun {
 	// Full is against what the puller asks to hold, which adapts below
 	// the capacity with the default queue_size.
 	r.slow = newEpisodes(&j.handlerBase, j.cfg.Stream, r.puller.Want, r.puller.Held, up)
-	j.current.Store(&runView{pool: r.pool, slow: r.slow, upstream: up})
+	j.current.Store(&runView{queue: r.pool, slow: r.slow, upstream: up})
 	return r
 }
 

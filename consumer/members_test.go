@@ -194,10 +194,11 @@ func TestDeclaringWhileStoppingFails(t *testing.T) {
 	e.subscribed(1)
 	e.publish("stopping", 1, nil)
 	<-started
+	subs := e.srv.Raw().NumSubscriptions()
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()
-	// The stop has begun once the subscription is drained.
-	eventually(t, "the subscription drained", func() bool { return e.sub.NumSubscriptions() == 0 })
+	// The stop has begun once the server has dropped the interest.
+	eventually(t, "unsubscribed", func() bool { return e.srv.Raw().NumSubscriptions() < subs })
 	err := e.sup.HandleRequest("late", consumer.Config{Subject: "late"}, echo())
 	if !errors.Is(err, consumer.ErrStopping) {
 		t.Fatalf("Handle while stopping: got %v, want ErrStopping", err)

@@ -99,7 +99,7 @@ type counters struct {
 // runView is what Status reads of a handler's current run, beside the
 // handler's counters.
 type runView struct {
-	pool     *pool.Pool[*Msg]
+	queue    queue
 	slow     *episodes
 	upstream upstream
 }
@@ -118,7 +118,7 @@ func (v *runView) snapshot(c *counters) Counters {
 		Rejected:             c.rejected.Load(),
 		SlowConsumerEpisodes: c.slowEpisodes.Load(),
 		InFlight:             c.work.InFlight(),
-		QueueDepth:           v.pool.Len(),
+		QueueDepth:           v.queue.Len(),
 		Pending:              v.upstream.pending(),
 		Acked:                c.acked.Load(),
 		Naked:                c.naked.Load(),

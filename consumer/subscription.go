@@ -30,8 +30,9 @@ type subCounts struct {
 	// The current subscription's counts as last read.
 	lastDropped atomic.Int64
 	lastPending atomic.Int64
-	// blocked is 1 while a Block callback waits for room: nats.go counts
-	// its message pending until the callback returns.
+	// blocked is 1 while the callback holds a message, waiting for room
+	// (Block) or running it (a direct run): nats.go counts the message
+	// pending until the callback returns.
 	blocked atomic.Int32
 }
 
@@ -100,3 +101,30 @@ func (s *subCounts) unread(sub *nats.Subscription) uint64 {
 	}
 	return uint64(max(n-int(s.blocked.Load()), 0))
 }
+
+// queue is where a handler's messages wait for a worker: its pool's
+// queue, or for a direct run what nats.go holds (pendingQueue).
+type queue interface {
+	// Len is the number of messages waiting now.
+	Len() int
+	// Cap is the most that wait before the handler overflows.
+	Cap() int
+}
+
+// pendingQueue is the queue of a direct run: the first size messages
+// nats.go holds for the subscription, not counting the one being
+// handled. As upstream, it is what nats.go holds beyond them.
+type pendingQueue struct {
+	sub  *subCounts
+	size int
+}
+
+func (q *pendingQueue) Len() int { return min(q.sub.pending(), q.size) }
+
+func (q *pendingQueue) Cap() int { return q.size }
+
+func (q *pendingQueue) refresh() { q.sub.refresh() }
+
+func (q *pendingQueue) pending() int { return max(q.sub.pending()-q.size, 0) }
+
+func (q *pendingQueue) pendingDropped() uint64 { return q.sub.pendingDropped() }

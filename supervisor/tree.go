@@ -48,13 +48,17 @@ type Tree struct {
 func NewTree(name string, events Events) *Tree {
 	t := &Tree{name: name, log: events.Logger, hook: events.Hook, rnd: rand.Float64, now: events.Clock, byName: map[string]*child{}}
 	if t.log == nil {
-		t.log = zap.NewNop()
+		t.log = nopLogger
 	}
 	if t.now == nil {
 		t.now = time.Now
 	}
 	return t
 }
+
+// nopLogger is the logger of a tree given none: one for all, as a
+// thousand handlers each have a tree of their own.
+var nopLogger = zap.NewNop()
 
 // NewGroup returns an empty tree whose children are independent of each
 // other: at shutdown they all stop at once, each within its own timeout.

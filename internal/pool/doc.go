@@ -28,8 +28,13 @@
 //
 // # Lifecycle
 //
-// [New] builds a complete pool; [Pool.Start] runs its workers; inputs
-// register with [Pool.AddInput] or [Pool.Feed] before they put anything.
+// [New] builds a complete pool; [Pool.Start] lets its workers run, and
+// they start with its queue at the first put, so that a pool waiting for
+// its first item costs no goroutine and no queue; inputs register with
+// [Pool.AddInput] or [Pool.Feed] before they put anything. An input that
+// is the pool's only worker (a subscription whose goroutine runs the
+// handler) calls [Pool.Run] instead of putting: the item runs on its
+// goroutine, with the timeout, recovery and counts a worker gives it.
 // [Pool.Stop] waits for every input to end, closes the queue and lets the
 // workers run it down: until its deadline they handle what is queued,
 // unless [Pool.Abort] was called, in which case what is queued goes to
@@ -51,7 +56,7 @@
 //
 // # Concurrency
 //
-// Puts, Evict, Len, Cap, Abort, CutOff and the Stats readers are safe for
+// Puts, Run, Evict, Len, Cap, Abort, CutOff and the Stats readers are safe for
 // concurrent use. Start and Stop are called once each, by the pool's
 // owner, which must not add inputs once Stop has begun. Handle and Settle
 // run on the workers, up to Workers at once; Return runs on a worker or

@@ -68,7 +68,18 @@ type Pool[T any] struct {
 	timeout time.Duration
 	stats   *Stats
 
-	queue chan T
+	// queue is made at the first put (see open), and the workers started
+	// then: a thousand handlers waiting for their first message hold no
+	// queue and no workers.
+	size    int
+	opening sync.Once
+	opened  atomic.Bool // queue is set; read it only once this is true
+	queue   chan T
+	spawnMu sync.Mutex // orders Start and open: workers start once both have
+	spawned bool
+	// direct serializes Run, and directSampler is its latency sampling.
+	direct        sync.Mutex
+	directSampler sampler
 	// base is the handlers' ctx, cancelled when the stop's deadline passes
 	// (and when Stop returns).
 	base       context.Context
@@ -104,7 +115,7 @@ func New[T any](cfg Config, work Work[T]) *Pool[T] {
 		workers:  max(cfg.Workers, 1),
 		timeout:  cfg.Timeout,
 		stats:    stats,
-		queue:    make(chan T, cfg.QueueSize),
+		size:     cfg.QueueSize,
 		base:     base,
 		cancel:   cancel,
 		hard:     make(chan struct{}),
@@ -112,10 +123,42 @@ func New[T any](cfg Config, work Work[T]) *Pool[T] {
 	}
 }
 
-// Start runs the workers. It is called at most once, before Stop; their
-// owner is the pool, and Stop waits for them.
+// Start runs the workers: at once if something was queued, else at the
+// first put (an unbuffered pool, QueueSize 0, starts them at once: its
+// puts need a worker waiting). It is called at most once, before Stop;
+// the workers' owner is the pool, and Stop waits for them.
 func (p *Pool[T]) Start() {
 	p.started.Store(true)
+	if p.size == 0 {
+		p.open()
+	}
+	p.spawnMu.Lock()
+	defer p.spawnMu.Unlock()
+	if p.opened.Load() {
+		p.spawnLocked()
+	}
+}
+
+// open makes the queue, once, and starts the workers if Start has been
+// called; it returns the queue.
+func (p *Pool[T]) open() chan T {
+	p.opening.Do(func() {
+		p.queue = make(chan T, p.size)
+		p.opened.Store(true)
+		if p.started.Load() {
+			p.spawnMu.Lock()
+			p.spawnLocked()
+			p.spawnMu.Unlock()
+		}
+	})
+	return p.queue
+}
+
+func (p *Pool[T]) spawnLocked() {
+	if p.spawned {
+		return
+	}
+	p.spawned = true
 	p.running.Add(p.workers)
 	for range p.workers {
 		go p.worker()
@@ -130,7 +173,7 @@ func (p *Pool[T]) Stats() *Stats { return p.stats }
 // whether it did. It is called only by a registered input.
 func (p *Pool[T]) TryPut(item T) bool {
 	select {
-	case p.queue <- item:
+	case p.open() <- item:
 		return true
 	default:
 		return false
@@ -141,13 +184,14 @@ func (p *Pool[T]) TryPut(item T) bool {
 // passes; then it returns ctx's error or [ErrStopped] and item is not
 // queued. It is called only by a registered input.
 func (p *Pool[T]) Put(ctx context.Context, item T) error {
+	queue := p.open()
 	select {
-	case p.queue <- item:
+	case queue <- item:
 		return nil
 	default:
 	}
 	select {
-	case p.queue <- item:
+	case queue <- item:
 		return nil
 	case <-p.hard:
 		return ErrStopped
@@ -161,7 +205,7 @@ func (p *Pool[T]) Put(ctx context.Context, item T) error {
 // tries to put again.
 func (p *Pool[T]) Evict() (item T, ok bool) {
 	select {
-	case item = <-p.queue:
+	case item = <-p.open():
 		return item, true
 	default:
 		return item, false
@@ -169,7 +213,12 @@ func (p *Pool[T]) Evict() (item T, ok bool) {
 }
 
 // Len is the number of items queued now, waiting for a worker.
-func (p *Pool[T]) Len() int { return len(p.queue) }
+func (p *Pool[T]) Len() int {
+	if !p.opened.Load() {
+		return 0
+	}
+	return len(p.queue)
+}
 
 // Cap is the most items the queue holds: Config.QueueSize.
-func (p *Pool[T]) Cap() int { return cap(p.queue) }
+func (p *Pool[T]) Cap() int { return p.size }

@@ -53,12 +53,25 @@ type Latency struct {
 
 const subBits = 3 // 8 buckets per power of two
 
-// histogram is a lock-free log-linear histogram of durations.
+// histogram is a lock-free log-linear histogram of durations. Its 4 KiB
+// of buckets are allocated at the first record: a thousand handlers that
+// have handled nothing do not carry four megabytes of zeros.
 type histogram struct {
-	buckets [64 << subBits]atomic.Uint64
+	buckets atomic.Pointer[buckets]
 	count   atomic.Uint64
 	sum     atomic.Uint64
 	max     atomic.Uint64
+}
+
+type buckets [64 << subBits]atomic.Uint64
+
+// alloc returns the buckets, allocating them if no record has.
+func (h *histogram) alloc() *buckets {
+	if b := h.buckets.Load(); b != nil {
+		return b
+	}
+	h.buckets.CompareAndSwap(nil, new(buckets))
+	return h.buckets.Load()
 }
 
 func bucketOf(v uint64) int {
@@ -84,7 +97,7 @@ func lowerBound(i int) uint64 {
 // not biased towards the calls timed every time (the slow ones).
 func (h *histogram) record(d time.Duration, weight uint64) {
 	v := uint64(max(d, 0))
-	h.buckets[bucketOf(v)].Add(weight)
+	h.alloc()[bucketOf(v)].Add(weight)
 	h.count.Add(weight)
 	h.sum.Add(v * weight)
 	for {
@@ -109,8 +122,12 @@ func (h *histogram) snapshot() Latency {
 func (h *histogram) quantile(n uint64, q float64, maxD time.Duration) time.Duration {
 	rank := uint64(q * float64(n))
 	var seen uint64
-	for i := range h.buckets {
-		seen += h.buckets[i].Load()
+	bs := h.buckets.Load()
+	if bs == nil {
+		return maxD
+	}
+	for i := range bs {
+		seen += bs[i].Load()
 		if seen > rank {
 			mid := (lowerBound(i) + lowerBound(i+1)) / 2
 			return min(time.Duration(mid), maxD)
@@ -136,17 +153,19 @@ func (s *Stats) Histogram(bounds []time.Duration) Histogram {
 	out := Histogram{Buckets: make([]uint64, len(bounds))}
 	b := 0
 	var seen uint64
-	for i := range h.buckets {
-		n := h.buckets[i].Load()
-		if n == 0 {
-			continue
+	if bs := h.buckets.Load(); bs != nil {
+		for i := range bs {
+			n := bs[i].Load()
+			if n == 0 {
+				continue
+			}
+			top := lowerBound(i+1) - 1 // the largest value bucket i holds
+			for b < len(bounds) && uint64(max(bounds[b], 0)) < top {
+				out.Buckets[b] = seen
+				b++
+			}
+			seen += n
 		}
-		top := lowerBound(i+1) - 1 // the largest value bucket i holds
-		for b < len(bounds) && uint64(max(bounds[b], 0)) < top {
-			out.Buckets[b] = seen
-			b++
-		}
-		seen += n
 	}
 	for ; b < len(bounds); b++ {
 		out.Buckets[b] = seen

@@ -64,12 +64,6 @@ func (p *Pool[T]) Stop(deadline time.Time) {
 		p.inputs.Wait()
 		close(inputsDone)
 	}()
-	workersDone := make(chan struct{})
-	go func() {
-		p.running.Wait()
-		close(workersDone)
-	}()
-
 	select {
 	case <-inputsDone:
 	case <-timer.C:
@@ -79,10 +73,24 @@ func (p *Pool[T]) Stop(deadline time.Time) {
 	// Nothing puts any more: workers run down the queue and exit. Once
 	// aborted, what is queued is returned at once, by whichever of Stop
 	// and the workers takes it first, rather than when a worker is free.
+	// No worker starts from now on, and a queue nothing was put in is
+	// made here without room, only to be closed.
+	p.spawnMu.Lock()
+	p.spawned = true
+	p.spawnMu.Unlock()
+	p.opening.Do(func() {
+		p.queue = make(chan T)
+		p.opened.Store(true)
+	})
 	close(p.queue)
 	if p.aborted.Load() || !p.started.Load() {
 		p.returnQueued()
 	}
+	workersDone := make(chan struct{})
+	go func() {
+		p.running.Wait()
+		close(workersDone)
+	}()
 	select {
 	case <-workersDone:
 	case <-timer.C:

@@ -42,6 +42,26 @@ func (p *Pool[T]) worker() {
 	}
 }
 
+// Run handles and settles item on the caller's goroutine, as a worker
+// would, for an input that is the pool's only worker: a subscription
+// whose delivery goroutine runs its handler, with nothing queued between
+// them. Calls are serialized, so that at most one item runs however many
+// inputs call; once the stop has aborted the pool, item goes to
+// Work.Return instead. Run is for pools of one worker that nothing puts
+// to. It reports whether Handle is slow: its last timed call took over
+// 20µs, so that it is now timed at every call (see Stats.Latency) and a
+// check per item costs the caller little beside it.
+func (p *Pool[T]) Run(item T) (slow bool) {
+	p.direct.Lock()
+	defer p.direct.Unlock()
+	if p.aborted.Load() {
+		p.work.Return(item)
+		return p.directSampler.slow
+	}
+	p.run(p.base, &p.directSampler, item)
+	return p.directSampler.slow
+}
+
 // run handles and settles one item: timeout, panic recovery, counts and
 // latency. It is counted once settled, so that a reply or an ack has gone
 // out when the counts say the item was handled.
