@@ -114,6 +114,34 @@ func (p *Buffered) next() (e *entry, refused bool, wait time.Duration, idle bool
 	return nil, false, wait, idle
 }
 
+// sendBatch is the most messages the send loop takes from the queue at
+// once: it locks the buffer a few times a batch, where it locked it three
+// times a message, against the Publish callers and acks that lock it too.
+const sendBatch = 64
+
+// takeMore appends to batch, whose first entry next took from the queue
+// or the retries, the queued messages that follow it, as next would
+// return them, up to sendBatch and the room in the window: only while
+// nothing is refused, waits to be retried or is being sent directly,
+// which next would take first or must not be overtaken. They are counted
+// in taken.
+func (p *Buffered) takeMore(batch []*entry) []*entry {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.refused) > 0 || len(p.retries) > 0 || p.directSends > 0 {
+		return batch
+	}
+	n := min(len(p.queue), sendBatch-len(batch), p.cfg.MaxInFlight-len(p.inflight)-len(batch))
+	if n <= 0 {
+		return batch
+	}
+	batch = append(batch, p.queue[:n]...)
+	clear(p.queue[:n])
+	p.queue = p.queue[n:]
+	p.taken += n
+	return batch
+}
+
 // putBack returns an entry taken by next, not sent, to its place.
 func (p *Buffered) putBack(e *entry, refused bool) {
 	p.mu.Lock()

@@ -86,8 +86,8 @@ func (p *Buffered) waitSync(ctx context.Context, f *Future) (*jetstream.PubAck, 
 	err := d.refusal()
 	if err == nil {
 		select {
-		case <-f.done:
-			return f.ack, f.err
+		case <-f.Done():
+			return f.Result()
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-d.done:
@@ -95,8 +95,8 @@ func (p *Buffered) waitSync(ctx context.Context, f *Future) (*jetstream.PubAck, 
 		}
 	}
 	select {
-	case <-f.done: // settled meanwhile, by a stop perhaps
-		return f.ack, f.err
+	case <-f.Done(): // settled meanwhile, by a stop perhaps
+		return f.Result()
 	default:
 		return nil, both{ErrNotDeclared, err}
 	}

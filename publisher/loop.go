@@ -13,6 +13,7 @@ import (
 func (p *Buffered) sendLoop(ctx context.Context, sess *session) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	batch := make([]*entry, 0, sendBatch)
 	p.setSession(sess)
 	defer p.setSession(nil)
 	for {
@@ -37,10 +38,12 @@ func (p *Buffered) sendLoop(ctx context.Context, sess *session) error {
 				p.finishTake()
 				p.settle(e, nil, ErrNoStream)
 			default:
-				p.register(e, sess)
-				if p.send(e, sess) {
+				batch = p.takeMore(append(batch[:0], e))
+				p.register(batch, sess)
+				if p.send(batch, sess) {
 					return jsapi.ErrConnGone
 				}
+				clear(batch)
 			}
 			continue
 		}

@@ -62,11 +62,19 @@ func (p *Buffered) prepare(msg *nats.Msg, opts []Option) (*entry, error) {
 	if msg == nil {
 		return nil, ErrNilMsg
 	}
-	m := &nats.Msg{Subject: msg.Subject, Data: append([]byte(nil), msg.Data...), Header: copyHeader(msg.Header)}
+	m := &nats.Msg{Subject: msg.Subject, Data: append([]byte(nil), msg.Data...)}
 	// The id is made before the options run: one of them may set its own
 	// (WithMsgID), and each sees the id the message will be sent with.
-	if !p.cfg.NoMsgID && m.Header.Get(jetstream.MsgIDHeader) == "" {
-		m.Header.Set(jetstream.MsgIDHeader, nuid.Next())
+	switch {
+	case len(msg.Header) == 0 && !p.cfg.NoMsgID:
+		// The usual message: its header is the id alone, written without
+		// the canonicalizing and lookups of Header.Set and Get.
+		m.Header = nats.Header{jetstream.MsgIDHeader: {nuid.Next()}}
+	default:
+		m.Header = copyHeader(msg.Header)
+		if !p.cfg.NoMsgID && m.Header.Get(jetstream.MsgIDHeader) == "" {
+			m.Header.Set(jetstream.MsgIDHeader, nuid.Next())
+		}
 	}
 	for _, o := range opts {
 		o(m.Header)

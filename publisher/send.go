@@ -31,17 +31,20 @@ func (p *Buffered) claimDirectLocked(e *entry) *session {
 // sess, to nats.go from the PublishSync caller's goroutine, and then no
 // longer holds the send loop back; the caller wakes it.
 func (p *Buffered) sendDirect(e *entry, sess *session) {
-	p.send(e, sess)
+	p.send([]*entry{e}, sess)
 	p.mu.Lock()
 	p.directSends--
 	p.mu.Unlock()
 }
 
-// register puts e in flight on sess, before it is handed to nats.go.
-func (p *Buffered) register(e *entry, sess *session) {
+// register puts the entries of batch in flight on sess, before they are
+// handed to nats.go.
+func (p *Buffered) register(batch []*entry, sess *session) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.registerLocked(e, sess)
+	for _, e := range batch {
+		p.registerLocked(e, sess)
+	}
 }
 
 // registerLocked is register, with p.mu held.
@@ -62,16 +65,35 @@ func (p *Buffered) unregisterLocked(e *entry, sess *session) bool {
 	return true
 }
 
-// send hands e, registered in flight on sess and counted in taken, to
-// nats.go. It reports whether the connection is gone.
-func (p *Buffered) send(e *entry, sess *session) (gone bool) {
-	_, err := sess.js.PublishMsgAsync(e.msg)
-	p.mu.Lock()
-	p.taken--
-	if err == nil {
-		p.mu.Unlock()
-		return false
+// send hands the entries of batch, registered in flight on sess and
+// counted in taken, to nats.go, in order. It reports whether the
+// connection is gone.
+func (p *Buffered) send(batch []*entry, sess *session) (gone bool) {
+	var failed []error
+	for i, e := range batch {
+		if _, err := sess.js.PublishMsgAsync(e.msg); err != nil {
+			if failed == nil {
+				failed = make([]error, len(batch))
+			}
+			failed[i] = err
+		}
 	}
+	p.mu.Lock()
+	p.taken -= len(batch)
+	p.mu.Unlock()
+	for i, err := range failed {
+		if err != nil && p.sendFailed(batch[i], sess, err) {
+			gone = true
+		}
+	}
+	return gone
+}
+
+// sendFailed ends the send of e on sess, which nats.go refused with err:
+// it is sent again, or settled as failed when err is final. It reports
+// whether the connection is gone.
+func (p *Buffered) sendFailed(e *entry, sess *session, err error) (gone bool) {
+	p.mu.Lock()
 	if !p.unregisterLocked(e, sess) {
 		p.mu.Unlock()
 		return false // settled by a callback already

@@ -16,12 +16,13 @@ import (
 func (p *Buffered) handleAck(sess *session, m *nats.Msg, ack *jetstream.PubAck) {
 	p.mu.Lock()
 	e := p.takeInflightLocked(sess, m)
+	released := e != nil && p.releaseLocked(e)
 	backlog := len(p.queue) > 0 || len(p.retries) > 0 || p.stopping
 	p.mu.Unlock()
-	if e == nil {
+	if !released {
 		return
 	}
-	p.settle(e, ack, nil)
+	p.finish(e, ack, nil)
 	if backlog {
 		p.wake() // room in the window for what waits, or a stop to finish
 	}
@@ -118,9 +119,13 @@ func deniedSubject(err error) (string, bool) {
 // OnUndelivered), and takes it out of the spool. Only the first settle or
 // undeliver of e counts: a late one does nothing.
 func (p *Buffered) settle(e *entry, ack *jetstream.PubAck, err error) {
-	if !p.release(e) {
-		return
+	if p.release(e) {
+		p.finish(e, ack, err)
 	}
+}
+
+// finish is the rest of settle, once release has freed e's room.
+func (p *Buffered) finish(e *entry, ack *jetstream.PubAck, err error) {
 	if e.seg != nil {
 		if serr := e.seg.sp.settle(e); serr != nil {
 			p.events.Emit(SpoolError{EventTime: p.events.Stamp(), Err: serr})
@@ -139,7 +144,7 @@ func (p *Buffered) settle(e *entry, ack *jetstream.PubAck, err error) {
 		p.failedEvent(e, err)
 		p.report(e, err)
 	}
-	e.future.complete(ack, err)
+	e.future.settle(ack, err)
 }
 
 // undeliver ends e, not delivered by a stop (or returned by nats.go after
@@ -150,7 +155,7 @@ func (p *Buffered) undeliver(e *entry) {
 		return
 	}
 	if e.seg != nil {
-		e.future.complete(nil, both{ErrStopped, ErrSpooled})
+		e.future.settle(nil, both{ErrStopped, ErrSpooled})
 		return
 	}
 	var err error = ErrStopped
@@ -162,7 +167,7 @@ func (p *Buffered) undeliver(e *entry) {
 	}
 	p.stats.undelivered.Add(1)
 	p.report(e, err)
-	e.future.complete(nil, err)
+	e.future.settle(nil, err)
 }
 
 // settleUnqueued settles e when requeueLocked did not put it back in
@@ -181,6 +186,11 @@ func (p *Buffered) settleUnqueued(e *entry, r requeueOutcome, err error) {
 func (p *Buffered) release(e *entry) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.releaseLocked(e)
+}
+
+// releaseLocked is release, with p.mu held.
+func (p *Buffered) releaseLocked(e *entry) bool {
 	if e.settled {
 		return false
 	}
