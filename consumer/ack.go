@@ -18,19 +18,19 @@ func (m *Msg) Ack() error { return m.settle(ackBody) }
 // DoubleAck acknowledges the message and waits for the server to confirm
 // it, so that it is not redelivered for want of the ack.
 func (m *Msg) DoubleAck(ctx context.Context) error {
-	if m.meta == nil {
+	if m.js == nil {
 		return ErrNotJetStream
 	}
-	m.mu.Lock()
-	if m.settled {
-		m.mu.Unlock()
+	m.js.mu.Lock()
+	if m.js.settled {
+		m.js.mu.Unlock()
 		return ErrSettled
 	}
-	m.settled = true
+	m.js.settled = true
 	// Not held over the round trip: settled already refuses in-progress
 	// acks, and the keepalive must not wait on a slow confirmation.
-	m.mu.Unlock()
-	_, err := m.nc.RequestWithContext(ctx, m.raw.Reply, ackBody)
+	m.js.mu.Unlock()
+	_, err := m.js.nc.RequestWithContext(ctx, m.raw.Reply, ackBody)
 	return err
 }
 
@@ -53,16 +53,16 @@ func (m *Msg) Term(reason string) error {
 // InProgress resets the server's ack-wait clock for the message. The pool
 // does this by itself for handlers that run long.
 func (m *Msg) InProgress() error {
-	if m.meta == nil {
+	if m.js == nil {
 		return ErrNotJetStream
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.settled {
+	m.js.mu.Lock()
+	defer m.js.mu.Unlock()
+	if m.js.settled {
 		return ErrSettled
 	}
-	m.alive.Store(time.Now().UnixNano())
-	return m.nc.Publish(m.raw.Reply, progressBody)
+	m.js.alive.Store(time.Now().UnixNano())
+	return m.js.nc.Publish(m.raw.Reply, progressBody)
 }
 
 var (
@@ -73,20 +73,20 @@ var (
 )
 
 func (m *Msg) settle(body []byte) error {
-	if m.meta == nil {
+	if m.js == nil {
 		return ErrNotJetStream
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.settled {
+	m.js.mu.Lock()
+	defer m.js.mu.Unlock()
+	if m.js.settled {
 		return ErrSettled
 	}
-	m.settled = true
-	return m.nc.Publish(m.raw.Reply, body)
+	m.js.settled = true
+	return m.js.nc.Publish(m.raw.Reply, body)
 }
 
 func (m *Msg) isSettled() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.settled
+	m.js.mu.Lock()
+	defer m.js.mu.Unlock()
+	return m.js.settled
 }

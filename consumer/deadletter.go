@@ -37,8 +37,8 @@ const (
 func (r *jsRun) deadLetter(ctx context.Context, m *Msg, cause error) {
 	j := r.j
 	ev := DeadLettered{EventTime: j.events.Stamp(), Handler: j.name, Stream: j.cfg.Stream, Consumer: j.cfg.Consumer,
-		Subject: m.Subject(), DeadLetter: j.cfg.DeadLetter, Sequence: m.meta.Sequence.Stream,
-		Deliveries: m.meta.NumDelivered, Err: cause}
+		Subject: m.Subject(), DeadLetter: j.cfg.DeadLetter, Sequence: m.js.md.Sequence.Stream,
+		Deliveries: m.js.md.NumDelivered, Err: cause}
 	out := nats.NewMsg(j.cfg.DeadLetter)
 	out.Data = m.Data()
 	for k, v := range m.Header() {
@@ -50,15 +50,15 @@ func (r *jsRun) deadLetter(ctx context.Context, m *Msg, cause error) {
 	out.Header.Set(DeadLetterStreamHeader, j.cfg.Stream)
 	out.Header.Set(DeadLetterConsumerHeader, j.cfg.Consumer)
 	out.Header.Set(DeadLetterSubjectHeader, m.Subject())
-	out.Header.Set(DeadLetterSequenceHeader, strconv.FormatUint(m.meta.Sequence.Stream, 10))
-	out.Header.Set(DeadLetterDeliveriesHeader, strconv.FormatUint(m.meta.NumDelivered, 10))
+	out.Header.Set(DeadLetterSequenceHeader, strconv.FormatUint(m.js.md.Sequence.Stream, 10))
+	out.Header.Set(DeadLetterDeliveriesHeader, strconv.FormatUint(m.js.md.NumDelivered, 10))
 	reason := logfield.Text(cause)
 	out.Header.Set(DeadLetterErrorHeader, reason)
 	// A retried dead-letter publish is not stored twice; the stream, the
 	// consumer and the message's time tell apart copies of different
 	// messages with the same sequence.
 	out.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("dead-letter.%s.%s.%d.%d",
-		j.cfg.Stream, j.cfg.Consumer, m.meta.Sequence.Stream, m.meta.Timestamp.UnixNano()))
+		j.cfg.Stream, j.cfg.Consumer, m.js.md.Sequence.Stream, m.js.md.Timestamp.UnixNano()))
 
 	var err error
 	if js := r.js.Load(); js == nil {
@@ -80,7 +80,7 @@ func (r *jsRun) deadLetter(ctx context.Context, m *Msg, cause error) {
 		return
 	}
 	j.deadLetterFailing.End()
-	r.terminal.Delete(m.meta.Sequence.Stream)
+	r.terminal.Delete(m.js.md.Sequence.Stream)
 	if m.Term("dead-lettered to "+j.cfg.DeadLetter+": "+reason) == nil {
 		j.stats.deadLettered.Add(1)
 	}

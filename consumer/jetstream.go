@@ -185,13 +185,13 @@ func (r *jsRun) slowAfter() time.Duration {
 // Handle runs the handler, unless the message can only be dead-lettered
 // again or can no longer be acked.
 func (r *jsRun) Handle(ctx context.Context, m *Msg) error {
-	if m.nc.IsClosed() {
+	if m.js.nc.IsClosed() {
 		return errConnClosed
 	}
-	if r.deadLetterClient && m.meta.NumDelivered > uint64(r.maxDeliver.Load()) {
+	if r.deadLetterClient && m.js.md.NumDelivered > uint64(r.maxDeliver.Load()) {
 		return errPastMaxDeliver
 	}
-	if term, ok := r.terminal.Load(m.meta.Sequence.Stream); ok {
+	if term, ok := r.terminal.Load(m.js.md.Sequence.Stream); ok {
 		return term.(*TerminalError)
 	}
 	return r.j.h.Handle(ctx, m)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/internal/natstest"
 )
@@ -16,8 +15,8 @@ import (
 // heldMsg is a JetStream message held by r, acked on reply, that the
 // server last heard of long ago.
 func heldMsg(r *jsRun, nc *nats.Conn, reply string) *Msg {
-	m := &Msg{raw: &nats.Msg{Reply: reply}, nc: nc, meta: &jetstream.MsgMetadata{}}
-	m.alive.Store(time.Now().Add(-time.Hour).UnixNano())
+	m := &Msg{raw: &nats.Msg{Reply: reply}, js: &jsState{nc: nc}}
+	m.js.alive.Store(time.Now().Add(-time.Hour).UnixNano())
 	r.held.add(m)
 	return m
 }

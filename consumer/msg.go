@@ -15,15 +15,21 @@ import (
 type Msg struct {
 	raw     *nats.Msg
 	handler string
+	js      *jsState // JetStream messages only
+}
 
-	// JetStream messages only.
+// jsState is what a JetStream message carries beside its nats.go message:
+// a core message is handed over without it, in half the bytes.
+type jsState struct {
 	nc      *nats.Conn // acks go back on the connection it came from
-	meta    *jetstream.MsgMetadata
+	md      jetstream.MsgMetadata
 	mu      sync.Mutex // orders acks: no in-progress ack after a settle
 	settled bool       // acked, naked or terminated
 	// alive is when the server last heard the message is being worked on
 	// (unix nanoseconds): when it arrived, or the last in-progress ack.
 	alive atomic.Int64
+	// prev and next link the message in its run's held list (held.go).
+	prev, next *Msg
 }
 
 // Subject is the subject the message was published to.
@@ -47,31 +53,27 @@ func (m *Msg) Raw() *nats.Msg { return m.raw }
 
 // Metadata is a JetStream message's stream and consumer sequences,
 // delivery count, timestamp and pending count; nil for core messages.
-func (m *Msg) Metadata() *jetstream.MsgMetadata { return m.meta }
+func (m *Msg) Metadata() *jetstream.MsgMetadata {
+	if m.js == nil {
+		return nil
+	}
+	return &m.js.md
+}
 
-// jsMsg is a JetStream message and its metadata in one allocation: its
-// Msg's meta points at md.
+// jsMsg is a JetStream message and its state in one allocation: its
+// Msg's js points at st.
 type jsMsg struct {
 	Msg
-	md jetstream.MsgMetadata
+	st jsState
 }
 
 // newJSMsg is raw, received on nc for handler, with the metadata its ack
 // subject gives; it fails for a message not from JetStream.
 func newJSMsg(nc *nats.Conn, raw *nats.Msg, handler string) (*Msg, error) {
-	md, err := raw.Metadata()
-	if err != nil {
+	w := &jsMsg{Msg: Msg{raw: raw, handler: handler}, st: jsState{nc: nc}}
+	if err := parseAckSubject(raw.Reply, &w.st.md); err != nil {
 		return nil, err
 	}
-	w := &jsMsg{Msg: Msg{raw: raw, nc: nc, handler: handler}, md: jetstream.MsgMetadata{
-		Sequence:     jetstream.SequencePair{Consumer: md.Sequence.Consumer, Stream: md.Sequence.Stream},
-		NumDelivered: md.NumDelivered,
-		NumPending:   md.NumPending,
-		Timestamp:    md.Timestamp,
-		Stream:       md.Stream,
-		Consumer:     md.Consumer,
-		Domain:       md.Domain,
-	}}
-	w.meta = &w.md
+	w.js = &w.st
 	return &w.Msg, nil
 }

@@ -71,10 +71,10 @@ func (r *jsRun) received(nc *nats.Conn, msg *nats.Msg) *Msg {
 		j.stats.dropped.Add(1)
 		return nil
 	}
-	m.alive.Store(time.Now().UnixNano())
-	j.numPending.Store(m.meta.NumPending)
+	m.js.alive.Store(time.Now().UnixNano())
+	j.numPending.Store(m.js.md.NumPending)
 	j.stats.received.Add(1)
-	if m.meta.NumDelivered > 1 {
+	if m.js.md.NumDelivered > 1 {
 		j.stats.redelivered.Add(1)
 	}
 	return m

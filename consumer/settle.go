@@ -57,6 +57,17 @@ func (r *jsRun) ReportFailure(m *Msg, err error, suppressed uint64) {
 // the handler settled it already.
 func (r *jsRun) settle(ctx context.Context, m *Msg, err error) {
 	j := r.j
+	if err == nil && !j.cfg.DoubleAck {
+		// The usual end, in one lock of m: Ack refuses a message the
+		// handler settled itself.
+		switch err := m.Ack(); {
+		case err == nil:
+			j.stats.acked.Add(1)
+		case !errors.Is(err, ErrSettled):
+			j.stats.ackFailed.Add(1)
+		}
+		return
+	}
 	if m.isSettled() {
 		return
 	}
@@ -88,13 +99,13 @@ func (r *jsRun) settleFailed(ctx context.Context, m *Msg, err error) {
 		// Never to be run again, so kept where the handler's failures go:
 		// terminated once the copy is stored. Until then a redelivery
 		// tries only the copy again (see Handle).
-		r.terminal.Store(m.meta.Sequence.Stream, term)
+		r.terminal.Store(m.js.md.Sequence.Stream, term)
 		r.deadLetter(ctx, m, term.Err)
 	case errors.As(err, &term):
 		if m.Term(logfield.Text(term.Err)) == nil {
 			j.stats.terminated.Add(1)
 		}
-	case j.cfg.DeadLetter != "" && r.maxDeliver.Load() > 0 && m.meta.NumDelivered >= uint64(r.maxDeliver.Load()):
+	case j.cfg.DeadLetter != "" && r.maxDeliver.Load() > 0 && m.js.md.NumDelivered >= uint64(r.maxDeliver.Load()):
 		r.deadLetter(ctx, m, err)
 	default:
 		if m.Nak(j.backoff(m)) == nil {
@@ -125,8 +136,8 @@ func (r *jsRun) ack(ctx context.Context, m *Msg) {
 // backoff is the nak delay for m's delivery count.
 func (j *jsHandler) backoff(m *Msg) time.Duration {
 	n := 1
-	if m.meta != nil {
-		n = int(m.meta.NumDelivered)
+	if m.js != nil {
+		n = int(m.js.md.NumDelivered)
 	}
 	return j.cfg.Backoff[min(max(n-1, 0), len(j.cfg.Backoff)-1)]
 }
