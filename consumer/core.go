@@ -32,19 +32,14 @@ type coreRun struct {
 	// direct says the subscription's delivery goroutine is the run's one
 	// worker (see direct).
 	direct bool
-	// checks counts the messages a direct run handled; checkEach says
-	// its handler takes long enough for each to be checked for overflow.
-	// Atomic: the subscription of a connection that closed may still be
-	// delivering its last while the next one's begins.
-	checks    atomic.Uint32
-	checkEach atomic.Bool
 	// abandoned counts queued messages the stop's deadline left unhandled.
 	abandoned atomic.Uint64
 }
 
 func (c *coreHandler) newRun() *coreRun {
 	c.subscribedOnce.Store(false)
-	r := &coreRun{c: c, sub: &subCounts{stats: c.stats}, direct: direct(c.cfg)}
+	r := &coreRun{c: c, direct: direct(c.cfg)}
+	r.sub = &subCounts{stats: c.stats, direct: r.direct}
 	r.pool = pool.New[*Msg](pool.Config{Workers: c.cfg.Workers, QueueSize: c.cfg.QueueSize, Timeout: c.cfg.Timeout,
 		Stats: &c.stats.work}, r)
 	var q queue = r.pool
@@ -205,21 +200,19 @@ func (r *coreRun) enqueue(raw *nats.Msg) {
 	}
 }
 
-// run handles m on the subscription's goroutine, for a direct run. A
-// message that finds more than the queue's worth waiting behind it
-// overflows, as it would have found a pool's queue full. Counting them
-// locks the subscription against nats.go's reader, so a fast handler
-// checks one message in eight (a burst is seen eight messages late at
-// most), a slow one every message.
+// run handles m on the subscription's goroutine, for a direct run. Once
+// it is handled, more than the queue's worth waiting behind it is an
+// overflow, as a message would have found a pool's queue full. Counting
+// them locks the subscription against nats.go's reader, so after a fast
+// handler one message in eight checks (a burst is seen eight messages
+// late at most), after a slow one every message.
 func (r *coreRun) run(m *Msg) {
-	if r.checkEach.Load() || r.checks.Add(1)%8 == 0 {
-		if waiting, _, err := m.raw.Sub.Pending(); err == nil && waiting > r.c.cfg.QueueSize {
+	if n, slow := r.pool.Run(m); slow || n%8 == 0 {
+		// nats.go counts m pending until this callback returns.
+		if pending, _, err := m.raw.Sub.Pending(); err == nil && pending-1 > r.c.cfg.QueueSize {
 			r.slow.overflow()
 		}
 	}
-	r.sub.blocked.Store(1)
-	r.checkEach.Store(r.pool.Run(m))
-	r.sub.blocked.Store(0)
 }
 
 // stop drains the subscription, so that nothing new arrives and what

@@ -30,10 +30,21 @@ type subCounts struct {
 	// The current subscription's counts as last read.
 	lastDropped atomic.Int64
 	lastPending atomic.Int64
-	// blocked is 1 while the callback holds a message, waiting for room
-	// (Block) or running it (a direct run): nats.go counts the message
-	// pending until the callback returns.
+	// blocked is 1 while a Block callback waits for room: nats.go counts
+	// its message pending until the callback returns.
 	blocked atomic.Int32
+	// direct says the callback runs the handler (a direct run): the
+	// message in flight is the one nats.go still counts.
+	direct bool
+}
+
+// held is the message the callback holds that nats.go counts pending:
+// one waiting for room, or one being handled.
+func (s *subCounts) held() int {
+	if s.direct {
+		return int(s.stats.work.InFlight())
+	}
+	return int(s.blocked.Load())
 }
 
 func (s *subCounts) refresh() {
@@ -54,7 +65,7 @@ func (s *subCounts) refresh() {
 func (s *subCounts) pending() int {
 	s.refresh()
 	// nats.go counts a message as pending until its callback returns.
-	return max(int(s.lastPending.Load())-int(s.blocked.Load()), 0)
+	return max(int(s.lastPending.Load())-s.held(), 0)
 }
 
 func (s *subCounts) pendingDropped() uint64 {
@@ -85,7 +96,7 @@ func (s *subCounts) retire(lost bool) {
 		s.lastDropped.Store(int64(d))
 	}
 	s.stats.natsDropped.Add(uint64(s.lastDropped.Swap(0)))
-	pending := max(s.lastPending.Swap(0)-int64(s.blocked.Load()), 0)
+	pending := max(s.lastPending.Swap(0)-int64(s.held()), 0)
 	if lost {
 		s.stats.dropped.Add(uint64(pending))
 	}
@@ -99,7 +110,7 @@ func (s *subCounts) unread(sub *nats.Subscription) uint64 {
 	if err != nil {
 		return 0
 	}
-	return uint64(max(n-int(s.blocked.Load()), 0))
+	return uint64(max(n-s.held(), 0))
 }
 
 // queue is where a handler's messages wait for a worker: its pool's

@@ -48,18 +48,20 @@ func (p *Pool[T]) worker() {
 // them. Calls are serialized, so that at most one item runs however many
 // inputs call; once the stop has aborted the pool, item goes to
 // Work.Return instead. Run is for pools of one worker that nothing puts
-// to. It reports whether Handle is slow: its last timed call took over
-// 20µs, so that it is now timed at every call (see Stats.Latency) and a
-// check per item costs the caller little beside it.
-func (p *Pool[T]) Run(item T) (slow bool) {
+// to. It returns how many items Run has taken, this one included, and
+// whether Handle is slow: its last timed call took over 20µs, so that it
+// is now timed at every call (see Stats.Latency) and a check per item
+// costs the caller little beside it.
+func (p *Pool[T]) Run(item T) (n uint, slow bool) {
 	p.direct.Lock()
 	defer p.direct.Unlock()
 	if p.aborted.Load() {
+		p.directSampler.n++
 		p.work.Return(item)
-		return p.directSampler.slow
+		return p.directSampler.n, p.directSampler.slow
 	}
 	p.run(p.base, &p.directSampler, item)
-	return p.directSampler.slow
+	return p.directSampler.n, p.directSampler.slow
 }
 
 // run handles and settles one item: timeout, panic recovery, counts and
