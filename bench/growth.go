@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -32,6 +33,11 @@ func growthScenarios() []scenario {
 			raw: rawHandlers(false), corral: corralHandlers(false),
 		})
 	}
+	out = append(out, scenario{
+		name: "diag-handlers-floor-1000", about: "diagnostic, not run by default: 1000 subscriptions each made by a goroutine of its own that then waits, one flush: the floor of a goroutine per handler, in Corral's column [1000 nc.Subscribe from one goroutine]",
+		unit: "ms_to_subscribed", lower: true, quickN: 1000, fullN: 1000, quickRounds: 3, fullRounds: 5, noSample: true, diagnostic: true,
+		raw: rawHandlers(false), corral: goroutinePerSubscription,
+	})
 	out = append(out, scenario{
 		name: "handlers-js-100", about: "100 JetStream handlers on one Client: ms to all consuming, idle cost per handler [100 durable consumers + Consume]",
 		unit: "ms_to_subscribed", lower: true, quickN: 100, fullN: 100, quickRounds: 3, fullRounds: 5, noSample: true,
@@ -181,4 +187,48 @@ func corralHandlers(js bool) runFunc {
 			return func() { _ = c.stop() }, nil
 		})
 	}
+}
+
+// goroutinePerSubscription makes n subscriptions on one connection, each
+// from a goroutine of its own that then waits for the stop, as each
+// Corral handler's loop subscribes and waits; one flush once all are
+// made. It is no handler: it measures what running them side by side
+// costs nats.go's connection before any handler's own work.
+func goroutinePerSubscription(ctx context.Context, e *env, n int) (sample, error) {
+	return growthMeasure(ctx, n, func() (func(), error) {
+		nc, err := connect(e)
+		if err != nil {
+			return nil, err
+		}
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for i := range n {
+			wg.Go(func() {
+				sub, err := nc.Subscribe(growSubject(i), func(*nats.Msg) {})
+				errs <- err
+				if err != nil {
+					return
+				}
+				<-stop
+				_ = sub.Unsubscribe()
+			})
+		}
+		end := func() {
+			close(stop)
+			wg.Wait()
+			nc.Close()
+		}
+		for range n {
+			if err := <-errs; err != nil {
+				end()
+				return nil, err
+			}
+		}
+		if err := nc.Flush(); err != nil {
+			end()
+			return nil, err
+		}
+		return end, nil
+	})
 }
