@@ -86,9 +86,12 @@ func (r *Responder) Serve(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		// The subjects share one channel, read here: an idle process
+		// spends no goroutine per subject on being discoverable.
+		requests := make(chan *nats.Msg, requestBuffer)
 		var subs []*nats.Subscription
 		for _, s := range r.Subjects() {
-			sub, err := nc.Subscribe(s, r.answer)
+			sub, err := nc.ChanSubscribe(s, requests)
 			if err != nil {
 				unsubscribe(subs)
 				return fmt.Errorf("fleet: subscribe to %s: %w", s, err)
@@ -106,13 +109,31 @@ func (r *Responder) Serve(ctx context.Context) error {
 		}
 		r.answering.Store(true)
 		r.events.Emit(Answering{EventTime: r.events.Stamp(), Name: r.cfg.Identity.Name, ID: r.cfg.Identity.ID})
+		if err := r.answerUntil(ctx, gone, requests); err != nil {
+			unsubscribe(subs)
+			return err
+		}
+		// Closed for good: its subscriptions went with it.
+		r.answering.Store(false)
+	}
+}
+
+// requestBuffer is how many requests wait to be answered; past it nats.go
+// drops them, as it would past an async subscription's pending limits,
+// and their callers count the process as not answering.
+const requestBuffer = 64
+
+// answerUntil answers what arrives on requests until ctx ends (it returns
+// ctx.Err()) or the connection is gone (nil).
+func (r *Responder) answerUntil(ctx context.Context, gone <-chan struct{}, requests <-chan *nats.Msg) error {
+	for {
 		select {
 		case <-ctx.Done():
-			unsubscribe(subs)
 			return ctx.Err()
 		case <-gone:
-			// Closed for good: its subscriptions went with it.
-			r.answering.Store(false)
+			return nil
+		case m := <-requests:
+			r.answer(m)
 		}
 	}
 }
