@@ -65,7 +65,8 @@ type Config struct {
 	// Range 0 to 87600h (ten years). Default none.
 	Timeout time.Duration `yaml:"timeout"`
 	// PendingMsgs and PendingBytes bound what nats.go buffers for the
-	// subscription while the queue is full (block). -1: unlimited.
+	// subscription while the queue is full (block); for a handler of one
+	// worker that blocks, everything that waits. -1: unlimited.
 	// Ranges -1 to 2147483647 messages and -1 to 1TiB. Default nats.go's:
 	// 524288 messages and 64MiB.
 	PendingMsgs  int           `yaml:"pending_msgs"`
