@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -201,12 +202,14 @@ func goroutinePerSubscription(ctx context.Context, e *env, n int) (sample, error
 			return nil, err
 		}
 		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		errs := make(chan error, n)
+		var wg, made sync.WaitGroup
+		errs := make([]error, n)
+		made.Add(n)
 		for i := range n {
 			wg.Go(func() {
 				sub, err := nc.Subscribe(growSubject(i), func(*nats.Msg) {})
-				errs <- err
+				errs[i] = err
+				made.Done()
 				if err != nil {
 					return
 				}
@@ -219,11 +222,10 @@ func goroutinePerSubscription(ctx context.Context, e *env, n int) (sample, error
 			wg.Wait()
 			nc.Close()
 		}
-		for range n {
-			if err := <-errs; err != nil {
-				end()
-				return nil, err
-			}
+		made.Wait()
+		if err := errors.Join(errs...); err != nil {
+			end()
+			return nil, err
 		}
 		if err := nc.Flush(); err != nil {
 			end()

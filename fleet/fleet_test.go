@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -110,6 +111,18 @@ func TestStatusCarriesTheProcessStatus(t *testing.T) {
 	}
 	if found[1].Status != nil || found[1].Error == "" {
 		t.Errorf("o2: status %s, error %q; want no status and why", found[1].Status, found[1].Error)
+	}
+}
+
+// A queue size out of range is refused at once, naming the field.
+func TestQueueSizeIsBounded(t *testing.T) {
+	srv := natstest.RunServer(t)
+	nc := natstest.Connect(t, srv.URL())
+	for _, size := range []int{-1, 1<<16 + 1} {
+		_, err := fleet.NewResponder(fleet.Config{Identity: fleet.Identity{Name: "orders", ID: "o1"}, QueueSize: size}, connection.NewFixed(nc))
+		if !errors.Is(err, supervisor.ErrInvalidConfig) || !strings.Contains(err.Error(), "queue_size") {
+			t.Errorf("QueueSize %d: %v, want ErrInvalidConfig naming queue_size", size, err)
+		}
 	}
 }
 

@@ -28,7 +28,15 @@ type Config struct {
 	Status func() any
 	// Events says where the Responder's events (Answering) go.
 	Events supervisor.Events
+	// QueueSize bounds the requests waiting to be answered, one at a time;
+	// past it nats.go drops them, and their askers count the process as
+	// not answering. Range 0 to 65536; default 64.
+	QueueSize int
 }
+
+// defaultQueueSize is Config.QueueSize's default: more askers at once
+// than a fleet's operators and dashboards make.
+const defaultQueueSize = 64
 
 // Responder answers the fleet's requests for one process, on whatever
 // connection src has, following its replacements. It is a suture.Service.
@@ -42,12 +50,18 @@ type Responder struct {
 
 // NewResponder returns a Responder for cfg on src. It fails with
 // supervisor.ErrInvalidConfig when cfg's Name or ID is not a subject
-// token.
+// token, or its QueueSize is out of range.
 func NewResponder(cfg Config, src connection.Source) (*Responder, error) {
 	for _, f := range []struct{ field, v string }{{"name", cfg.Identity.Name}, {"id", cfg.Identity.ID}} {
 		if err := subject.ValidName(f.v); err != nil {
 			return nil, fmt.Errorf("fleet: %w: %s %w", supervisor.ErrInvalidConfig, f.field, err)
 		}
+	}
+	switch {
+	case cfg.QueueSize < 0 || cfg.QueueSize > 1<<16:
+		return nil, fmt.Errorf("fleet: %w: queue_size must be between 0 and 65536, got %d", supervisor.ErrInvalidConfig, cfg.QueueSize)
+	case cfg.QueueSize == 0:
+		cfg.QueueSize = defaultQueueSize
 	}
 	return &Responder{cfg: cfg, src: src, events: event.New(cfg.Events)}, nil
 }
@@ -88,7 +102,7 @@ func (r *Responder) Serve(ctx context.Context) error {
 		}
 		// The subjects share one channel, read here: an idle process
 		// spends no goroutine per subject on being discoverable.
-		requests := make(chan *nats.Msg, requestBuffer)
+		requests := make(chan *nats.Msg, r.cfg.QueueSize)
 		var subs []*nats.Subscription
 		for _, s := range r.Subjects() {
 			sub, err := nc.ChanSubscribe(s, requests)
@@ -117,11 +131,6 @@ func (r *Responder) Serve(ctx context.Context) error {
 		r.answering.Store(false)
 	}
 }
-
-// requestBuffer is how many requests wait to be answered; past it nats.go
-// drops them, as it would past an async subscription's pending limits,
-// and their callers count the process as not answering.
-const requestBuffer = 64
 
 // answerUntil answers what arrives on requests until ctx ends (it returns
 // ctx.Err()) or the connection is gone (nil).

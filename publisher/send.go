@@ -31,7 +31,8 @@ func (p *Buffered) claimDirectLocked(e *entry) *session {
 // sess, to nats.go from the PublishSync caller's goroutine, and then no
 // longer holds the send loop back; the caller wakes it.
 func (p *Buffered) sendDirect(e *entry, sess *session) {
-	p.send([]*entry{e}, sess)
+	batch := [1]*entry{e}
+	p.send(batch[:], sess)
 	p.mu.Lock()
 	p.directSends--
 	p.mu.Unlock()

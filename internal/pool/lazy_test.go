@@ -3,6 +3,7 @@ package pool_test
 import (
 	"context"
 	"errors"
+	"regexp"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -14,18 +15,19 @@ import (
 
 // A started pool that nothing was put in runs no goroutine and holds no
 // queue; its workers start at the first put, and a stop ends them. (Not
-// parallel: it counts the process's goroutines.)
+// parallel: it counts the pool workers' goroutines in the process, and
+// waits for those of the tests before it to have exited.)
 func TestWorkersStartAtTheFirstPut(t *testing.T) {
 	const pools, workers = 50, 4
+	waitWorkers(t, 0)
 	w := newWork(func(context.Context, int) error { return nil })
-	before := runtime.NumGoroutine()
 	ps := make([]*pool.Pool[int], pools)
 	for i := range ps {
 		ps[i] = pool.New[int](pool.Config{Workers: workers, QueueSize: 8}, w)
 		ps[i].Start()
 	}
-	if n := runtime.NumGoroutine() - before; n > 0 {
-		t.Fatalf("%d idle pools run %d goroutines, want none", pools, n)
+	if n := poolWorkers(); n > 0 {
+		t.Fatalf("%d idle pools run %d workers, want none", pools, n)
 	}
 	if n := ps[0].Len(); n != 0 {
 		t.Fatalf("Len of an idle pool: %d", n)
@@ -38,8 +40,8 @@ func TestWorkersStartAtTheFirstPut(t *testing.T) {
 	if got := <-w.done; got != 1 {
 		t.Fatalf("handled %d, want 1", got)
 	}
-	if n := runtime.NumGoroutine() - before; n != workers {
-		t.Fatalf("after one put: %d goroutines, want the %d workers", n, workers)
+	if n := poolWorkers(); n != workers {
+		t.Fatalf("after one put: %d workers, want %d", n, workers)
 	}
 	for _, p := range ps {
 		p.Stop(time.Now().Add(time.Second))
@@ -47,12 +49,33 @@ func TestWorkersStartAtTheFirstPut(t *testing.T) {
 	if err, _ := w.settledErr(1); err != nil {
 		t.Fatalf("item 1: %v", err)
 	}
-	// Stop waits for the workers' exit; their goroutines are gone by the
-	// time the scheduler has run them to the end.
+	waitWorkers(t, 0)
+}
+
+// workerCreated is the line a goroutine dump gives every worker, started
+// or not yet: a goroutine not yet run shows no frame of its function.
+var workerCreated = regexp.MustCompile(`created by \S*internal/pool\.\(\*Pool\[[^\]]*\]\)\.spawnLocked`)
+
+// poolWorkers counts the pools' worker goroutines in the process.
+func poolWorkers() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return len(workerCreated.FindAll(buf[:n], -1))
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// waitWorkers waits until n workers run: Stop returns once every worker
+// is done, and each goroutine exits just after.
+func waitWorkers(t *testing.T, n int) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before {
+	for poolWorkers() != n {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d goroutines left after Stop", runtime.NumGoroutine()-before)
+			t.Fatalf("%d pool workers run, want %d", poolWorkers(), n)
 		}
 		runtime.Gosched()
 	}
