@@ -69,13 +69,18 @@ func (in *Inspector) Status(ctx context.Context, q fleet.Query) ([]fleet.Instanc
 	return fleet.Status(ctx, nc, q)
 }
 
-// Queues returns the task queues the server holds.
+// Queues returns the task queues the server holds, in the Inspector's
+// JetStream (WithJetStreamAPI), which their Config carries.
 func (in *Inspector) Queues(ctx context.Context) ([]tasks.QueueRef, error) {
 	js, err := in.js(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return tasks.FindQueues(ctx, js)
+	found, err := tasks.FindQueues(ctx, js)
+	for i := range found {
+		found[i].JetStreamAPI = in.api
+	}
+	return found, err
 }
 
 // Queue returns the task queue name: as configured, when the Inspector
@@ -91,9 +96,7 @@ func (in *Inspector) Queue(ctx context.Context, name string) (*tasks.Queue, erro
 	}
 	for _, ref := range found {
 		if ref.Name == name {
-			cfg := ref.Config()
-			cfg.JetStreamAPI = in.api
-			return tasks.NewQueue(name, cfg, in.src), nil
+			return tasks.NewQueue(name, ref.Config(), in.src), nil
 		}
 	}
 	return nil, fmt.Errorf("inspector: no task queue %q on the server", name)

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-go/corral/internal/backoff"
 	"github.com/corral-go/corral/internal/streamwatch"
 )
 
@@ -161,7 +162,7 @@ func (r *run) watchCancels(ctx context.Context) {
 	for ctx.Err() == nil {
 		if err := watch.Serve(ctx); ctx.Err() == nil {
 			w.queueError("watch cancels", err)
-			sleep(ctx, retryWait)
+			_ = backoff.Wait(ctx, retryWait)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/backoff"
 	"github.com/corral-go/corral/internal/jsapi"
 )
 
@@ -114,7 +115,7 @@ func (e *Enqueued) Wait(ctx context.Context) error {
 			break
 		}
 		// The copy that refused it was claimed, and its ack is on its way.
-		sleep(ctx, staleWait)
+		_ = backoff.Wait(ctx, staleWait)
 		ack, err = js.PublishMsg(ctx, e.msg)
 		if err != nil && !jsapi.WrongLastSequence(err) {
 			return err

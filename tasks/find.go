@@ -6,18 +6,25 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/connection"
 )
 
-// QueueRef is a task queue found on a server: its name, its stream, and
-// the subject tasks are enqueued on (Config.Subject).
+// QueueRef is a task queue found on a server: its name, its stream, the
+// subject tasks are enqueued on (Config.Subject), and the JetStream it
+// was found in (FindQueues leaves that to its caller, who knows it).
 type QueueRef struct {
 	Name, Stream, Subject string
+	JetStreamAPI          connection.JetStreamAPI
 }
 
 // Config is the configuration that reads the queue from outside
-// (NewQueue): its stream and subject, the rest defaults. A queue's
-// DeadLetter subject is its workers' to say: set it to read dead letters.
-func (r QueueRef) Config() Config { return Config{Stream: r.Stream, Subject: r.Subject} }
+// (NewQueue): its stream, subject and JetStream, the rest defaults. A
+// queue's DeadLetter subject is its workers' to say: set it to read dead
+// letters.
+func (r QueueRef) Config() Config {
+	return Config{Stream: r.Stream, Subject: r.Subject, JetStreamAPI: r.JetStreamAPI}
+}
 
 // FindQueues returns the task queues whose streams the server holds, by
 // name: every stream that stores corral.tasks.<queue>.t.>, as a queue's

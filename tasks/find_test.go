@@ -29,7 +29,7 @@ func TestFindQueues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "[{q TASKS_q corral.tasks.q} {render RENDER jobs.render}]"
+	want := "[{q TASKS_q corral.tasks.q the account's own} {render RENDER jobs.render the account's own}]"
 	if got := fmt.Sprint(found); got != want {
 		t.Fatalf("found %s, want %s", got, want)
 	}

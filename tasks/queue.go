@@ -81,6 +81,7 @@ func (q *Queue) Wait(ctx context.Context, id string) (Info, error) {
 		defer cancel()
 		_ = held.DeleteConsumer(dctx, cons.CachedInfo().Name)
 	}()
+	var fresh unheard
 	for {
 		m, err := cons.Next(jetstream.FetchContext(ctx))
 		switch {
@@ -88,9 +89,12 @@ func (q *Queue) Wait(ctx context.Context, id string) (Info, error) {
 			return Info{}, ctx.Err()
 		case errors.Is(err, jetstream.ErrNoMessages), errors.Is(err, nats.ErrTimeout):
 			continue // no change while the request waited
+		case fresh.again(ctx, err):
+			continue
 		case err != nil:
 			return Info{}, fmt.Errorf("tasks: wait for task %q: %w", id, err)
 		}
+		fresh.heard()
 		meta, merr := m.Metadata()
 		if merr != nil {
 			continue

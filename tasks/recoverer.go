@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corral-go/corral/connection"
+	"github.com/corral-go/corral/internal/backoff"
 	"github.com/corral-go/corral/internal/event"
 	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/kv"
@@ -57,7 +58,7 @@ func (r *recoverer) run(ctx context.Context) {
 		if err != nil {
 			if ctx.Err() == nil {
 				r.failed("elect recoverer", err)
-				sleep(ctx, retryWait)
+				_ = backoff.Wait(ctx, retryWait)
 			}
 			continue
 		}
@@ -98,7 +99,7 @@ func (r *recoverer) serve(ctx context.Context, lease *kv.Lease) {
 			for ctx.Err() == nil {
 				if err := w.Serve(ctx); ctx.Err() == nil {
 					r.failed("watch leases", err)
-					sleep(ctx, retryWait)
+					_ = backoff.Wait(ctx, retryWait)
 				}
 			}
 		})
@@ -212,14 +213,4 @@ func (r *recoverer) recoverWorker(ctx context.Context, worker string, dead bool,
 			Took: time.Since(start)})
 	}
 	return again, err
-}
-
-// sleep waits for d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/corral-go/corral/internal/backoff"
 	"github.com/corral-go/corral/internal/jsapi"
 	"github.com/corral-go/corral/supervisor"
 )
@@ -137,7 +138,7 @@ func (r *run) claim(ctx context.Context, t task, after uint64) (uint64, error) {
 		if jsapi.StreamMissing(err) {
 			r.redeclare(ctx) // the held stream was deleted
 		}
-		sleep(ctx, wait)
+		_ = backoff.Wait(ctx, wait)
 	}
 }
 
@@ -281,7 +282,7 @@ func (r *run) Settle(ctx context.Context, d *delivery, err error) {
 		// Cut off by a stop: the record stays until the recoverer puts
 		// the task back, once the lease is released, unless the write that
 		// failed was stored.
-		if sleep(ctx, wait); ctx.Err() != nil {
+		if backoff.Wait(ctx, wait) != nil {
 			r.w.stats.unconfirmed.Add(1)
 			return
 		}

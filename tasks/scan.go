@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/corral-go/corral/internal/backoff"
 	"github.com/corral-go/corral/internal/jsapi"
 )
 
@@ -96,27 +94,22 @@ func (s *scanner) pass(ctx context.Context) (done bool, err error) {
 	}()
 	var received uint64 // deliveries of this consumer received, in order
 	pending := cons.CachedInfo().NumPending
-	unheard := 0 // fetches in a row that found no responder
+	var fresh unheard
 	for pending > 0 {
 		n, end, err := s.batch(ctx, cons, int(min(pending, scanBatch)), &received)
 		switch {
 		case errors.Is(err, errGap):
 			return false, nil
-		case errors.Is(err, nats.ErrNoResponders) && unheard < scanUnheard:
-			// A consumer just created on another cluster's servers (the
-			// stream is across a gateway or a leaf link) is not heard of
-			// on this one's at once: ask again shortly.
-			if err := backoff.Wait(ctx, backoff.Doubling(50*time.Millisecond, time.Second, unheard)); err != nil {
-				return false, err
-			}
-			unheard++
+		case fresh.again(ctx, err):
 			continue
+		case err != nil && ctx.Err() != nil:
+			return false, ctx.Err()
 		case err != nil:
 			return false, err
 		case end:
 			return true, nil
 		}
-		unheard = 0
+		fresh.heard()
 		info, err := cons.Info(ctx)
 		if err != nil {
 			return false, err
@@ -175,10 +168,6 @@ const scanWait = 5 * time.Second
 // scanIdle is how long a scan's consumer outlives its scan when the scan
 // could not delete it (its process died).
 const scanIdle = time.Minute
-
-// scanUnheard bounds the fetches in a row that may find no responder
-// before a scan fails.
-const scanUnheard = 8
 
 // scanBatch bounds the records a scan asks for at a time.
 const scanBatch = 1000

@@ -93,8 +93,9 @@ func (c *cli) connect() (*nats.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.api = connection.JetStreamAPI{Domain: first(c.jsDomain, nctx.JSDomain), APIPrefix: first(c.jsAPIPrefix, nctx.JSAPIPrefix)}
-	if c.jsDomain != "" || c.jsAPIPrefix != "" { // a flag wins over the context's other one
+	// The flags, when either is given, replace the context's pair whole.
+	c.api = connection.JetStreamAPI{Domain: nctx.JSDomain, APIPrefix: nctx.JSAPIPrefix}
+	if c.jsDomain != "" || c.jsAPIPrefix != "" {
 		c.api = connection.JetStreamAPI{Domain: c.jsDomain, APIPrefix: c.jsAPIPrefix}
 	}
 	if err := c.api.Validate(); err != nil {

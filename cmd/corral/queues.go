@@ -30,7 +30,6 @@ func (c *cli) openQueue(ctx context.Context, name, deadLetter string) (*tasks.Qu
 		if ref.Name == name {
 			cfg := ref.Config()
 			cfg.DeadLetter = deadLetter
-			cfg.JetStreamAPI = c.api
 			return tasks.NewQueue(ref.Name, cfg, connection.NewFixed(nc)), nc.Close, nil
 		}
 	}
@@ -78,9 +77,7 @@ func runQueues(ctx context.Context, c *cli, args []string) error {
 	}
 	rows := make([]queueRow, 0, len(found))
 	for _, ref := range found {
-		cfg := ref.Config()
-		cfg.JetStreamAPI = c.api
-		q := tasks.NewQueue(ref.Name, cfg, connection.NewFixed(nc))
+		q := tasks.NewQueue(ref.Name, ref.Config(), connection.NewFixed(nc))
 		counts, err := q.Counts(ctx)
 		if err != nil {
 			return fmt.Errorf("queue %s: %w", ref.Name, err)

@@ -234,7 +234,8 @@ func waitDone(ctx context.Context, q *tasks.Queue, id string) error {
 			}
 			return nil
 		}
-		if ctx.Err() != nil {
+		// Asked again while the link comes back, not at once.
+		if sleep(ctx, 100*time.Millisecond) != nil {
 			return err
 		}
 	}

@@ -61,11 +61,10 @@ func startLeafNode(ctx context.Context) (*leafNode, error) {
 		return nil, err
 	}
 	l.leafURL = l.leaf.ClientURL()
-	for l.hub.NumLeafNodes() == 0 || l.leaf.NumLeafNodes() == 0 {
-		if err := sleep(ctx, 10*time.Millisecond); err != nil {
-			l.stop()
-			return nil, fmt.Errorf("the leaf node did not link to its hub: %w", err)
-		}
+	linked := func() bool { return l.hub.NumLeafNodes() > 0 && l.leaf.NumLeafNodes() > 0 }
+	if err := procs.Until(ctx, 10*time.Millisecond, linked); err != nil {
+		l.stop()
+		return nil, fmt.Errorf("the leaf node did not link to its hub: %w", err)
 	}
 	return l, nil
 }

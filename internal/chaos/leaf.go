@@ -17,44 +17,23 @@ import (
 // bucket and queue in the hub: every JetStream request crosses the leaf
 // link, which the nemesis cuts and blackholes.
 type Leaf struct {
-	l     *natstest.LeafNode
-	links map[string]*natstest.Proxy
+	paths
+	l *natstest.LeafNode
 }
 
 // NewLeaf starts the hub, the leaf node and the paths.
 func NewLeaf(t testing.TB) *Leaf {
-	l := &Leaf{l: natstest.RunLeafNode(t), links: map[string]*natstest.Proxy{}}
-	for _, name := range append([]string{"pub"}, workerNames...) {
-		l.links[name] = natstest.NewProxy(t, l.l.Leaf.URL())
-	}
-	return l
+	l := natstest.RunLeafNode(t)
+	return &Leaf{l: l, paths: newPaths(t, l.Leaf.URL())}
 }
 
 // URL is the hub's URL, for the nemesis and the checker: what it holds
 // is what the applications stored.
 func (l *Leaf) URL() string { return l.l.Hub.URL() }
 
-func (l *Leaf) servers(app string) []string { return []string{l.links[app].URL()} }
-
 func (l *Leaf) replicas() int { return 1 }
 
 func (l *Leaf) api() connection.JetStreamAPI { return connection.JetStreamAPI{Domain: "hub"} }
-
-func (l *Leaf) cut(app string, cut bool) {
-	if cut {
-		l.links[app].Cut()
-	} else {
-		l.links[app].Restore()
-	}
-}
-
-func (l *Leaf) pause(app string, pause bool) {
-	if pause {
-		l.links[app].Pause()
-	} else {
-		l.links[app].Restore()
-	}
-}
 
 // Faults are the leaf topology's faults, with the workload's own. A cut
 // or blackholed leaf link leaves the applications connected to the leaf

@@ -19,45 +19,55 @@ import (
 // pauses and restarts, and which each application reaches through a path
 // of its own (a proxy) that the nemesis cuts, blackholes and slows.
 type Server struct {
-	proc  *natstest.Process
-	links map[string]*natstest.Proxy
+	paths
+	proc *natstest.Process
 }
 
 // NewServer starts the server and a path for each application.
 func NewServer(t testing.TB) *Server {
-	s := &Server{proc: natstest.StartProcess(t), links: map[string]*natstest.Proxy{}}
-	for _, name := range append([]string{"pub"}, workerNames...) {
-		s.links[name] = natstest.NewProxy(t, s.proc.URL())
-	}
-	return s
+	proc := natstest.StartProcess(t)
+	return &Server{proc: proc, paths: newPaths(t, proc.URL())}
 }
 
 // URL is the server's own URL, for the nemesis and the checker.
 func (s *Server) URL() string { return s.proc.URL() }
 
-func (s *Server) servers(app string) []string { return []string{s.links[app].URL()} }
-
 func (s *Server) replicas() int { return 1 }
 
 func (s *Server) api() connection.JetStreamAPI { return connection.JetStreamAPI{} }
 
-func (s *Server) cut(app string, cut bool) { s.setPaths(app, cut, (*natstest.Proxy).Cut) }
+// paths are the applications' paths to one server, each a proxy of its
+// own, that a topology cuts, blackholes and slows.
+type paths map[string]*natstest.Proxy
 
-func (s *Server) pause(app string, pause bool) { s.setPaths(app, pause, (*natstest.Proxy).Pause) }
+// newPaths makes a path to url for the publisher and each worker.
+func newPaths(t testing.TB, url string) paths {
+	ps := paths{}
+	for _, name := range append([]string{"pub"}, workerNames...) {
+		ps[name] = natstest.NewProxy(t, url)
+	}
+	return ps
+}
 
-// setPaths does f to app's path, or restores it.
-func (s *Server) setPaths(app string, on bool, f func(*natstest.Proxy)) {
+func (ps paths) servers(app string) []string { return []string{ps[app].URL()} }
+
+func (ps paths) cut(app string, cut bool) { ps.set(app, cut, (*natstest.Proxy).Cut) }
+
+func (ps paths) pause(app string, pause bool) { ps.set(app, pause, (*natstest.Proxy).Pause) }
+
+// set does f to app's path, or restores it.
+func (ps paths) set(app string, on bool, f func(*natstest.Proxy)) {
 	if on {
-		f(s.links[app])
+		f(ps[app])
 	} else {
-		s.links[app].Restore()
+		ps[app].Restore()
 	}
 }
 
-// eachLink applies f to every application's path.
-func (s *Server) eachLink(f func(*natstest.Proxy)) {
-	for _, l := range s.links {
-		f(l)
+// each applies f to every application's path.
+func (ps paths) each(f func(*natstest.Proxy)) {
+	for _, p := range ps {
+		f(p)
 	}
 }
 
@@ -72,21 +82,21 @@ func (s *Server) Faults(w *Workload, _ *nats.Conn, js jetstream.JetStream) []Fau
 		{Name: "server-restart", Effect: Breaks, Do: func() error { s.proc.Terminate(); s.proc.Start(); return nil }},
 		{Name: "server-lame-duck", Effect: Breaks, Do: func() error { s.proc.LameDuck(); s.proc.Wait(); s.proc.Start(); return nil }},
 		{Name: "path-blackhole", Effect: Breaks, Do: func() error {
-			s.eachLink((*natstest.Proxy).Pause)
+			s.each((*natstest.Proxy).Pause)
 			hold(5 * time.Second) // past ping_interval x (max_pings_outstanding+1)
-			s.eachLink((*natstest.Proxy).Restore)
+			s.each((*natstest.Proxy).Restore)
 			return nil
 		}},
 		{Name: "path-cut", Effect: Breaks, Do: func() error {
-			s.eachLink((*natstest.Proxy).Cut)
+			s.each((*natstest.Proxy).Cut)
 			hold(time.Second)
-			s.eachLink((*natstest.Proxy).Restore)
+			s.each((*natstest.Proxy).Restore)
 			return nil
 		}},
 		{Name: "path-latency", Effect: Keeps, Do: func() error {
-			s.eachLink(func(p *natstest.Proxy) { p.Delay(50 * time.Millisecond) })
+			s.each(func(p *natstest.Proxy) { p.Delay(50 * time.Millisecond) })
 			hold(3 * time.Second)
-			s.eachLink(func(p *natstest.Proxy) { p.Delay(0) })
+			s.each(func(p *natstest.Proxy) { p.Delay(0) })
 			return nil
 		}},
 		w.WorkerKillFault("w2", time.Second),

@@ -72,12 +72,8 @@ func askUntil[T any](ctx context.Context, req func(ctx context.Context) (T, erro
 		default:
 			return v, err
 		}
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if backoff.Wait(ctx, pause) != nil {
 			return v, err
-		case <-t.C:
 		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-go/corral/connection"
 )
 
 // Timeout bounds a JetStream API call made without a deadline of the
@@ -34,10 +36,7 @@ func StreamMissing(err error) bool {
 // link to it is down (a leaf link, a gateway) as that the bucket is gone,
 // so the error says so rather than "not found". It returns nil for any
 // other err.
-func Unreached(api interface {
-	IsZero() bool
-	String() string
-}, err error) error {
+func Unreached(api connection.JetStreamAPI, err error) error {
 	if api.IsZero() || !errors.Is(err, nats.ErrNoResponders) {
 		return nil
 	}
